@@ -1,0 +1,108 @@
+"""The pipeline: bytes → strict JSON → version route → schema → typed model → redaction → report."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cmp import intake, model, redact, versions
+from cmp.findings import Finding, PacketError
+from cmp.model import Packet
+from cmp.redact import Redaction
+from cmp.schemas import schema_findings
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """What :func:`check` found.
+
+    ``conforming``: intake, version and schema all passed (``errors`` is empty).
+    ``ok``: conforming and no redaction finding blocks it (SPEC conformance).
+    ``accepted``: what a server in the chosen mode would do: ``ok``, or in lenient
+    mode a packet whose only errors are schema errors, still blocked by redactions.
+    """
+
+    version: str | None
+    errors: tuple[Finding, ...]
+    redactions: tuple[Redaction, ...]
+    packet: Packet | None
+    lenient: bool = False
+    allow_unredacted: bool = False
+
+    @property
+    def conforming(self) -> bool:
+        return not self.errors
+
+    @property
+    def blocked(self) -> bool:
+        return bool(self.redactions) and not self.allow_unredacted
+
+    @property
+    def ok(self) -> bool:
+        return self.conforming and not self.blocked
+
+    @property
+    def accepted(self) -> bool:
+        if self.blocked:
+            return False
+        return self.conforming or (self.lenient and all(f.code == "schema" for f in self.errors))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "conforming": self.conforming,
+            "accepted": self.accepted,
+            "version": self.version,
+            "errors": [f.to_json() for f in self.errors],
+            "redactions": [r.to_json() for r in self.redactions],
+        }
+
+
+def check(
+    data: bytes | bytearray | memoryview | str, *, lenient: bool = False, allow_unredacted: bool = False
+) -> Report:
+    """Judge raw packet bytes (or text). Never raises for bad packet content."""
+    if not isinstance(data, (bytes, bytearray, memoryview, str)):
+        raise TypeError(f"check() takes bytes or str, not {type(data).__name__}")
+    options = {"lenient": lenient, "allow_unredacted": allow_unredacted}
+    obj, findings = intake.parse_packet(data if isinstance(data, str) else bytes(data))
+    if obj is None:
+        return Report(None, tuple(findings), (), None, **options)
+    routed = versions.route(obj)
+    if isinstance(routed, Finding):
+        scanned = redact.redact_obj(obj) if lenient else ()
+        return Report(None, (routed,), tuple(scanned), None, **options)
+    errors = schema_findings(obj, routed)
+    if errors:
+        scanned = redact.redact_obj(obj) if lenient else ()
+        return Report(routed, tuple(errors), tuple(scanned), None, **options)
+    packet = model.from_obj(obj)
+    return Report(routed, (), tuple(redact.redact(packet)), packet, **options)
+
+
+def loads(data: bytes | bytearray | memoryview | str) -> Packet:
+    """A typed Packet from conforming bytes or text; raises :class:`PacketError` otherwise.
+
+    Redaction findings do not stop ``loads`` (reading a packet is not sending it);
+    call :func:`cmp.redact` on the result before it travels.
+    """
+    report = check(data)
+    if report.packet is None:
+        raise PacketError(report.errors)
+    return report.packet
+
+
+def validate(obj: Any) -> list[Finding]:
+    """Findings for a packet the caller already parsed into Python data (empty when valid)."""
+    if not isinstance(obj, dict):
+        return [Finding("not-object", "$", "packet must be a JSON object")]
+    routed = versions.route(obj)
+    if isinstance(routed, Finding):
+        return [routed]
+    return schema_findings(obj, routed)
+
+
+def require_valid(findings: Sequence[Finding]) -> None:
+    if findings:
+        raise PacketError(findings)

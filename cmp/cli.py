@@ -1,0 +1,277 @@
+"""The command line: ``cmp check``, ``cmp fmt`` and ``cmp conformance``.
+
+Every result is rendered from the same Report/Finding/Redaction objects the library
+returns. Exit codes: 0 every file accepted, 1 any not, 2 a usage error or an
+unreadable file (the other files are still processed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+
+from cmp import __version__
+from cmp.canonical import dumps
+from cmp.check import Report, check
+from cmp.findings import Finding
+from cmp.inputs import Input, InputError, display_name, read_source
+from cmp.intake import MAX_PACKET_BYTES, size_finding
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+_EXAMPLES = """\
+examples:
+  cmp check packet.json                 one line per finding, or "packet.json: ok"
+  cmp check a.json b.json --format json one JSON document with a result per file
+  cat packet.json | cmp check -         read the packet from stdin
+  cmp check --lenient old.json          report schema errors as warnings, exit 0
+  cmp fmt packet.json                   print the canonical bytes
+  cmp fmt --check *.json                list files that are not canonical (exit 1)
+  cmp fmt --write packet.json           rewrite in canonical form, atomically
+"""
+
+
+class _Output:
+    """UTF-8 lines to stdout whatever the locale; a closed pipe ends the run cleanly."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        self.stream = stream
+        self.closed = stream is None
+
+    def line(self, text: str) -> None:
+        self.write((text + "\n").encode("utf-8", "backslashreplace"))
+
+    def write(self, data: bytes) -> None:
+        if self.closed or self.stream is None:
+            return
+        try:
+            self.stream.buffer.write(data)
+            self.stream.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            self.closed = True
+
+
+def _error_line(text: str) -> None:
+    if sys.stderr is not None:
+        try:
+            sys.stderr.buffer.write(("cmp: " + text + "\n").encode("utf-8", "backslashreplace"))
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def _judge(source: Input, lenient: bool, allow_unredacted: bool) -> Report:
+    if len(source.data) > MAX_PACKET_BYTES:
+        return Report(None, (size_finding(source.size),), (), None, lenient, allow_unredacted)
+    return check(source.data, lenient=lenient, allow_unredacted=allow_unredacted)
+
+
+def _report_lines(name: str, report: Report) -> list[str]:
+    lines = []
+    schema_only = all(f.code == "schema" for f in report.errors)
+    error_prefix = "warning: " if report.lenient and schema_only else ""
+    for finding in report.errors:
+        lines.append(f"{name}: {error_prefix}{finding}")
+    redaction_prefix = "warning: redaction " if report.allow_unredacted else "redaction "
+    for redaction in report.redactions:
+        lines.append(f"{name}: {redaction_prefix}{redaction}")
+    if report.accepted:
+        lines.append(f"{name}: ok" if report.ok else f"{name}: accepted (not conforming)")
+    return lines
+
+
+def _cmd_check(args: argparse.Namespace, out: _Output) -> int:
+    status = EXIT_OK
+    results: list[dict[str, Any]] = []
+    for raw_name in args.files:
+        name = display_name(raw_name)
+        try:
+            source = read_source(raw_name)
+        except InputError as exc:
+            status = max(status, EXIT_USAGE)
+            _error_line(f"{name}: {exc}")
+            results.append({"file": name, "ok": False, "error": str(exc)})
+            continue
+        report = _judge(source, args.lenient, args.allow_unredacted)
+        if not report.accepted:
+            status = max(status, EXIT_FAIL)
+        if args.format == "json":
+            results.append({"file": name, **report.to_json()})
+        else:
+            for line in _report_lines(name, report):
+                out.line(line)
+    if args.format == "json":
+        out.line(json.dumps({"results": results}, ensure_ascii=False, indent=2))
+    return status
+
+
+def _canonical(source: Input, allow_unredacted: bool) -> tuple[bytes | None, list[str]]:
+    """Canonical bytes of a source, or the one-line reasons it has none."""
+    report = _judge(source, False, allow_unredacted)
+    if report.packet is None:
+        return None, [str(f) for f in report.errors]
+    if report.blocked:
+        return None, [f"redaction {r} (use --allow-unredacted to format anyway)" for r in report.redactions]
+    try:
+        return dumps(report.packet), []
+    except ValueError as exc:
+        findings: Sequence[Finding] = getattr(exc, "findings", ())
+        return None, [str(f) for f in findings] or [str(exc)]
+
+
+def write_atomically(path: str, data: bytes) -> None:
+    """Replace ``path`` with ``data``: temporary file in the same folder, fsync, rename.
+
+    On any error the original is untouched and the temporary file removed.
+    """
+    folder = os.path.dirname(path) or "."
+    mode = os.stat(path).st_mode & 0o7777
+    fd, temporary = tempfile.mkstemp(dir=folder, prefix=".cmp-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+    try:
+        folder_fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(folder_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(folder_fd)
+
+
+def _cmd_fmt(args: argparse.Namespace, out: _Output) -> int:
+    if not (args.check or args.write) and len(args.files) != 1:
+        _error_line("fmt prints one file; use --check or --write for several")
+        return EXIT_USAGE
+    if args.write and "-" in args.files:
+        _error_line("fmt --write cannot rewrite stdin")
+        return EXIT_USAGE
+    status = EXIT_OK
+    for raw_name in args.files:
+        name = display_name(raw_name)
+        try:
+            source = read_source(raw_name)
+        except InputError as exc:
+            _error_line(f"{name}: {exc}")
+            status = max(status, EXIT_USAGE)
+            continue
+        data, problems = _canonical(source, args.allow_unredacted)
+        if data is None:
+            for problem in problems:
+                out.line(f"{name}: {problem}")
+            status = max(status, EXIT_FAIL)
+            continue
+        if args.check:
+            if data != source.data:
+                out.line(f"{name}: not canonical")
+                status = max(status, EXIT_FAIL)
+        elif args.write:
+            if data != source.data:
+                try:
+                    write_atomically(raw_name, data)
+                except OSError as exc:
+                    _error_line(f"{name}: cannot write: {exc.strerror or exc}; the file is unchanged")
+                    status = max(status, EXIT_USAGE)
+                    continue
+                out.line(f"{name}: rewritten")
+        else:
+            out.write(data)
+    return status
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # one line, exit 2, no usage dump
+        _error_line(message.splitlines()[0] if message else "usage error")
+        raise SystemExit(EXIT_USAGE)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="cmp",
+        description="Validate, redact and canonically format Core Memory Packets (v0.1, v0.2).",
+        epilog=_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"cmp {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    check_cmd = commands.add_parser(
+        "check",
+        help="validate and redaction-scan packets",
+        epilog=_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    check_cmd.add_argument("files", nargs="+", metavar="FILE", help="packet files; - reads stdin")
+    check_cmd.add_argument("--format", choices=("text", "json"), default="text")
+    check_cmd.add_argument(
+        "--lenient", action="store_true", help="schema errors are warnings (exit 0); intake errors still fail"
+    )
+    check_cmd.add_argument(
+        "--allow-unredacted", action="store_true", help="redaction findings are warnings (whole-packet override)"
+    )
+    check_cmd.set_defaults(handler=_cmd_check)
+
+    fmt_cmd = commands.add_parser("fmt", help="print or rewrite packets in canonical form")
+    fmt_cmd.add_argument("files", nargs="+", metavar="FILE", help="packet files; - reads stdin")
+    mode = fmt_cmd.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true", help="list files that are not canonical; exit 1 if any")
+    mode.add_argument("--write", action="store_true", help="rewrite files in place, atomically")
+    fmt_cmd.add_argument("--allow-unredacted", action="store_true", help="format packets with redaction findings too")
+    fmt_cmd.set_defaults(handler=_cmd_fmt)
+
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    handler: Callable[[argparse.Namespace, _Output], int] | None = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return EXIT_USAGE
+    out = _Output(sys.stdout)
+    try:
+        status = handler(args, out)
+    except KeyboardInterrupt:
+        _error_line("interrupted")
+        return 130
+    if out.closed and sys.stdout is not None:
+        _error_line("output closed before everything was written")
+        _silence_stdout()
+        return max(status, EXIT_USAGE)
+    return status
+
+
+def _silence_stdout() -> None:
+    # Python flushes stdout at exit; on a closed pipe that would print a traceback.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def main_exit() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

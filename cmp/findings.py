@@ -1,0 +1,66 @@
+"""Findings: the one error type every stage reports, and the exception that carries them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+# Stable finding codes. Renaming one is a breaking change: the CLI's JSON output,
+# the conformance vectors and other implementations' harnesses all key on them.
+CODES: dict[str, str] = {
+    "size": "the raw packet is longer than 32,768 bytes",
+    "json": "the bytes are not strict RFC 8259 JSON in UTF-8",
+    "duplicate-key": "an object holds the same member name twice",
+    "not-object": "the top-level JSON value is not an object",
+    "version-missing": "ltm_version is absent, not a string, or empty",
+    "version-unsupported": "ltm_version names a version this library does not know",
+    "schema": "the packet breaks its version's JSON Schema (see keyword)",
+}
+
+QUOTE_LIMIT = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One reason a packet is not conforming.
+
+    ``code`` is one of :data:`CODES`; ``path`` is a JSONPath into the document
+    (``$`` for the whole of it); ``keyword`` is the JSON Schema keyword for
+    ``schema`` findings and ``None`` otherwise; ``message`` is one line.
+    """
+
+    code: str
+    path: str
+    message: str
+    keyword: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+    def to_json(self) -> dict[str, str | None]:
+        return {"code": self.code, "path": self.path, "keyword": self.keyword, "message": self.message}
+
+
+class PacketError(ValueError):
+    """Raised by :func:`cmp.loads` and :func:`cmp.dumps`; ``findings`` says why."""
+
+    def __init__(self, findings: Sequence[Finding]) -> None:
+        self.findings: tuple[Finding, ...] = tuple(findings)
+        first = str(self.findings[0]) if self.findings else "invalid packet"
+        more = len(self.findings) - 1
+        super().__init__(first + (f" (and {more} more)" if more > 0 else ""))
+
+
+def quote(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """Quote user text for a one-line message, showing at most ``limit`` code points."""
+    if len(text) <= limit:
+        return repr(text)
+    return repr(text[:limit]) + "…"
+
+
+def path_join(parent: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{parent}[{key}]"
+    if key.isidentifier() and key.isascii():
+        return f"{parent}.{key}"
+    return f"{parent}[{quote(key)}]"

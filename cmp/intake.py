@@ -1,0 +1,173 @@
+"""Strict intake: raw bytes to a JSON object, refusing everything RFC 8259 and UTF-8 refuse.
+
+Order matters and follows the reference: size, then encoding and syntax, then the
+top-level type. Version routing lives in :mod:`cmp.versions`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from cmp import deepjson
+from cmp.findings import Finding, path_join, quote
+
+MAX_PACKET_BYTES = 32_768
+MAX_DEPTH = 10_000  # the reference's (Go encoding/json) nesting limit
+
+# Below this many brackets the C decoder cannot come near Python's recursion limit,
+# so the iterative parser is only paid for by documents that could be deep.
+_SHALLOW_BRACKETS = 400
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class _Refused(ValueError):
+    """A value the JSON grammar admits but RFC 8259 interoperability rules out."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _Refused(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _Refused(f"number {_clip(text)} does not fit a finite double")
+    return value
+
+
+def _finite_int(text: str) -> int | float:
+    # float() of a long digit string is linear and never raises; int() of one
+    # past 4,300 digits would, and such a number overflows a double anyway.
+    if math.isinf(float(text)):
+        raise _Refused(f"number {_clip(text)} does not fit a finite double")
+    return int(text)
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= 24 else text[:24] + "…"
+
+
+class _DuplicateRecorder:
+    """object_pairs_hook that builds dicts and remembers which ones lost a member."""
+
+    __slots__ = ("seen",)
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[dict[str, Any], str]] = []
+
+    def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(pairs)
+        if len(obj) != len(pairs):
+            names: set[str] = set()
+            for name, _ in pairs:
+                if name in names:
+                    self.seen.append((obj, name))
+                names.add(name)
+        return obj
+
+
+def _json_finding(message: str) -> Finding:
+    return Finding("json", "$", f"invalid json: {message}")
+
+
+def _walk(root: Any) -> list[tuple[str, Any]]:
+    """Every container and string in the document with its path, without recursion."""
+    out: list[tuple[str, Any]] = []
+    stack: list[tuple[str, Any]] = [("$", root)]
+    while stack:
+        path, value = stack.pop()
+        out.append((path, value))
+        if isinstance(value, dict):
+            for key, item in value.items():
+                stack.append((path_join(path, key), item))
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                stack.append((path_join(path, index), item))
+    return out
+
+
+def decode_text(raw: bytes) -> str | Finding:
+    """UTF-8 without a BOM, or the reason not."""
+    if raw.startswith(b"\xef\xbb\xbf"):
+        return _json_finding("a UTF-8 byte order mark is not allowed")
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in raw[:4]:
+        return _json_finding("text is UTF-16 or UTF-32; only UTF-8 is accepted")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return _json_finding(f"invalid UTF-8 at byte {exc.start}")
+
+
+def parse_json(text: str) -> tuple[Any, list[Finding]]:
+    """Parse strict JSON; return the value and the findings that refuse it (empty when fine)."""
+    recorder = _DuplicateRecorder()
+    try:
+        if text.count("[") + text.count("{") > _SHALLOW_BRACKETS:
+            value = deepjson.loads(text, recorder, _refuse_constant, _finite_float, _finite_int, MAX_DEPTH)
+        else:
+            value = json.loads(
+                text,
+                object_pairs_hook=recorder,
+                parse_constant=_refuse_constant,
+                parse_float=_finite_float,
+                parse_int=_finite_int,
+            )
+    except _Refused as exc:
+        return None, [_json_finding(str(exc))]
+    except json.JSONDecodeError as exc:
+        return None, [_json_finding(f"{exc.msg} at line {exc.lineno} column {exc.colno}")]
+    except deepjson.DeepJSONError as exc:
+        return None, [_json_finding(str(exc))]
+
+    findings: list[Finding] = []
+    needs_walk = bool(recorder.seen) or _SURROGATE_ESCAPE.search(text) is not None
+    if needs_walk:
+        lost = {(id(obj), name) for obj, name in recorder.seen}
+        for path, item in _walk(value):
+            if isinstance(item, dict):
+                for name in item:
+                    if (id(item), name) in lost:
+                        findings.append(
+                            Finding(
+                                "duplicate-key", path_join(path, name), f"member {quote(name)} appears more than once"
+                            )
+                        )
+                    if _SURROGATE.search(name):
+                        findings.append(_json_finding(f"lone surrogate escape in a member name at {path}"))
+            elif isinstance(item, str) and _SURROGATE.search(item):
+                findings.append(Finding("json", path, "invalid json: lone surrogate escape (not a Unicode character)"))
+    if findings:
+        return None, sorted(findings, key=lambda f: (f.code, f.path))
+    return value, []
+
+
+def parse_packet(data: bytes | str) -> tuple[dict[str, Any] | None, list[Finding]]:
+    """Size, encoding, syntax and top-level type checks, in the reference's order."""
+    if isinstance(data, str):
+        try:
+            raw = data.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return None, [_json_finding(f"text holds a lone surrogate at index {exc.start}")]
+    else:
+        raw = bytes(data)
+    if len(raw) > MAX_PACKET_BYTES:
+        return None, [size_finding(len(raw))]
+    text = decode_text(raw)
+    if isinstance(text, Finding):
+        return None, [text]
+    value, findings = parse_json(text)
+    if findings:
+        return None, findings
+    if not isinstance(value, dict):
+        return None, [Finding("not-object", "$", "packet must be a JSON object")]
+    return value, []
+
+
+def size_finding(size: int | None) -> Finding:
+    shown = f"{size}" if size is not None else f"more than {MAX_PACKET_BYTES}"
+    return Finding("size", "$", f"packet is {shown} bytes, max is {MAX_PACKET_BYTES}")

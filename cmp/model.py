@@ -1,0 +1,195 @@
+"""Typed packets: frozen dataclasses over the union of v0.1 and v0.2.
+
+Empty means absent, as in the reference's Go structs: an optional text member that
+is ``""``, an array that is ``()`` and ``locked=False`` are not written by
+:func:`cmp.dumps`. ``created_at`` keeps the exact text it was given.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ulid import ULID
+
+from cmp import timestamps
+
+Outcome = Literal["succeeded", "failed", "partial"]
+Confidence = Literal["low", "medium", "high", ""]
+
+
+@dataclass(frozen=True, slots=True)
+class Project:
+    name: str = ""
+    ref: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    what: str
+    why: str
+    consequences: str = ""
+    locked: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Method:
+    name: str
+    when_applicable: str
+    how: str
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    tried: str
+    outcome: Outcome
+    learned: str = ""
+    confidence: Confidence = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    author_model: str = ""
+    author_human: str = ""
+    source_hash: str = ""
+    confidence: Confidence = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Packet:
+    """One Core Memory Packet. Build with :meth:`new`, or get one from :func:`cmp.loads`."""
+
+    ltm_version: str
+    id: str
+    created_at: str
+    goal: str
+    next_step: str
+    parent_id: str = ""
+    project: Project | None = None
+    success_criteria: tuple[str, ...] = ()
+    constraints: tuple[str, ...] = ()
+    decisions: tuple[Decision, ...] = ()
+    methods: tuple[Method, ...] = ()
+    attempts: tuple[Attempt, ...] = ()
+    open_questions: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    provenance: Provenance | None = field(default=None)
+
+    @classmethod
+    def new(cls, *, goal: str, next_step: str, **fields: Any) -> Packet:
+        """A fresh v0.2 packet: a new ULID ``id`` and ``created_at`` of now, in UTC.
+
+        Lists given for array members are stored as tuples. The packet is not
+        validated here; :func:`cmp.dumps` refuses one that does not conform.
+        """
+        now = _dt.datetime.now(_dt.timezone.utc)
+        values: dict[str, Any] = {
+            "ltm_version": "0.2",
+            "id": str(ULID()),
+            "created_at": now.strftime("%Y-%m-%dT%H:%M:%S") + _fraction(now.microsecond) + "Z",
+        }
+        values.update(fields)
+        for name in _ARRAY_MEMBERS:
+            if name in values and not isinstance(values[name], tuple):
+                values[name] = tuple(values[name])
+        return cls(goal=goal, next_step=next_step, **values)
+
+    @property
+    def created_at_datetime(self) -> _dt.datetime:
+        """``created_at`` as an aware datetime (digits past microseconds dropped)."""
+        return timestamps.to_datetime(self.created_at)
+
+
+_ARRAY_MEMBERS = ("success_criteria", "constraints", "decisions", "methods", "attempts", "open_questions", "tags")
+
+
+def _fraction(microsecond: int) -> str:
+    return ("." + f"{microsecond:06d}".rstrip("0")) if microsecond else ""
+
+
+def _texts(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(items)
+
+
+def from_obj(obj: Mapping[str, Any]) -> Packet:
+    """Build a Packet from a dict that already passed its version's schema."""
+    project = obj.get("project")
+    provenance = obj.get("provenance")
+    return Packet(
+        ltm_version=obj["ltm_version"],
+        id=obj["id"],
+        created_at=obj["created_at"],
+        goal=obj["goal"],
+        next_step=obj["next_step"],
+        parent_id=obj.get("parent_id", ""),
+        project=None if project is None else Project(**project),
+        success_criteria=_texts(obj.get("success_criteria", ())),
+        constraints=_texts(obj.get("constraints", ())),
+        decisions=tuple(Decision(**d) for d in obj.get("decisions", ())),
+        methods=tuple(Method(**m) for m in obj.get("methods", ())),
+        attempts=tuple(Attempt(**a) for a in obj.get("attempts", ())),
+        open_questions=_texts(obj.get("open_questions", ())),
+        tags=_texts(obj.get("tags", ())),
+        provenance=None if provenance is None else Provenance(**provenance),
+    )
+
+
+def to_obj(packet: Packet) -> dict[str, Any]:
+    """The packet as plain JSON data, in canonical member order, empty members left out."""
+    out: dict[str, Any] = {"ltm_version": packet.ltm_version, "id": packet.id}
+    if packet.parent_id:
+        out["parent_id"] = packet.parent_id
+    out["created_at"] = packet.created_at
+    if packet.project is not None:
+        out["project"] = _drop_empty({"name": packet.project.name, "ref": packet.project.ref})
+    out["goal"] = packet.goal
+    _put_array(out, "success_criteria", list(packet.success_criteria))
+    _put_array(out, "constraints", list(packet.constraints))
+    _put_array(out, "decisions", [_decision(d) for d in packet.decisions])
+    _put_array(
+        out, "methods", [{"name": m.name, "when_applicable": m.when_applicable, "how": m.how} for m in packet.methods]
+    )
+    _put_array(out, "attempts", [_attempt(a) for a in packet.attempts])
+    _put_array(out, "open_questions", list(packet.open_questions))
+    out["next_step"] = packet.next_step
+    _put_array(out, "tags", list(packet.tags))
+    if packet.provenance is not None:
+        p = packet.provenance
+        out["provenance"] = _drop_empty(
+            {
+                "author_model": p.author_model,
+                "author_human": p.author_human,
+                "source_hash": p.source_hash,
+                "confidence": p.confidence,
+            }
+        )
+    return out
+
+
+def _drop_empty(members: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in members.items() if v}
+
+
+def _put_array(out: dict[str, Any], name: str, items: list[Any]) -> None:
+    if items:
+        out[name] = items
+
+
+def _decision(d: Decision) -> dict[str, Any]:
+    out: dict[str, Any] = {"what": d.what, "why": d.why}
+    if d.consequences:
+        out["consequences"] = d.consequences
+    if d.locked:
+        out["locked"] = True
+    return out
+
+
+def _attempt(a: Attempt) -> dict[str, Any]:
+    out: dict[str, Any] = {"tried": a.tried, "outcome": a.outcome}
+    if a.learned:
+        out["learned"] = a.learned
+    if a.confidence:
+        out["confidence"] = a.confidence
+    return out

@@ -1,0 +1,178 @@
+"""Redaction pre-flight: the reference's ten RE2 patterns over the packet's visible text.
+
+The two tables below are the whole rule set; the walk, the CLI and the docs read
+them from here. Adding a scanned field is one more line in SCANNED_FIELDS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, is_dataclass
+from typing import Any
+
+import re2
+
+FOUND_LIMIT = 32
+
+# Finding names, in scan order. `name[]` is each item of an array of strings;
+# `name[].member` is that member of each item of an array of objects. Members of
+# one array are scanned item by item (decisions[0].what, .why, ..., decisions[1]...).
+SCANNED_FIELDS: tuple[str, ...] = (
+    "goal",
+    "next_step",
+    "success_criteria[]",
+    "constraints[]",
+    "decisions[].what",
+    "decisions[].why",
+    "decisions[].consequences",
+    "methods[].when_applicable",
+    "methods[].how",
+    "attempts[].tried",
+    "attempts[].learned",
+    "open_questions[]",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    category: str
+    regex: str
+    mask: str | None = None  # reported instead of the match, for key headers
+
+
+# Categories and order are the reference's (REFERENCE.md section 4). RE2 `\b` and
+# `\s` are ASCII-only, as in Go; Python's `re` would disagree on é, Å and friends.
+PATTERNS: tuple[Pattern, ...] = (
+    Pattern("abs-path", r"\B/(?:Users|home|opt|var|etc|root)/[A-Za-z0-9._/-]+"),
+    Pattern("abs-path", r"\b[A-Za-z]:[\\/](?:[A-Za-z0-9 _.-]+[\\/]?)+"),
+    Pattern("aws-key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[0-9A-Z]{16}\b"),
+    Pattern("gh-token", r"gh[pousr]_[A-Za-z0-9]{36,}"),
+    Pattern("jwt", r"eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"),
+    Pattern("private-key", r"-----BEGIN (?:RSA |EC |OPENSSH )?PRIVATE KEY-----", mask="-----BEGIN …"),
+    Pattern("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}\b"),
+    Pattern("slack-token", r"\bxox[baprs]-[0-9A-Za-z-]{10,}\b"),
+    Pattern("stripe-key", r"\b(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{20,}|whsec_[0-9A-Za-z]{32,})\b"),
+    Pattern("ssh-public-key", r"\bssh-(?:rsa|ed25519|dss|ecdsa)[ \t\n\f\r]+AAAA[0-9A-Za-z+/=]{20,}"),
+)
+
+CATEGORIES: tuple[str, ...] = tuple(dict.fromkeys(p.category for p in PATTERNS))
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Redaction:
+    """One (field, pattern) hit. ``found`` is the leftmost match (masked for key headers).
+
+    ``str()``, ``repr()`` and :meth:`to_json` show at most 32 characters of it.
+    """
+
+    field: str
+    category: str
+    found: str
+
+    @property
+    def shown(self) -> str:
+        if len(self.found) > FOUND_LIMIT:
+            return self.found[:FOUND_LIMIT] + "…"
+        return self.found
+
+    def __str__(self) -> str:
+        return f"{self.field}/{self.category}: {self.shown}"
+
+    def __repr__(self) -> str:
+        return f"Redaction(field={self.field!r}, category={self.category!r}, found={self.shown!r})"
+
+    def to_json(self) -> dict[str, str]:
+        return {"field": self.field, "category": self.category, "found": self.shown, "text": str(self)}
+
+
+def _compile_set() -> Any:
+    pattern_set = re2.Set.SearchSet(re2.Options())
+    for pattern in PATTERNS:
+        pattern_set.Add(pattern.regex)
+    pattern_set.Compile()
+    return pattern_set
+
+
+_COMPILED = tuple(re2.compile(p.regex) for p in PATTERNS)
+_SET = _compile_set()
+# Any separator that is not a word character keeps every in-field match (and its
+# boundaries) a match of the joined text, so one pass can rule a packet clean.
+_SEPARATOR = "\n"
+
+
+def _groups() -> tuple[tuple[str, tuple[str, ...] | None], ...]:
+    """SCANNED_FIELDS as (top-level name, members or None), adjacent members merged."""
+    out: list[tuple[str, tuple[str, ...] | None]] = []
+    for spec in SCANNED_FIELDS:
+        top, _, member = spec.partition("[].")
+        if member:
+            if out and out[-1][0] == top and out[-1][1] is not None:
+                out[-1] = (top, (*out[-1][1], member))
+            else:
+                out.append((top, (member,)))
+        else:
+            out.append((spec.removesuffix("[]"), None) if spec.endswith("[]") else (spec, ()))
+    return tuple(out)
+
+
+# () marks a plain text member, None an array of strings, a tuple of names an array of objects.
+_GROUPS = _groups()
+
+
+def _get(container: Any, name: str) -> Any:
+    if isinstance(container, Mapping):
+        return container.get(name)
+    return getattr(container, name, None)
+
+
+def texts(packet: Any) -> Iterator[tuple[str, str]]:
+    """(finding name, text) for every scanned field that holds a string, in scan order.
+
+    Works on a typed Packet and on raw parsed JSON alike; anything of the wrong
+    shape in raw JSON is skipped, never guessed at.
+    """
+    for top, members in _GROUPS:
+        value = _get(packet, top)
+        if members == ():
+            if isinstance(value, str):
+                yield top, value
+            continue
+        if not isinstance(value, (list, tuple)):
+            continue
+        for index, item in enumerate(value):
+            if members is None:
+                if isinstance(item, str):
+                    yield f"{top}[{index}]", item
+                continue
+            if isinstance(item, Mapping) or is_dataclass(item):
+                for member in members:
+                    text = _get(item, member)
+                    if isinstance(text, str):
+                        yield f"{top}[{index}].{member}", text
+
+
+def scan(fields: list[tuple[str, str]]) -> list[Redaction]:
+    """Findings for (name, text) pairs: per field, per pattern, the leftmost match."""
+    if not fields or not _SET.Match(_SEPARATOR.join(text for _, text in fields)):
+        return []
+    found: list[Redaction] = []
+    for name, text in fields:
+        hits = _SET.Match(text)
+        if not hits:
+            continue
+        for index in sorted(hits):
+            match = _COMPILED[index].search(text)
+            if match is not None:
+                pattern = PATTERNS[index]
+                found.append(Redaction(name, pattern.category, pattern.mask or match.group()))
+    return found
+
+
+def redact(packet: Any) -> list[Redaction]:
+    """Redaction findings for a typed :class:`cmp.Packet`, in the reference's order."""
+    return scan(list(texts(packet)))
+
+
+def redact_obj(obj: Mapping[str, Any]) -> list[Redaction]:
+    """The same scan over raw parsed JSON, for packets that did not reach the typed model."""
+    return scan(list(texts(obj)))

@@ -1,0 +1,140 @@
+"""The command line: exit codes, text and JSON output, odd inputs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cmp.cli import main
+from tests.packets import encode, full, put
+
+
+def run(*args: str, stdin: bytes = b"", cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "cmp", *args], input=stdin, capture_output=True, cwd=cwd, timeout=60)
+
+
+@pytest.fixture
+def good(tmp_path: Path) -> Path:
+    path = tmp_path / "good.json"
+    path.write_bytes(encode(full()))
+    return path
+
+
+@pytest.fixture
+def bad(tmp_path: Path) -> Path:
+    path = tmp_path / "bad.json"
+    path.write_bytes(encode(put(full(), "tags[0]", "Bad")))
+    return path
+
+
+@pytest.fixture
+def leaky(tmp_path: Path) -> Path:
+    path = tmp_path / "leaky.json"
+    path.write_bytes(encode(put(full(), "goal", "Key AKIAIOSFODNN7EXAMPLE in /home/me/x")))
+    return path
+
+
+def test_ok_file(good: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(good)]) == 0
+    assert capsys.readouterr().out == f"{good}: ok\n"
+
+
+def test_bad_file_text_output(bad: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(bad)]) == 1
+    assert capsys.readouterr().out == f"{bad}: $.tags[0]: 'Bad' does not match ^[a-z0-9][a-z0-9-]{{0,31}}$\n"
+
+
+def test_json_output(good: Path, bad: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--format", "json", str(good), str(bad)]) == 1
+    document = json.loads(capsys.readouterr().out)
+    first, second = document["results"]
+    assert first == {
+        "file": str(good),
+        "ok": True,
+        "conforming": True,
+        "accepted": True,
+        "version": "0.2",
+        "errors": [],
+        "redactions": [],
+    }
+    assert second["ok"] is False and second["conforming"] is False
+    assert second["errors"] == [
+        {
+            "code": "schema",
+            "path": "$.tags[0]",
+            "keyword": "pattern",
+            "message": "'Bad' does not match ^[a-z0-9][a-z0-9-]{0,31}$",
+        }
+    ]
+
+
+def test_lenient_warns_and_exits_zero(bad: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--lenient", str(bad)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"{bad}: warning: $.tags[0]")
+    assert out[-1] == f"{bad}: accepted (not conforming)"
+
+
+def test_missing_file_exits_2_and_other_files_still_checked(
+    good: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "missing.json"
+    assert main(["check", str(missing), str(good)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == f"{good}: ok\n"
+    assert captured.err == f"cmp: {missing}: cannot open: No such file or directory\n"
+
+
+def test_directory_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"cmp: {tmp_path}: cannot read: is a directory\n"
+
+
+def test_stdin(good: Path) -> None:
+    result = run("check", "-", stdin=good.read_bytes())
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"-: ok\n", b"")
+
+
+def test_usage_errors_exit_2_with_one_line() -> None:
+    for args in (["check"], ["nope"], ["check", "--format", "xml", "x"], []):
+        result = run(*args)
+        assert result.returncode == 2, args
+        assert b"Traceback" not in result.stderr
+
+
+def test_version_and_help() -> None:
+    import cmp
+
+    result = run("--version")
+    assert result.returncode == 0 and result.stdout.decode().strip() == f"cmp {cmp.__version__}"
+    result = run("check", "--help")
+    assert result.returncode == 0 and b"examples:" in result.stdout
+
+
+def test_too_large_file_reports_true_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "big.json"
+    path.write_bytes(b" " * 100_000)
+    assert main(["check", str(path)]) == 1
+    assert capsys.readouterr().out == f"{path}: $: packet is 100000 bytes, max is 32768\n"
+
+
+def test_fifo_does_not_hang(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    result = run("check", str(fifo))
+    assert result.returncode == 2
+    assert result.stderr == f"cmp: {fifo}: cannot read: not a regular file\n".encode()
+
+
+def test_non_utf8_output_locale(good: Path, bad: Path) -> None:
+    obj = put(full(), "tags[0]", "Bäd")
+    path = good.parent / "umlaut.json"
+    path.write_bytes(encode(obj))
+    env = {**os.environ, "LC_ALL": "C", "PYTHONIOENCODING": "ascii"}
+    result = subprocess.run([sys.executable, "-m", "cmp", "check", str(path)], capture_output=True, env=env, timeout=60)
+    assert result.returncode == 1 and "Bäd" in result.stdout.decode("utf-8")
