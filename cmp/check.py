@@ -13,7 +13,7 @@ from cmp.redact import Redaction
 from cmp.schemas import schema_findings
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class Report:
     """What :func:`check` found.
 
@@ -47,6 +47,13 @@ class Report:
         if self.blocked:
             return False
         return self.conforming or (self.lenient and all(f.code == "schema" for f in self.errors))
+
+    def __repr__(self) -> str:
+        # The packet is left out: a report may be logged, and the packet may hold secrets.
+        return (
+            f"Report(version={self.version!r}, conforming={self.conforming}, ok={self.ok}, "
+            f"errors={list(self.errors)!r}, redactions={list(self.redactions)!r})"
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -17,7 +17,9 @@ CODES: dict[str, str] = {
     "schema": "the packet breaks its version's JSON Schema (see keyword)",
 }
 
-QUOTE_LIMIT = 64
+# Never more user text than a redaction finding may show: a message must not
+# become the way a secret leaks into a log.
+QUOTE_LIMIT = 32
 
 
 @dataclass(frozen=True, slots=True)

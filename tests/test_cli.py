@@ -138,3 +138,37 @@ def test_non_utf8_output_locale(good: Path, bad: Path) -> None:
     env = {**os.environ, "LC_ALL": "C", "PYTHONIOENCODING": "ascii"}
     result = subprocess.run([sys.executable, "-m", "cmp", "check", str(path)], capture_output=True, env=env, timeout=60)
     assert result.returncode == 1 and "Bäd" in result.stdout.decode("utf-8")
+
+
+def test_redaction_hits_fail(leaky: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(leaky)]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        f"{leaky}: redaction goal/abs-path: /home/me/x",
+        f"{leaky}: redaction goal/aws-key: AKIAIOSFODNN7EXAMPLE",
+    ]
+
+
+def test_allow_unredacted_warns_and_passes(leaky: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--allow-unredacted", str(leaky)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"{leaky}: warning: redaction goal/abs-path: /home/me/x",
+        f"{leaky}: warning: redaction goal/aws-key: AKIAIOSFODNN7EXAMPLE",
+        f"{leaky}: ok",
+    ]
+
+
+def test_redactions_in_json_output(leaky: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--format", "json", str(leaky)]) == 1
+    (result,) = json.loads(capsys.readouterr().out)["results"]
+    assert result["conforming"] is True and result["ok"] is False
+    assert [r["text"] for r in result["redactions"]] == [
+        "goal/abs-path: /home/me/x",
+        "goal/aws-key: AKIAIOSFODNN7EXAMPLE",
+    ]
+
+
+def test_lenient_still_blocks_on_redactions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "both.json"
+    path.write_bytes(encode(put(put(full(), "tags[0]", "Bad"), "goal", "AKIAIOSFODNN7EXAMPLE")))
+    assert main(["check", "--lenient", str(path)]) == 1
+    assert main(["check", "--lenient", "--allow-unredacted", str(path)]) == 0

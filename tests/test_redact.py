@@ -1,0 +1,398 @@
+"""Redaction pre-flight (SPEC "Redaction", REFERENCE.md sections 4 and 6.4)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import cmp
+from cmp.redact import PATTERNS, scan
+from tests.packets import encode, full, minimal, put
+
+AWS = "AKIAIOSFODNN7EXAMPLE"
+GH = "ghp_" + "a1B2" * 9  # 36 after the underscore
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl"
+GOOGLE = "AIza" + "SyA-example_key0123456789abcdefghij"  # 35 after AIza
+SLACK = "xoxb-1234567890"
+STRIPE = "sk_live_" + "0123456789abcdefghij"
+WHSEC = "whsec_" + "0123456789abcdef" * 2
+SSH = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAA"
+
+
+def hits(text: str) -> list[str]:
+    """The reference's finding strings for ``text`` placed in ``goal``."""
+    return [str(r) for r in scan([("goal", text)])]
+
+
+# (text, expected finding strings for field "goal"): hand-written from REFERENCE.md 4.
+TABLE: list[tuple[str, list[str]]] = [
+    # abs-path, POSIX: examples from REFERENCE.md
+    ("./home/x", ["goal/abs-path: /home/x"]),
+    ("~/home/x", ["goal/abs-path: /home/x"]),
+    ("é/home/x", ["goal/abs-path: /home/x"]),
+    ("(/var/log)", ["goal/abs-path: /var/log"]),
+    ("/Users/dennis/src", ["goal/abs-path: /Users/dennis/src"]),
+    ("see /opt/app and /etc/hosts", ["goal/abs-path: /opt/app"]),
+    ("/root/.ssh/id", ["goal/abs-path: /root/.ssh/id"]),
+    ("x/home/y", []),
+    ("_/home/y", []),
+    ("1/home/y", []),
+    ("/home/", []),
+    ("/tmp/x", []),
+    ("/HOME/x", []),
+    ("/homes/x", []),
+    ("/home/ö", []),
+    # abs-path, Windows
+    ("C:\\Users\\me", ["goal/abs-path: C:\\Users\\me"]),
+    ("d:/work/repo", ["goal/abs-path: d:/work/repo"]),
+    ("C:\\x\\y and /Users/q/r", ["goal/abs-path: /Users/q/r", "goal/abs-path: C:\\x\\y and /Users/q/r"]),
+    ("project-C:later", []),
+    ("xC:\\x", []),
+    ("C:", []),
+    ("C:\\", []),
+    ("C:x", []),
+    ("1:/x", []),
+    # aws-key
+    (AWS, [f"goal/aws-key: {AWS}"]),
+    ("ASIA" + "A" * 16, ["goal/aws-key: ASIA" + "A" * 16]),
+    ("AKIA" + "A" * 15, []),
+    ("AKIA" + "A" * 17, []),
+    ("AKIA" + "a" * 16, []),
+    ("ÅAKIA" + "B" * 16, ["goal/aws-key: AKIA" + "B" * 16]),
+    ("xAKIA" + "B" * 16, []),
+    ("AKIA" + "B" * 16 + "é", ["goal/aws-key: AKIA" + "B" * 16]),
+    ("AKIA" + "B" * 16 + "_", []),
+    # gh-token: no boundaries, 36 or more
+    (GH, [f"goal/gh-token: {GH[:32]}…"]),
+    ("xx" + GH + "yy", [f"goal/gh-token: {GH[:32]}…"]),
+    ("ghp_" + "a" * 35, []),
+    ("ghx_" + "a" * 40, []),
+    ("gho_" + "a" * 36, ["goal/gh-token: gho_" + "a" * 28 + "…"]),
+    # jwt
+    (JWT, [f"goal/jwt: {JWT[:32]}…"]),
+    ("eyJ.a.b", []),
+    ("eyJa.b", []),
+    ("eyJa.b.c", ["goal/jwt: eyJa.b.c"]),
+    ("eyJa..c", []),
+    # private-key: masked
+    ("-----BEGIN RSA PRIVATE KEY-----", ["goal/private-key: -----BEGIN …"]),
+    ("-----BEGIN PRIVATE KEY-----", ["goal/private-key: -----BEGIN …"]),
+    ("-----BEGIN OPENSSH PRIVATE KEY-----", ["goal/private-key: -----BEGIN …"]),
+    ("-----BEGIN EC PRIVATE KEY-----", ["goal/private-key: -----BEGIN …"]),
+    ("-----BEGIN DSA PRIVATE KEY-----", []),
+    ("-----BEGIN PUBLIC KEY-----", []),
+    ("----BEGIN PRIVATE KEY-----", []),
+    # google-api-key: exactly 35
+    (GOOGLE, [f"goal/google-api-key: {GOOGLE[:32]}…"]),
+    (GOOGLE[:-1], []),
+    (GOOGLE + "x", []),
+    (GOOGLE + "-", [f"goal/google-api-key: {GOOGLE[:32]}…"]),  # '-' after a word character is a boundary
+    (GOOGLE[:-1] + "-", []),
+    ("x" + GOOGLE, []),
+    # slack-token
+    (SLACK, [f"goal/slack-token: {SLACK}"]),
+    ("xoxb-123456789", []),
+    ("xoxq-1234567890", []),
+    ("axoxb-1234567890", []),
+    ("xoxp-1234567890-", ["goal/slack-token: xoxp-1234567890"]),
+    # stripe-key
+    (STRIPE, [f"goal/stripe-key: {STRIPE}"]),
+    ("rk_test_" + "a" * 20, ["goal/stripe-key: rk_test_" + "a" * 20]),
+    ("sk_live_" + "a" * 19, []),
+    ("pk_live_" + "a" * 30, []),
+    (WHSEC, [f"goal/stripe-key: {WHSEC[:32]}…"]),
+    ("whsec_" + "a" * 31, []),
+    ("x" + STRIPE, []),
+    (STRIPE + "_", []),
+    # ssh-public-key
+    (SSH, [f"goal/ssh-public-key: {SSH[:32]}…"]),
+    ("ssh-rsa\t\n AAAA" + "B" * 20, ["goal/ssh-public-key: ssh-rsa\t\n AAAA" + "B" * 18 + "…"]),
+    ("ssh-rsa AAAA" + "B" * 19, []),
+    ("ssh-rsaAAAA" + "B" * 30, []),
+    ("ssh-rsa\vAAAA" + "B" * 30, []),
+    ("ssh-foo AAAA" + "B" * 30, []),
+    ("xssh-rsa AAAA" + "B" * 30, []),
+    ("éssh-rsa AAAA" + "B" * 20, ["goal/ssh-public-key: ssh-rsa AAAA" + "B" * 20]),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), TABLE)
+def test_reference_table(text: str, expected: list[str]) -> None:
+    assert hits(text) == expected
+
+
+CONTEXTS_OK = ["", " ", "-", "é", "\n", ".", "("]
+CONTEXTS_WORD = ["x", "7", "_"]
+
+
+@pytest.mark.parametrize("secret", [AWS, GOOGLE, STRIPE, "xoxb-1234567890abc"])
+@pytest.mark.parametrize("before", CONTEXTS_OK + CONTEXTS_WORD)
+def test_leading_boundary_contexts(secret: str, before: str) -> None:
+    found = hits(before + secret)
+    if before in CONTEXTS_WORD:
+        assert found == []
+    else:
+        assert len(found) == 1 and found[0].split(": ", 1)[1] == (secret if len(secret) <= 32 else secret[:32] + "…")
+
+
+@pytest.mark.parametrize("secret", [AWS, STRIPE])
+@pytest.mark.parametrize("after", CONTEXTS_OK + CONTEXTS_WORD)
+def test_trailing_boundary_contexts(secret: str, after: str) -> None:
+    # An AWS key has a fixed length, so any word character after it breaks the closing
+    # boundary. Stripe's open-ended class swallows letters and digits (the hit grows),
+    # but not "_", and the 20 characters cannot shrink to make room for a boundary.
+    found = [f.split(": ", 1)[1] for f in hits(secret + after)]
+    if after in CONTEXTS_WORD and (secret == AWS or after == "_"):
+        assert found == []
+    elif after in ("x", "7"):
+        assert found == [secret + after]
+    else:
+        assert found == [secret]
+
+
+def test_one_finding_per_field_and_pattern_leftmost() -> None:
+    second = "AKIA" + "Z" * 16
+    assert hits(f"{second} then {AWS}") == [f"goal/aws-key: {second}"]
+
+
+def test_two_abs_path_patterns_both_report() -> None:
+    assert hits("/home/a/b and D:\\x") == ["goal/abs-path: /home/a/b", "goal/abs-path: D:\\x"]
+
+
+def test_patterns_in_reference_order() -> None:
+    text = f"{SSH} {STRIPE} {SLACK} {GOOGLE} -----BEGIN PRIVATE KEY----- {JWT} {GH} {AWS} C:\\x /home/y"
+    categories = [r.category for r in scan([("goal", text)])]
+    assert categories == [p.category for p in PATTERNS]
+    assert cmp.REDACTION_CATEGORIES == (
+        "abs-path",
+        "aws-key",
+        "gh-token",
+        "jwt",
+        "private-key",
+        "google-api-key",
+        "slack-token",
+        "stripe-key",
+        "ssh-public-key",
+    )
+
+
+SCANNED = [
+    "goal",
+    "next_step",
+    "success_criteria[0]",
+    "constraints[0]",
+    "decisions[0].what",
+    "decisions[0].why",
+    "decisions[0].consequences",
+    "methods[0].when_applicable",
+    "methods[0].how",
+    "attempts[0].tried",
+    "attempts[0].learned",
+    "open_questions[0]",
+]
+UNSCANNED = [
+    "id",
+    "parent_id",
+    "project.name",
+    "project.ref",
+    "methods[0].name",
+    "tags[0]",
+    "provenance.author_model",
+    "provenance.author_human",
+]
+
+
+@pytest.mark.parametrize("path", SCANNED)
+def test_every_scanned_field(path: str) -> None:
+    report = cmp.check(encode(put(full(), path, f"uses {AWS}")))
+    assert report.conforming and not report.ok and report.blocked
+    assert [str(r) for r in report.redactions] == [f"{path}/aws-key: {AWS}"]
+
+
+@pytest.mark.parametrize("path", UNSCANNED)
+def test_unscanned_fields(path: str) -> None:
+    # Values that stay valid for each member's schema yet would be hits if scanned.
+    value = {"methods[0].name": "akia-home", "tags[0]": "ghp-token"}.get(path, "AKIAIOSFODNN7EXAMPL1")
+    if path in ("project.ref", "provenance.author_model", "provenance.author_human", "project.name"):
+        value = f"{AWS} /home/me/x"
+    report = cmp.check(encode(put(full(), path, value)))
+    assert report.ok, report.errors
+    assert report.redactions == ()
+
+
+def test_scan_order_is_item_by_item() -> None:
+    obj = full()
+    obj["decisions"] = [
+        {"what": f"a {AWS}", "why": f"b {AWS}", "consequences": f"c {AWS}"},
+        {"what": f"d {AWS}", "why": "clean"},
+    ]
+    obj["goal"] = f"g {AWS}"
+    obj["constraints"] = [f"{AWS}", "clean", f"{AWS}"]
+    report = cmp.check(encode(obj))
+    assert [r.field for r in report.redactions] == [
+        "goal",
+        "constraints[0]",
+        "constraints[2]",
+        "decisions[0].what",
+        "decisions[0].why",
+        "decisions[0].consequences",
+        "decisions[1].what",
+    ]
+    assert [f.replace("[]", "") for f in cmp.SCANNED_FIELDS][:2] == ["goal", "next_step"]
+
+
+def test_found_is_cut_at_32_everywhere() -> None:
+    secret = "ghp_" + "S" * 60
+    report = cmp.check(encode(put(full(), "goal", secret)))
+    (hit,) = report.redactions
+    assert hit.found == secret
+    shown = "ghp_" + "S" * 28 + "…"
+    assert str(hit) == f"goal/gh-token: {shown}"
+    assert secret not in repr(hit) and shown in repr(hit)
+    assert hit.to_json() == {"field": "goal", "category": "gh-token", "found": shown, "text": str(hit)}
+    assert secret not in repr(report) and secret not in str(report.to_json())
+
+
+def test_private_key_is_always_masked() -> None:
+    (hit,) = scan([("goal", "-----BEGIN OPENSSH PRIVATE KEY-----")])
+    assert hit.found == "-----BEGIN …" and "OPENSSH" not in repr(hit)
+
+
+def test_allow_unredacted_is_whole_packet() -> None:
+    data = encode(put(put(full(), "goal", AWS), "next_step", "/home/me/x"))
+    strict = cmp.check(data)
+    allowed = cmp.check(data, allow_unredacted=True)
+    assert not strict.ok and strict.blocked
+    assert allowed.ok and not allowed.blocked and allowed.redactions == strict.redactions
+
+
+def test_lenient_scans_packets_that_fail_the_schema() -> None:
+    obj = put(put(full(), "tags[0]", "Bad"), "decisions[0].why", f"x {AWS}")
+    obj["goal"] = "g /home/me/x" + "y" * 2000  # too long, still scanned
+    obj["constraints"] = [1, f"{AWS}"]  # a number is skipped, the string scanned
+    obj["attempts"] = "not a list"
+    strict = cmp.check(encode(obj))
+    lenient = cmp.check(encode(obj), lenient=True)
+    assert strict.redactions == ()
+    assert [str(r) for r in lenient.redactions] == [
+        "goal/abs-path: " + ("/home/me/x" + "y" * 2000)[:32] + "…",
+        f"constraints[1]/aws-key: {AWS}",
+        f"decisions[0].why/aws-key: {AWS}",
+    ]
+    assert not lenient.conforming and not lenient.accepted
+
+
+def test_lenient_scans_unsupported_versions_too() -> None:
+    obj = put(minimal(), "ltm_version", "0.3")
+    obj["goal"] = AWS
+    report = cmp.check(encode(obj), lenient=True)
+    assert [r.field for r in report.redactions] == ["goal"]
+
+
+def test_redact_on_typed_packet() -> None:
+    packet = cmp.Packet.new(goal=f"g {AWS}", next_step="n", methods=[cmp.Method("m", "w", "rm -rf /var/tmp/x")])
+    assert [str(r) for r in cmp.redact(packet)] == [f"goal/aws-key: {AWS}", "methods[0].how/abs-path: /var/tmp/x"]
+
+
+def test_secrets_in_json_escapes_are_still_found() -> None:
+    text = encode(full()).decode().replace("Get GPU", "Get \\u0041KIAIOSFODNN7EXAMPLE")
+    assert [r.category for r in cmp.check(text).redactions] == ["aws-key"]
+
+
+# An independent oracle: the same categories written for Python's backtracking `re`
+# in ASCII mode (lookbehind instead of \B), from REFERENCE.md's prose.
+ORACLE: list[tuple[str, re.Pattern[str], str | None]] = [
+    ("abs-path", re.compile(r"(?<![A-Za-z0-9_])/(?:Users|home|opt|var|etc|root)/[-A-Za-z0-9._/]+", re.A), None),
+    ("abs-path", re.compile(r"\b[A-Za-z]:[\\/](?:[-A-Za-z0-9 _.]+[\\/]?)+", re.A), None),
+    ("aws-key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[0-9A-Z]{16}\b", re.A), None),
+    ("gh-token", re.compile(r"gh[pousr]_[A-Za-z0-9]{36,}", re.A), None),
+    ("jwt", re.compile(r"eyJ[-\w]+\.[-\w]+\.[-\w]+", re.A), None),
+    ("private-key", re.compile(r"-----BEGIN (?:RSA |EC |OPENSSH )?PRIVATE KEY-----", re.A), "-----BEGIN …"),
+    ("google-api-key", re.compile(r"\bAIza[-\w]{35}\b", re.A), None),
+    ("slack-token", re.compile(r"\bxox[baprs]-[-A-Za-z0-9]{10,}\b", re.A), None),
+    ("stripe-key", re.compile(r"\b(?:[sr]k_(?:live|test)_[A-Za-z0-9]{20,}|whsec_[A-Za-z0-9]{32,})\b", re.A), None),
+    ("ssh-public-key", re.compile(r"\bssh-(?:rsa|ed25519|dss|ecdsa)[ \t\n\f\r]+AAAA[A-Za-z0-9+/=]{20,}", re.A), None),
+]
+
+
+def oracle(text: str) -> list[tuple[str, str]]:
+    out = []
+    for category, pattern, mask in ORACLE:
+        match = pattern.search(text)
+        if match:
+            out.append((category, mask or match.group()))
+    return out
+
+
+FRAGMENTS = [
+    "AKIA",
+    "ASIA",
+    "IOSFODNN7EXAMPLE",
+    "ABCDEFGHIJKLMNOP",
+    "ghp_",
+    "gho_",
+    "a1B2" * 9,
+    "eyJ",
+    "eyJa",
+    ".",
+    "..",
+    "-----BEGIN ",
+    "RSA ",
+    "PRIVATE KEY-----",
+    "AIza",
+    "0123456789abcdefghijABCDEFGHIJ_-xyz",
+    "xoxb-",
+    "xoxs-",
+    "1234567890",
+    "sk_live_",
+    "rk_test_",
+    "whsec_",
+    "0123456789abcdefghij",
+    "ssh-rsa",
+    "ssh-ed25519",
+    " ",
+    "\t",
+    "\n",
+    "\v",
+    "AAAA",
+    "/",
+    "\\",
+    "home",
+    "Users",
+    "var",
+    "C:",
+    "z:",
+    "é",
+    "Å",
+    "_",
+    "-",
+    "x",
+    "7",
+    "(",
+    "~",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=12).map("".join))
+def test_agrees_with_independent_oracle(text: str) -> None:
+    assert [(r.category, r.found) for r in scan([("goal", text)])] == oracle(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(FRAGMENTS), max_size=6).map("".join), min_size=1, max_size=8))
+def test_joined_prefilter_never_hides_a_field_hit(texts: list[str]) -> None:
+    fields = [(f"open_questions[{i}]", t) for i, t in enumerate(texts)]
+    expected = [(name, category, found) for name, text in fields for category, found in oracle(text)]
+    assert [(r.field, r.category, r.found) for r in scan(fields)] == expected
+
+
+def test_scanning_ignores_non_strings_in_raw_objects() -> None:
+    from cmp.redact import redact_obj
+
+    raw: dict[str, Any] = {"goal": 5, "decisions": [None, "x", {"what": AWS}], "methods": {"how": AWS}}
+    assert [str(r) for r in redact_obj(raw)] == [f"decisions[2].what/aws-key: {AWS}"]
