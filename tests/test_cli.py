@@ -172,3 +172,75 @@ def test_lenient_still_blocks_on_redactions(tmp_path: Path, capsys: pytest.Captu
     path.write_bytes(encode(put(put(full(), "tags[0]", "Bad"), "goal", "AKIAIOSFODNN7EXAMPLE")))
     assert main(["check", "--lenient", str(path)]) == 1
     assert main(["check", "--lenient", "--allow-unredacted", str(path)]) == 0
+
+
+def canonical_bytes(path: Path) -> bytes:
+    import cmp
+
+    return cmp.dumps(cmp.loads(path.read_bytes()))
+
+
+def test_fmt_prints_canonical_bytes(good: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    assert main(["fmt", str(good)]) == 0
+    assert capsysbinary.readouterr().out == canonical_bytes(good)
+
+
+def test_fmt_prints_one_file_only(good: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fmt", str(good), str(good)]) == 2
+    assert "one file" in capsys.readouterr().err
+
+
+def test_fmt_check_lists_non_canonical(good: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    canonical = tmp_path / "canonical.json"
+    canonical.write_bytes(canonical_bytes(good))
+    assert main(["fmt", "--check", str(canonical)]) == 0
+    assert main(["fmt", "--check", str(canonical), str(good)]) == 1
+    assert capsys.readouterr().out == f"{good}: not canonical\n"
+
+
+def test_fmt_write_rewrites_and_keeps_mode(good: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    expected = canonical_bytes(good)
+    good.chmod(0o640)
+    assert main(["fmt", "--write", str(good)]) == 0
+    assert good.read_bytes() == expected
+    assert good.stat().st_mode & 0o777 == 0o640
+    assert [p.name for p in good.parent.iterdir()] == [good.name]
+    assert main(["fmt", "--write", str(good)]) == 0  # already canonical: nothing to do
+    assert capsys.readouterr().out == f"{good}: rewritten\n"
+
+
+def test_fmt_write_refuses_non_conforming(bad: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = bad.read_bytes()
+    assert main(["fmt", "--write", str(bad)]) == 1
+    assert bad.read_bytes() == before
+    assert "$.tags[0]" in capsys.readouterr().out
+
+
+def test_fmt_write_refuses_redaction_hits_unless_allowed(leaky: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = leaky.read_bytes()
+    assert main(["fmt", "--write", str(leaky)]) == 1
+    assert leaky.read_bytes() == before
+    assert "--allow-unredacted" in capsys.readouterr().out
+    assert main(["fmt", "--write", "--allow-unredacted", str(leaky)]) == 0
+    assert leaky.read_bytes() == canonical_bytes(leaky)
+
+
+@pytest.mark.parametrize("failing", ["fsync", "replace", "chmod"])
+def test_fmt_write_failure_leaves_original_intact(
+    good: Path, failing: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = good.read_bytes()
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, failing, boom)
+    assert main(["fmt", "--write", str(good)]) == 2
+    monkeypatch.undo()
+    assert good.read_bytes() == before
+    assert [p.name for p in good.parent.iterdir()] == [good.name]
+    assert "the file is unchanged" in capsys.readouterr().err
+
+
+def test_fmt_write_refuses_stdin(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fmt", "--write", "-"]) == 2

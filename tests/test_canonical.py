@@ -1,0 +1,195 @@
+"""Canonical serialization (REFERENCE.md section 5, SPEC "Conformance" idempotence)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import cmp
+from cmp import model
+from tests.packets import encode, full, minimal
+from tests.strategies import packets, renderings
+
+
+def oracle(packet: cmp.Packet, created_at: str) -> bytes:
+    """Go's encoder as Python's json module plus Go's extra escapes: an independent path."""
+    obj = model.to_obj(packet)
+    obj["created_at"] = created_at
+    text = json.dumps(obj, indent=2, ensure_ascii=False)
+    for char, escape in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
+        text = text.replace(char, escape)
+    return text.encode("utf-8")
+
+
+def test_exact_bytes_of_a_small_packet() -> None:
+    packet = cmp.loads(
+        '{"next_step":"n","goal":"a<b>&c\\u2028\\u2029\\u0001\\u001f\\u007f\\b\\f\\n\\r\\t\\"\\\\/é😀",'
+        '"created_at":"2026-04-21T12:00:00.500+00:00","id":"0123456789","ltm_version":"0.2",'
+        '"decisions":[{"locked":false,"why":"y","what":"w","consequences":""}],"project":{"name":""},'
+        '"tags":[],"provenance":{}}'
+    )
+    assert cmp.dumps(packet) == (
+        "{\n"
+        '  "ltm_version": "0.2",\n'
+        '  "id": "0123456789",\n'
+        '  "created_at": "2026-04-21T12:00:00.5Z",\n'
+        '  "project": {},\n'
+        '  "goal": "a\\u003cb\\u003e\\u0026c\\u2028\\u2029\\u0001\\u001f\x7f\\b\\f\\n\\r\\t\\"\\\\/é😀",\n'
+        '  "decisions": [\n'
+        "    {\n"
+        '      "what": "w",\n'
+        '      "why": "y"\n'
+        "    }\n"
+        "  ],\n"
+        '  "next_step": "n",\n'
+        '  "provenance": {}\n'
+        "}"
+    ).encode()
+
+
+def test_member_order_of_every_object() -> None:
+    data = cmp.dumps(cmp.loads(encode(full("0.2")))).decode()
+    keys = [line.strip().split('"')[1] for line in data.splitlines() if '": ' in line]
+    assert keys == [
+        "ltm_version",
+        "id",
+        "parent_id",
+        "created_at",
+        "project",
+        "name",
+        "ref",
+        "goal",
+        "success_criteria",
+        "constraints",
+        "decisions",
+        "what",
+        "why",
+        "consequences",
+        "locked",
+        "methods",
+        "name",
+        "when_applicable",
+        "how",
+        "attempts",
+        "tried",
+        "outcome",
+        "learned",
+        "confidence",
+        "open_questions",
+        "next_step",
+        "tags",
+        "provenance",
+        "author_model",
+        "author_human",
+        "source_hash",
+        "confidence",
+    ]
+
+
+def test_no_trailing_newline_and_two_space_indent() -> None:
+    data = cmp.dumps(cmp.loads(encode(minimal())))
+    assert not data.endswith(b"\n") and data.startswith(b'{\n  "ltm_version": "0.2",\n')
+
+
+def test_always_written_members_even_when_empty() -> None:
+    packet = cmp.loads(
+        encode(
+            {
+                **minimal(),
+                "decisions": [{"what": "", "why": ""}],
+                "attempts": [{"tried": "", "outcome": "failed"}],
+                "methods": [{"name": "m", "when_applicable": "", "how": ""}],
+            }
+        )
+    )
+    obj = json.loads(cmp.dumps(packet))
+    assert obj["decisions"] == [{"what": "", "why": ""}]
+    assert obj["attempts"] == [{"tried": "", "outcome": "failed"}]
+    assert obj["methods"] == [{"name": "m", "when_applicable": "", "how": ""}]
+
+
+@settings(max_examples=300, deadline=None)
+@given(packets())
+def test_matches_the_independent_oracle(packet: cmp.Packet) -> None:
+    from cmp.timestamps import canonical
+
+    assert cmp.dumps(packet) == oracle(packet, canonical(packet.created_at))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_idempotent_over_any_rendering(data: st.DataObject) -> None:
+    packet = data.draw(packets())
+    raw = data.draw(renderings(packet))
+    loaded = cmp.loads(raw)
+    assert loaded == packet
+    first = cmp.dumps(loaded)
+    assert cmp.dumps(cmp.loads(first)) == first
+    assert cmp.dumps(cmp.loads(first)) == cmp.dumps(packet)
+    assert cmp.check(first).conforming
+
+
+@settings(max_examples=100, deadline=None)
+@given(packets(version="0.1"))
+def test_v01_never_gains_v02_members(packet: cmp.Packet) -> None:
+    obj = json.loads(cmp.dumps(packet))
+    assert obj["ltm_version"] == "0.1"
+    assert not {"parent_id", "success_criteria", "methods"} & set(obj)
+    assert all("consequences" not in d for d in obj.get("decisions", []))
+    assert all("confidence" not in a for a in obj.get("attempts", []))
+
+
+def test_v01_model_with_v02_members_is_refused() -> None:
+    packet = dataclasses.replace(cmp.loads(encode(full("0.1"))), parent_id="01J9X3K2QZ7N4M0WXYZV3R8Z01")
+    with pytest.raises(cmp.PacketError) as caught:
+        cmp.dumps(packet)
+    assert [(f.path, f.keyword) for f in caught.value.findings] == [("$.parent_id", "additionalProperties")]
+
+
+def test_maximal_members() -> None:
+    obj = full("0.2")
+    obj["goal"] = "😀" * 1024
+    obj["methods"][0]["how"] = "é" * 2048
+    obj["tags"] = [f"t{i}" for i in range(16)]
+    packet = cmp.loads(encode(obj))
+    assert cmp.loads(cmp.dumps(packet)) == packet
+
+
+def test_compact_packet_that_grows_past_the_limit_is_refused() -> None:
+    obj = {**minimal(), "constraints": ["<" * 1000] * 30}
+    raw = encode(obj)
+    assert len(raw) < cmp.MAX_PACKET_BYTES
+    packet = cmp.loads(raw)
+    with pytest.raises(cmp.PacketError) as caught:
+        cmp.dumps(packet)
+    (finding,) = caught.value.findings
+    assert finding.code == "size" and "max is 32768" in finding.message
+
+
+def test_dumps_refuses_non_conforming_models() -> None:
+    packet = cmp.Packet.new(goal="", next_step="n", tags=["Bad"])
+    with pytest.raises(cmp.PacketError) as caught:
+        cmp.dumps(packet)
+    assert [f.path for f in caught.value.findings] == ["$.goal", "$.tags[0]"]
+    with pytest.raises(cmp.PacketError):
+        cmp.dumps(dataclasses.replace(packet, goal="g", tags=(), project={"name": "x"}))  # type: ignore[arg-type]
+
+
+def test_state_digest_ignores_id_and_created_at_only() -> None:
+    first = cmp.Packet.new(goal="g", next_step="n", tags=["a"])
+    second = cmp.Packet.new(goal="g", next_step="n", tags=["a"])
+    assert first.id != second.id
+    assert cmp.state_digest(first) == cmp.state_digest(second)
+    assert cmp.state_digest(first).startswith("sha256:") and len(cmp.state_digest(first)) == 71
+    assert cmp.state_digest(first) != cmp.state_digest(dataclasses.replace(first, goal="h"))
+    assert cmp.state_digest(first) != cmp.state_digest(dataclasses.replace(first, parent_id="0123456789"))
