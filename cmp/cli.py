@@ -33,6 +33,8 @@ examples:
   cmp fmt packet.json                   print the canonical bytes
   cmp fmt --check *.json                list files that are not canonical (exit 1)
   cmp fmt --write packet.json           rewrite in canonical form, atomically
+  cmp conformance                       run the conformance vectors against this library
+  cmp conformance --impl 'go run ./x'   run them against another implementation
 """
 
 
@@ -197,6 +199,12 @@ def _cmd_fmt(args: argparse.Namespace, out: _Output) -> int:
     return status
 
 
+def _cmd_conformance(args: argparse.Namespace, out: _Output) -> int:
+    from cmp import conformance
+
+    return conformance.main(args, out.line, _error_line)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # one line, exit 2, no usage dump
         _error_line(message.splitlines()[0] if message else "usage error")
@@ -236,6 +244,14 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--write", action="store_true", help="rewrite files in place, atomically")
     fmt_cmd.add_argument("--allow-unredacted", action="store_true", help="format packets with redaction findings too")
     fmt_cmd.set_defaults(handler=_cmd_fmt)
+
+    conf_cmd = commands.add_parser("conformance", help="run the conformance vectors against this library or another")
+    conf_cmd.add_argument("--impl", metavar="COMMAND", help="test another implementation over the JSON-lines protocol")
+    conf_cmd.add_argument("--vectors", metavar="DIR", help="vector folder (default: the repository's)")
+    conf_cmd.add_argument("--filter", metavar="AREA", action="append", help="only this area (repeatable)")
+    conf_cmd.add_argument("--format", choices=("text", "json"), default="text")
+    conf_cmd.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help="per-vector limit for --impl")
+    conf_cmd.set_defaults(handler=_cmd_conformance)
 
     return parser
 

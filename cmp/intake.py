@@ -138,9 +138,9 @@ def parse_json(text: str) -> tuple[Any, list[Finding]]:
                             )
                         )
                     if _SURROGATE.search(name):
-                        findings.append(_json_finding(f"lone surrogate escape in a member name at {path}"))
+                        findings.append(_json_finding(f"lone surrogate escape in a member name in {path}"))
             elif isinstance(item, str) and _SURROGATE.search(item):
-                findings.append(Finding("json", path, "invalid json: lone surrogate escape (not a Unicode character)"))
+                findings.append(_json_finding(f"lone surrogate escape (not a Unicode character) in {path}"))
     if findings:
         return None, sorted(findings, key=lambda f: (f.code, f.path))
     return value, []

@@ -38,23 +38,26 @@ def test_exact_bytes_of_a_small_packet() -> None:
         '"decisions":[{"locked":false,"why":"y","what":"w","consequences":""}],"project":{"name":""},'
         '"tags":[],"provenance":{}}'
     )
-    assert cmp.dumps(packet) == (
-        "{\n"
-        '  "ltm_version": "0.2",\n'
-        '  "id": "0123456789",\n'
-        '  "created_at": "2026-04-21T12:00:00.5Z",\n'
-        '  "project": {},\n'
-        '  "goal": "a\\u003cb\\u003e\\u0026c\\u2028\\u2029\\u0001\\u001f\x7f\\b\\f\\n\\r\\t\\"\\\\/é😀",\n'
-        '  "decisions": [\n'
-        "    {\n"
-        '      "what": "w",\n'
-        '      "why": "y"\n'
-        "    }\n"
-        "  ],\n"
-        '  "next_step": "n",\n'
-        '  "provenance": {}\n'
-        "}"
-    ).encode()
+    assert (
+        cmp.dumps(packet)
+        == (
+            "{\n"
+            '  "ltm_version": "0.2",\n'
+            '  "id": "0123456789",\n'
+            '  "created_at": "2026-04-21T12:00:00.5Z",\n'
+            '  "project": {},\n'
+            '  "goal": "a\\u003cb\\u003e\\u0026c\\u2028\\u2029\\u0001\\u001f\x7f\\b\\f\\n\\r\\t\\"\\\\/é😀",\n'
+            '  "decisions": [\n'
+            "    {\n"
+            '      "what": "w",\n'
+            '      "why": "y"\n'
+            "    }\n"
+            "  ],\n"
+            '  "next_step": "n",\n'
+            '  "provenance": {}\n'
+            "}"
+        ).encode()
+    )
 
 
 def test_member_order_of_every_object() -> None:

@@ -1,0 +1,170 @@
+"""The conformance vectors and runner: self-conformance, the generator contract, broken implementations."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from cmp.cli import main
+from cmp.conformance import load_vectors
+
+ROOT = Path(__file__).resolve().parent.parent
+VECTORS = ROOT / "conformance-vectors"
+ADAPTER = VECTORS / "adapters" / "python_cmp.py"
+
+
+def test_library_passes_every_vector(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["conformance"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    total = len(load_vectors(VECTORS))
+    assert out == [f"{total} passed, 0 failed"]
+
+
+def test_enough_vectors_in_every_area() -> None:
+    vectors = load_vectors(VECTORS)
+    assert len(vectors) >= 400
+    areas = {v["area"] for v in vectors}
+    assert areas == {"intake", "versioning", "schema-v0.1", "schema-v0.2", "created-at", "redaction", "canonical"}
+
+
+def test_generator_and_committed_files_agree() -> None:
+    result = subprocess.run([sys.executable, str(VECTORS / "generate.py"), "--check"], capture_output=True, timeout=120)
+    assert result.returncode == 0, result.stderr.decode()
+
+
+def test_adapter_passes_through_the_protocol(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["conformance", "--impl", f"{sys.executable} {ADAPTER}"]) == 0
+    assert capsys.readouterr().out.endswith(" passed, 0 failed\n")
+
+
+def write_adapter(tmp_path: Path, body: str) -> str:
+    """An adapter that wraps the real one's answers with ``body`` deciding what to send."""
+    path = tmp_path / "broken.py"
+    path.write_text(
+        textwrap.dedent(
+            """\
+            import base64, json, sys, time
+            from cmp.conformance import respond
+
+            for count, line in enumerate(sys.stdin):
+                request = json.loads(line)
+                answer = {"id": request["id"], **respond(base64.b64decode(request["input_base64"]))}
+            """
+        )
+        + textwrap.indent(textwrap.dedent(body), "    ")
+    )
+    return f"{sys.executable} {path}"
+
+
+def run_against(command: str, *extra: str) -> tuple[int, list[str]]:
+    result = subprocess.run(
+        [sys.executable, "-m", "cmp", "conformance", "--filter", "versioning", "--impl", command, *extra],
+        capture_output=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    return result.returncode, result.stdout.decode().splitlines()
+
+
+def test_wrong_answers_are_reported_per_vector(tmp_path: Path) -> None:
+    command = write_adapter(
+        tmp_path,
+        """\
+        if answer["canonical_base64"]:
+            answer["canonical_base64"] = base64.b64encode(b"{}").decode()
+        answer["errors"] = [dict(e, path="$.elsewhere") for e in answer["errors"]]
+        print(json.dumps(answer), flush=True)
+    """,
+    )
+    code, out = run_against(command)
+    assert code == 1
+    total = len(load_vectors(VECTORS, ["versioning"]))
+    assert out[-1] == f"0 passed, {total} failed"
+    assert any(line.startswith("FAIL versioning/minimal-0.2: canonical: expected") for line in out)
+    assert any(line.startswith("FAIL versioning/absent: errors: expected") and "$.elsewhere" in line for line in out)
+
+
+def test_silent_implementation_times_out_and_runner_gives_up(tmp_path: Path) -> None:
+    command = write_adapter(tmp_path, "time.sleep(60)\n")
+    code, out = run_against(command, "--timeout", "0.5")
+    assert code == 1
+    assert out[0].endswith("no answer within 0.5s")
+    assert "not run: the implementation failed 3 times in a row" in out[3]
+
+
+def test_crash_on_one_vector_fails_only_that_vector(tmp_path: Path) -> None:
+    command = write_adapter(
+        tmp_path,
+        """\
+        if request["id"] == "versioning/absent":
+            raise SystemExit(3)
+        print(json.dumps(answer), flush=True)
+    """,
+    )
+    code, out = run_against(command)
+    assert code == 1
+    assert out[0] == "FAIL versioning/absent: implementation exited (status 3) without answering"
+    total = len(load_vectors(VECTORS, ["versioning"]))
+    assert out[-1] == f"{total - 1} passed, 1 failed"
+
+
+def test_garbage_and_wrong_ids_are_failures(tmp_path: Path) -> None:
+    command = write_adapter(
+        tmp_path,
+        """\
+        if request["id"] == "versioning/absent":
+            print("not json", flush=True)
+        elif request["id"] == "versioning/missing-null":
+            print(json.dumps(dict(answer, id="other")), flush=True)
+        else:
+            print(json.dumps(answer), flush=True)
+    """,
+    )
+    code, out = run_against(command)
+    assert code == 1
+    assert out[0].endswith("answer is not JSON: b'not json'")
+    assert 'answer is for id "other"' in out[1]
+    assert out[-1].endswith(" passed, 2 failed")
+
+
+def test_missing_command_is_a_failure_not_a_traceback() -> None:
+    code, out = run_against("/nonexistent/implementation")
+    assert code == 1
+    assert "cannot start implementation" in out[0]
+
+
+def test_json_format_and_filter(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["conformance", "--filter", "created-at", "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document == {"passed": len(load_vectors(VECTORS, ["created-at"])), "failed": 0, "failures": []}
+
+
+def test_unknown_area_and_bad_folder_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["conformance", "--filter", "nope"]) == 2
+    assert "no vectors for area nope" in capsys.readouterr().err
+    assert main(["conformance", "--vectors", str(tmp_path / "missing")]) == 2
+
+
+def test_malformed_vector_file_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copy(VECTORS / "vectors.schema.json", tmp_path)
+    (tmp_path / "bad.json").write_text(json.dumps({"area": "bad", "vectors": [{"id": "bad/x"}]}))
+    assert main(["conformance", "--vectors", str(tmp_path)]) == 2
+    assert "bad.json" in capsys.readouterr().err
+
+
+def test_a_wrong_expectation_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copy(VECTORS / "vectors.schema.json", tmp_path)
+    vector = load_vectors(VECTORS, ["versioning"])[0]
+    vector.pop("area")
+    vector["expect"] = {"conforming": True, "redactions": [], "canonical": "{}"}
+    (tmp_path / "one.json").write_text(json.dumps({"area": "one", "vectors": [vector]}))
+    assert main(["conformance", "--vectors", str(tmp_path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"FAIL {vector['id']}: conforming: expected True, got false")
+    assert out[-1] == "0 passed, 1 failed"
