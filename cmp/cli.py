@@ -39,23 +39,24 @@ examples:
 
 
 class _Output:
-    """UTF-8 lines to stdout whatever the locale; a closed pipe ends the run cleanly."""
+    """UTF-8 lines to stdout whatever the locale; a closed stdout or pipe ends output cleanly."""
 
     def __init__(self, stream: TextIO | None) -> None:
         self.stream = stream
-        self.closed = stream is None
+        self.lost = False  # something could not be written
 
     def line(self, text: str) -> None:
         self.write((text + "\n").encode("utf-8", "backslashreplace"))
 
     def write(self, data: bytes) -> None:
-        if self.closed or self.stream is None:
+        if self.lost or self.stream is None:
+            self.lost = True
             return
         try:
             self.stream.buffer.write(data)
             self.stream.flush()
         except (BrokenPipeError, ValueError, OSError):
-            self.closed = True
+            self.lost = True
 
 
 def _error_line(text: str) -> None:
@@ -272,9 +273,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         _error_line("interrupted")
         return 130
-    if out.closed and sys.stdout is not None:
-        _error_line("output closed before everything was written")
-        _silence_stdout()
+    if out.lost:
+        _error_line("standard output is closed; results were not all written")
+        if sys.stdout is not None:
+            _silence_stdout()
         return max(status, EXIT_USAGE)
     return status
 

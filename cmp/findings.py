@@ -61,8 +61,20 @@ def quote(text: str, limit: int = QUOTE_LIMIT) -> str:
 
 
 def path_join(parent: str, key: str | int) -> str:
+    """JSONPath of a member or item: ``$.goal``, ``$.tags[0]``, ``$['odd key']`` (quoted as in messages)."""
     if isinstance(key, int):
         return f"{parent}[{key}]"
-    if key.isidentifier() and key.isascii():
+    if key.isidentifier() and key.isascii() and len(key) <= QUOTE_LIMIT:
         return f"{parent}.{key}"
     return f"{parent}[{quote(key)}]"
+
+
+PATH_LIMIT = 200
+
+
+def bounded_path(path: str) -> str:
+    """A path short enough for one line: its start and end around a ``…``."""
+    if len(path) <= PATH_LIMIT:
+        return path
+    half = PATH_LIMIT // 2
+    return path[:half] + "…" + path[-half:]

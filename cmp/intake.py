@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from cmp import deepjson
-from cmp.findings import Finding, path_join, quote
+from cmp.findings import Finding, bounded_path, path_join, quote
 
 MAX_PACKET_BYTES = 32_768
 MAX_DEPTH = 10_000  # the reference's (Go encoding/json) nesting limit
@@ -75,19 +75,39 @@ def _json_finding(message: str) -> Finding:
     return Finding("json", "$", f"invalid json: {message}")
 
 
-def _walk(root: Any) -> list[tuple[str, Any]]:
-    """Every container and string in the document with its path, without recursion."""
-    out: list[tuple[str, Any]] = []
-    stack: list[tuple[str, Any]] = [("$", root)]
+class _Node:
+    """A value in the document with a link to its parent, so paths are built only when needed."""
+
+    __slots__ = ("key", "parent", "value")
+
+    def __init__(self, value: Any, parent: _Node | None, key: str | int | None) -> None:
+        self.value = value
+        self.parent = parent
+        self.key = key
+
+    def path(self, last: str | None = None) -> str:
+        keys: list[str | int] = [] if last is None else [last]
+        node: _Node | None = self
+        while node is not None and node.key is not None:
+            keys.append(node.key)
+            node = node.parent
+        path = "$"
+        for key in reversed(keys):
+            path = path_join(path, key)
+        return bounded_path(path)
+
+
+def _walk(root: Any) -> list[_Node]:
+    """Every value in the document, without recursion (documents may nest 10,000 deep)."""
+    out: list[_Node] = []
+    stack = [_Node(root, None, None)]
     while stack:
-        path, value = stack.pop()
-        out.append((path, value))
-        if isinstance(value, dict):
-            for key, item in value.items():
-                stack.append((path_join(path, key), item))
-        elif isinstance(value, list):
-            for index, item in enumerate(value):
-                stack.append((path_join(path, index), item))
+        node = stack.pop()
+        out.append(node)
+        if isinstance(node.value, dict):
+            stack.extend(_Node(item, node, key) for key, item in node.value.items())
+        elif isinstance(node.value, list):
+            stack.extend(_Node(item, node, index) for index, item in enumerate(node.value))
     return out
 
 
@@ -128,19 +148,17 @@ def parse_json(text: str) -> tuple[Any, list[Finding]]:
     needs_walk = bool(recorder.seen) or _SURROGATE_ESCAPE.search(text) is not None
     if needs_walk:
         lost = {(id(obj), name) for obj, name in recorder.seen}
-        for path, item in _walk(value):
+        for node in _walk(value):
+            item = node.value
             if isinstance(item, dict):
                 for name in item:
                     if (id(item), name) in lost:
-                        findings.append(
-                            Finding(
-                                "duplicate-key", path_join(path, name), f"member {quote(name)} appears more than once"
-                            )
-                        )
+                        message = f"member {quote(name)} appears more than once"
+                        findings.append(Finding("duplicate-key", node.path(name), message))
                     if _SURROGATE.search(name):
-                        findings.append(_json_finding(f"lone surrogate escape in a member name in {path}"))
+                        findings.append(_json_finding(f"lone surrogate escape in a member name in {node.path()}"))
             elif isinstance(item, str) and _SURROGATE.search(item):
-                findings.append(_json_finding(f"lone surrogate escape (not a Unicode character) in {path}"))
+                findings.append(_json_finding(f"lone surrogate escape (not a Unicode character) in {node.path()}"))
     if findings:
         return None, sorted(findings, key=lambda f: (f.code, f.path))
     return value, []

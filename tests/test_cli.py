@@ -244,3 +244,107 @@ def test_fmt_write_failure_leaves_original_intact(
 
 def test_fmt_write_refuses_stdin(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["fmt", "--write", "-"]) == 2
+
+
+def test_unreadable_file_exits_2(
+    good: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Root reads files whatever their mode, so the refusal is injected where the OS would raise it.
+    real_open = os.open
+
+    def refuse(path: str, *args: int) -> int:
+        if path == str(good):
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, *args)
+
+    monkeypatch.setattr(os, "open", refuse)
+    assert main(["check", str(good)]) == 2
+    assert capsys.readouterr().err == f"cmp: {good}: cannot open: Permission denied\n"
+
+
+def test_endless_stdin_is_read_only_to_the_limit() -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cmp", "check", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None
+    written = 0
+    try:
+        while written < 10_000_000:
+            process.stdin.write(b" " * 65536)
+            written += 65536
+    except BrokenPipeError:
+        pass
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 1
+    assert out == b"-: $: packet is more than 32768 bytes, max is 32768\n"
+    assert written < 10_000_000  # the reader stopped and closed the pipe
+
+
+def test_one_gigabyte_file_reports_its_size_without_reading_it(tmp_path: Path) -> None:
+    path = tmp_path / "huge.json"
+    with open(path, "wb") as stream:
+        stream.truncate(1 << 30)  # sparse: costs no disk
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import resource, sys; from cmp.cli import main; code = main(sys.argv[1:]); "
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr); sys.exit(code)",
+            "check",
+            str(path),
+        ],
+        capture_output=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert result.stdout == f"{path}: $: packet is 1073741824 bytes, max is 32768\n".encode()
+    assert int(result.stderr) < 200_000  # KiB: nowhere near a gigabyte
+
+
+def test_symlink_loop_and_non_utf8_name(tmp_path: Path, good: Path) -> None:
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    odd = os.path.join(os.fsencode(tmp_path), b"caf\xe9.json")
+    with open(odd, "wb") as stream:
+        stream.write(good.read_bytes())
+    result = subprocess.run(
+        [sys.executable, "-m", "cmp", "check", os.fsencode(loop), odd, os.fsencode(good)],
+        capture_output=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert result.stderr == f"cmp: {loop}: cannot open: Too many levels of symbolic links\n".encode()
+    assert result.stdout == f"{tmp_path}/caf\\xe9.json: ok\n{good}: ok\n".encode()
+
+
+def test_closed_stdin(good: Path) -> None:
+    result = subprocess.run(f"{sys.executable} -m cmp check - {good} <&-", shell=True, capture_output=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr == b"cmp: -: cannot read stdin: it is closed\n"
+    assert result.stdout == f"{good}: ok\n".encode()
+
+
+def test_closed_stdout(good: Path) -> None:
+    result = subprocess.run(
+        f"{sys.executable} -m cmp check {good} {good} >&-", shell=True, capture_output=True, timeout=60
+    )
+    assert result.returncode == 2
+    assert b"Traceback" not in result.stderr
+    assert result.stderr.decode().count("\n") == 1
+
+
+def test_stdout_pipe_closed_early(good: Path) -> None:
+    files = " ".join([good.name] * 2000)
+    result = subprocess.run(
+        f"{sys.executable} -m cmp check {files} | head -0",
+        shell=True,
+        capture_output=True,
+        timeout=120,
+        executable="/bin/bash",
+        cwd=good.parent,
+    )
+    assert b"Traceback" not in result.stderr
+    assert result.stderr.decode().count("\n") <= 1
