@@ -277,7 +277,7 @@ def test_endless_stdin_is_read_only_to_the_limit() -> None:
             written += 65536
     except BrokenPipeError:
         pass
-    out, err = process.communicate(timeout=60)
+    out, _ = process.communicate(timeout=60)
     assert process.returncode == 1
     assert out == b"-: $: packet is more than 32768 bytes, max is 32768\n"
     assert written < 10_000_000  # the reader stopped and closed the pipe

@@ -10,7 +10,7 @@ import cmp
 
 SUITE = Path(__file__).resolve().parent.parent.parent / "shared" / "jsontestsuite" / "test_parsing"
 FILES = sorted(SUITE.glob("*.json")) if SUITE.is_dir() else []
-pytestmark = pytest.mark.skipif(not FILES, reason=f"JSONTestSuite not found at ../shared/jsontestsuite/test_parsing")
+pytestmark = pytest.mark.skipif(not FILES, reason="JSONTestSuite not found at ../shared/jsontestsuite/test_parsing")
 
 # Implementation-defined cases we parse: finite numbers (underflow becomes 0, big
 # integers fit a double) and 500 levels of nesting. Every other i_ case is refused as
