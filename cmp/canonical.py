@@ -1,68 +1,112 @@
 """Canonical bytes: exactly what the reference's encoder writes for a parsed packet.
 
-Built from the typed model only. Two-space indent, one member per line, no trailing
-newline; strings escaped as Go's encoding/json escapes them (HTML-safe, U+2028/U+2029).
+Written straight from the typed model (never from input bytes): two-space indent, one
+member per line, no trailing newline, members in schema order, empty members left out,
+strings escaped as Go's encoding/json escapes them (HTML-safe, U+2028/U+2029 escaped).
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from json.encoder import encode_basestring
-from typing import Any
 
-from cmp import timestamps
 from cmp.check import validate
 from cmp.findings import Finding, PacketError
 from cmp.intake import MAX_PACKET_BYTES, size_finding
-from cmp.model import Packet, to_obj
+from cmp.model import Attempt, Decision, Method, Packet, to_obj
+from cmp.timestamps import canonical as canonical_time
 
-# Python already escapes quote, backslash and C0 controls the way Go does
-# (short escapes for \b \f \n \r \t, lowercase \u00xx for the rest); Go adds these.
+# Python escapes quote, backslash and C0 controls exactly as Go does (short escapes for
+# \b \f \n \r \t, lowercase \u00xx for the rest). Go also escapes these five. They can
+# only occur inside strings (member names are fixed ASCII), so one pass over the whole
+# text at the end is the same as escaping each string.
 _GO_EXTRA = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+_S = encode_basestring
 
 
-def _string(text: str) -> str:
-    out: str = encode_basestring(text)
+def _strings(name: str, items: Sequence[str], out: list[str]) -> None:
+    if items:
+        out.append(f',\n  "{name}": [\n    ' + ",\n    ".join(map(_S, items)) + "\n  ]")
+
+
+def _objects(name: str, rendered: list[str], out: list[str]) -> None:
+    if rendered:
+        out.append(f',\n  "{name}": [\n    {{\n' + "\n    },\n    {\n".join(rendered) + "\n    }\n  ]")
+
+
+def _decision(d: Decision) -> str:
+    text = f'      "what": {_S(d.what)},\n      "why": {_S(d.why)}'
+    if d.consequences:
+        text += f',\n      "consequences": {_S(d.consequences)}'
+    if d.locked:
+        text += ',\n      "locked": true'
+    return text
+
+
+def _method(m: Method) -> str:
+    return f'      "name": {_S(m.name)},\n      "when_applicable": {_S(m.when_applicable)},\n      "how": {_S(m.how)}'
+
+
+def _attempt(a: Attempt) -> str:
+    text = f'      "tried": {_S(a.tried)},\n      "outcome": {_S(a.outcome)}'
+    if a.learned:
+        text += f',\n      "learned": {_S(a.learned)}'
+    if a.confidence:
+        text += f',\n      "confidence": {_S(a.confidence)}'
+    return text
+
+
+def _small_object(name: str, members: Sequence[tuple[str, str]], out: list[str]) -> None:
+    present = [f'    "{key}": {_S(value)}' for key, value in members if value]
+    out.append(f',\n  "{name}": ' + ("{\n" + ",\n".join(present) + "\n  }" if present else "{}"))
+
+
+def _render(packet: Packet, identity: bool) -> str:
+    out = [f'{{\n  "ltm_version": {_S(packet.ltm_version)}']
+    if identity:
+        out.append(f',\n  "id": {_S(packet.id)}')
+    if packet.parent_id:
+        out.append(f',\n  "parent_id": {_S(packet.parent_id)}')
+    if identity:
+        out.append(f',\n  "created_at": {_S(canonical_time(packet.created_at))}')
+    if packet.project is not None:
+        _small_object("project", (("name", packet.project.name), ("ref", packet.project.ref)), out)
+    out.append(f',\n  "goal": {_S(packet.goal)}')
+    _strings("success_criteria", packet.success_criteria, out)
+    _strings("constraints", packet.constraints, out)
+    _objects("decisions", [_decision(d) for d in packet.decisions], out)
+    _objects("methods", [_method(m) for m in packet.methods], out)
+    _objects("attempts", [_attempt(a) for a in packet.attempts], out)
+    _strings("open_questions", packet.open_questions, out)
+    out.append(f',\n  "next_step": {_S(packet.next_step)}')
+    _strings("tags", packet.tags, out)
+    if packet.provenance is not None:
+        p = packet.provenance
+        members = (
+            ("author_model", p.author_model),
+            ("author_human", p.author_human),
+            ("source_hash", p.source_hash),
+            ("confidence", p.confidence),
+        )
+        _small_object("provenance", members, out)
+    out.append("\n}")
+    text = "".join(out)
     if not text.isascii() or "<" in text or ">" in text or "&" in text:
-        out = out.translate(_GO_EXTRA)
-    return out
+        text = text.translate(_GO_EXTRA)
+    return text
 
 
-def _encode(value: Any, indent: str, out: list[str]) -> None:
-    if isinstance(value, str):
-        out.append(_string(value))
-    elif value is True:
-        out.append("true")
-    elif isinstance(value, dict):
-        if not value:
-            out.append("{}")
-            return
-        inner = indent + "  "
-        out.append("{")
-        first = True
-        for key, item in value.items():
-            out.append(("\n" if first else ",\n") + inner + '"' + key + '": ')
-            first = False
-            _encode(item, inner, out)
-        out.append("\n" + indent + "}")
-    elif isinstance(value, list):
-        inner = indent + "  "
-        out.append("[")
-        for index, item in enumerate(value):
-            out.append(("\n" if index == 0 else ",\n") + inner)
-            _encode(item, inner, out)
-        out.append("\n" + indent + "]")
-    else:  # pragma: no cover - the model holds only the types above
-        raise TypeError(f"cannot encode {type(value).__name__}")
+def _utf8(text: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise PacketError([Finding("json", "$", f"invalid json: lone surrogate at index {exc.start}")]) from None
 
 
 def encode(packet: Packet) -> bytes:
     """Canonical bytes of a packet, without validating it (see :func:`dumps`)."""
-    obj = to_obj(packet)
-    obj["created_at"] = timestamps.canonical(packet.created_at)
-    out: list[str] = []
-    _encode(obj, "", out)
-    return "".join(out).encode("utf-8")
+    return _utf8(_render(packet, identity=True))
 
 
 def dumps(packet: Packet) -> bytes:
@@ -74,13 +118,14 @@ def dumps(packet: Packet) -> bytes:
     are left out, members are put in schema order, and created_at loses trailing
     fraction zeros and writes a zero offset as ``Z``.
     """
-    try:
-        obj = to_obj(packet)
-    except (AttributeError, TypeError) as exc:
-        raise PacketError([Finding("schema", "$", f"not a packet model: {exc}", keyword="type")]) from None
-    findings = validate(obj)
-    if findings:
-        raise PacketError(findings)
+    if not packet._conforming:
+        try:
+            obj = to_obj(packet)
+        except (AttributeError, TypeError) as exc:
+            raise PacketError([Finding("schema", "$", f"not a packet model: {exc}", keyword="type")]) from None
+        findings = validate(obj)
+        if findings:
+            raise PacketError(findings)
     data = encode(packet)
     if len(data) > MAX_PACKET_BYTES:
         raise PacketError([size_finding(len(data))])
@@ -93,8 +138,4 @@ def state_digest(packet: Packet) -> str:
     Two emissions of the same session state compare equal (SPEC: idempotent
     modulo id and created_at).
     """
-    obj = to_obj(packet)
-    del obj["id"], obj["created_at"]
-    out: list[str] = []
-    _encode(obj, "", out)
-    return "sha256:" + hashlib.sha256("".join(out).encode("utf-8")).hexdigest()
+    return "sha256:" + hashlib.sha256(_utf8(_render(packet, identity=False))).hexdigest()

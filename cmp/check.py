@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cmp import intake, model, redact, versions
+from cmp import intake, model, versions
 from cmp.findings import Finding, PacketError
 from cmp.model import Packet
-from cmp.redact import Redaction
+from cmp.redact import Redaction, redact, redact_obj
 from cmp.schemas import schema_findings
 
 
@@ -78,14 +78,14 @@ def check(
         return Report(None, tuple(findings), (), None, **options)
     routed = versions.route(obj)
     if isinstance(routed, Finding):
-        scanned = redact.redact_obj(obj) if lenient else ()
+        scanned = redact_obj(obj) if lenient else ()
         return Report(None, (routed,), tuple(scanned), None, **options)
     errors = schema_findings(obj, routed)
     if errors:
-        scanned = redact.redact_obj(obj) if lenient else ()
+        scanned = redact_obj(obj) if lenient else ()
         return Report(routed, tuple(errors), tuple(scanned), None, **options)
     packet = model.from_obj(obj)
-    return Report(routed, (), tuple(redact.redact(packet)), packet, **options)
+    return Report(routed, (), tuple(redact(packet)), packet, **options)
 
 
 def loads(data: bytes | bytearray | memoryview | str) -> Packet:
@@ -107,7 +107,9 @@ def validate(obj: Any) -> list[Finding]:
     routed = versions.route(obj)
     if isinstance(routed, Finding):
         return [routed]
-    return schema_findings(obj, routed)
+    # Data from the caller never passed intake: a lone surrogate cannot be written as UTF-8.
+    unencodable = intake.lone_surrogates(obj)
+    return unencodable + schema_findings(obj, routed)
 
 
 def require_valid(findings: Sequence[Finding]) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 from cmp import deepjson
@@ -52,23 +53,20 @@ def _clip(text: str) -> str:
     return text if len(text) <= 24 else text[:24] + "…"
 
 
-class _DuplicateRecorder:
-    """object_pairs_hook that builds dicts and remembers which ones lost a member."""
+def _duplicate_recorder(seen: list[tuple[dict[str, Any], str]]) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
+    """An object_pairs_hook that builds dicts and notes, in ``seen``, the ones that lost a member."""
 
-    __slots__ = ("seen",)
-
-    def __init__(self) -> None:
-        self.seen: list[tuple[dict[str, Any], str]] = []
-
-    def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         obj = dict(pairs)
         if len(obj) != len(pairs):
             names: set[str] = set()
             for name, _ in pairs:
                 if name in names:
-                    self.seen.append((obj, name))
+                    seen.append((obj, name))
                 names.add(name)
         return obj
+
+    return hook
 
 
 def _json_finding(message: str) -> Finding:
@@ -111,6 +109,22 @@ def _walk(root: Any) -> list[_Node]:
     return out
 
 
+def lone_surrogates(value: Any) -> list[Finding]:
+    """A ``json`` finding for each string or member name that holds a lone surrogate."""
+    found = []
+    for node in _walk(value):
+        item = node.value
+        if isinstance(item, str) and _SURROGATE.search(item):
+            found.append(_json_finding(f"lone surrogate (not a Unicode character) in {node.path()}"))
+        elif isinstance(item, dict):
+            found.extend(
+                _json_finding(f"lone surrogate in a member name in {node.path()}")
+                for name in item
+                if isinstance(name, str) and _SURROGATE.search(name)
+            )
+    return found
+
+
 def decode_text(raw: bytes) -> str | Finding:
     """UTF-8 without a BOM, or the reason not."""
     if raw.startswith(b"\xef\xbb\xbf"):
@@ -125,7 +139,8 @@ def decode_text(raw: bytes) -> str | Finding:
 
 def parse_json(text: str) -> tuple[Any, list[Finding]]:
     """Parse strict JSON; return the value and the findings that refuse it (empty when fine)."""
-    recorder = _DuplicateRecorder()
+    duplicates: list[tuple[dict[str, Any], str]] = []
+    recorder = _duplicate_recorder(duplicates)
     try:
         if text.count("[") + text.count("{") > _SHALLOW_BRACKETS:
             value = deepjson.loads(text, recorder, _refuse_constant, _finite_float, _finite_int, MAX_DEPTH)
@@ -145,20 +160,17 @@ def parse_json(text: str) -> tuple[Any, list[Finding]]:
         return None, [_json_finding(str(exc))]
 
     findings: list[Finding] = []
-    needs_walk = bool(recorder.seen) or _SURROGATE_ESCAPE.search(text) is not None
+    needs_walk = bool(duplicates) or _SURROGATE_ESCAPE.search(text) is not None
     if needs_walk:
-        lost = {(id(obj), name) for obj, name in recorder.seen}
+        lost = {(id(obj), name) for obj, name in duplicates}
         for node in _walk(value):
-            item = node.value
-            if isinstance(item, dict):
-                for name in item:
-                    if (id(item), name) in lost:
-                        message = f"member {quote(name)} appears more than once"
-                        findings.append(Finding("duplicate-key", node.path(name), message))
-                    if _SURROGATE.search(name):
-                        findings.append(_json_finding(f"lone surrogate escape in a member name in {node.path()}"))
-            elif isinstance(item, str) and _SURROGATE.search(item):
-                findings.append(_json_finding(f"lone surrogate escape (not a Unicode character) in {node.path()}"))
+            if isinstance(node.value, dict):
+                findings.extend(
+                    Finding("duplicate-key", node.path(name), f"member {quote(name)} appears more than once")
+                    for name in node.value
+                    if (id(node.value), name) in lost
+                )
+        findings.extend(lone_surrogates(value))
     if findings:
         return None, sorted(findings, key=lambda f: (f.code, f.path))
     return value, []

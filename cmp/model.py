@@ -12,8 +12,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ulid import ULID
-
 from cmp import timestamps
 
 Outcome = Literal["succeeded", "failed", "partial"]
@@ -75,7 +73,11 @@ class Packet:
     attempts: tuple[Attempt, ...] = ()
     open_questions: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
-    provenance: Provenance | None = field(default=None)
+    provenance: Provenance | None = None
+    # True only on packets built by from_obj from schema-valid data; every other
+    # construction (including dataclasses.replace) starts False. Frozen members keep
+    # it true for the packet's life, so dumps need not validate such a packet again.
+    _conforming: bool = field(default=False, init=False, repr=False, compare=False)
 
     @classmethod
     def new(cls, *, goal: str, next_step: str, **fields: Any) -> Packet:
@@ -84,6 +86,8 @@ class Packet:
         Lists given for array members are stored as tuples. The packet is not
         validated here; :func:`cmp.dumps` refuses one that does not conform.
         """
+        from ulid import ULID  # only writers need it; check() should not pay for the import
+
         now = _dt.datetime.now(_dt.timezone.utc)
         values: dict[str, Any] = {
             "ltm_version": "0.2",
@@ -117,7 +121,7 @@ def from_obj(obj: Mapping[str, Any]) -> Packet:
     """Build a Packet from a dict that already passed its version's schema."""
     project = obj.get("project")
     provenance = obj.get("provenance")
-    return Packet(
+    packet = Packet(
         ltm_version=obj["ltm_version"],
         id=obj["id"],
         created_at=obj["created_at"],
@@ -134,6 +138,8 @@ def from_obj(obj: Mapping[str, Any]) -> Packet:
         tags=_texts(obj.get("tags", ())),
         provenance=None if provenance is None else Provenance(**provenance),
     )
+    object.__setattr__(packet, "_conforming", True)
+    return packet
 
 
 def to_obj(packet: Packet) -> dict[str, Any]:

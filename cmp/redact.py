@@ -6,11 +6,15 @@ them from here. Adding a scanned field is one more line in SCANNED_FIELDS.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, is_dataclass
-from typing import Any
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any
 
 import re2
+
+if TYPE_CHECKING:
+    from cmp.model import Packet
 
 FOUND_LIMIT = 32
 
@@ -153,8 +157,16 @@ def texts(packet: Any) -> Iterator[tuple[str, str]]:
 
 def scan(fields: list[tuple[str, str]]) -> list[Redaction]:
     """Findings for (name, text) pairs: per field, per pattern, the leftmost match."""
-    if not fields or not _SET.Match(_SEPARATOR.join(text for _, text in fields)):
+    if not fields:
         return []
+    try:
+        if not _SET.Match(_SEPARATOR.join(text for _, text in fields)):
+            return []
+    except UnicodeEncodeError:
+        # Lone surrogates (only in hand-built models) cannot be UTF-8 for RE2. They are
+        # not word characters and no pattern matches them, so U+FFFD stands in for them.
+        fields = [(name, text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")) for name, text in fields]
+        return scan(fields)
     found: list[Redaction] = []
     for name, text in fields:
         hits = _SET.Match(text)
@@ -168,8 +180,39 @@ def scan(fields: list[tuple[str, str]]) -> list[Redaction]:
     return found
 
 
-def redact(packet: Any) -> list[Redaction]:
+def _getter(members: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    if len(members) == 1:
+        return lambda item: (getattr(item, members[0]),)
+    getter: Callable[[Any], tuple[Any, ...]] = attrgetter(*members)
+    return getter
+
+
+_ATTRS = {top: _getter(members) for top, members in _GROUPS if members}
+
+
+def _plain_texts(packet: Packet) -> list[str]:
+    """The scanned texts of a typed packet, without names: enough to rule it clean."""
+    out: list[str] = []
+    for top, members in _GROUPS:
+        value = getattr(packet, top)
+        if members == ():
+            out.append(value)
+        elif members is None:
+            out.extend(value)
+        else:
+            get = _ATTRS[top]
+            for item in value:
+                out.extend(get(item))
+    return out
+
+
+def redact(packet: Packet) -> list[Redaction]:
     """Redaction findings for a typed :class:`cmp.Packet`, in the reference's order."""
+    try:
+        if not _SET.Match(_SEPARATOR.join(_plain_texts(packet))):
+            return []
+    except (UnicodeEncodeError, TypeError, AttributeError):
+        pass  # a hand-built model with odd values: the careful walk below copes
     return scan(list(texts(packet)))
 
 

@@ -1,161 +1,46 @@
-"""The JSON Schemas of each version, compiled once, with RE2 patterns and our own messages.
+"""The JSON Schemas of each version, shipped in the package, and the validation entry point.
 
-jsonschema walks the schema (properties, items) and tracks paths; every leaf keyword
-used by the CMP schemas is replaced here so that patterns run on RE2, created_at is
-checked by :mod:`cmp.timestamps`, and no message ever reprs a user value (a value can
-be 10,000 levels deep or 32 KB long).
+Validation is two-speed: a compiled acceptor (:mod:`cmp.fastpath`) decides "valid" for
+the common case; only a packet it rejects goes through jsonschema (:mod:`cmp.explain`)
+to be explained, finding by finding. Verdicts are identical by construction and by test.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterator, Mapping
-from importlib import resources
+import os
+from collections.abc import Callable, Mapping
 from typing import Any
 
-import re2
-from jsonschema import Draft202012Validator, ValidationError, validators
-from jsonschema.protocols import Validator
-
-from cmp import timestamps
-from cmp.findings import Finding, path_join, quote
+from cmp.findings import Finding
 
 SCHEMA_VERSIONS = ("0.1", "0.2")
 
-_JSON_TYPES = {
-    str: "string",
-    bool: "boolean",
-    int: "number",
-    float: "number",
-    dict: "object",
-    list: "array",
-    type(None): "null",
-}
-
-
-def _type_name(instance: Any) -> str:
-    return _JSON_TYPES.get(type(instance), type(instance).__name__)
-
 
 @functools.cache
-def _compiled(pattern: str) -> Any:
-    return re2.compile(pattern)
-
-
-def _type(validator: Validator, expected: str, instance: Any, schema: Mapping[str, Any]) -> Iterator[ValidationError]:
-    if not validator.is_type(instance, expected):
-        yield ValidationError(f"expected {expected}, got {_type_name(instance)}")
-
-
-def _pattern(validator: Validator, pattern: str, instance: Any, schema: Mapping[str, Any]) -> Iterator[ValidationError]:
-    if isinstance(instance, str) and _compiled(pattern).search(instance) is None:
-        yield ValidationError(f"{quote(instance)} does not match {pattern}")
-
-
-def _format(validator: Validator, fmt: str, instance: Any, schema: Mapping[str, Any]) -> Iterator[ValidationError]:
-    if fmt == "date-time" and isinstance(instance, str) and not timestamps.is_valid(instance):
-        yield ValidationError(
-            f"{quote(instance)} is not an RFC 3339 date-time (YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM))"
-        )
-
-
-def _max_length(
-    validator: Validator, limit: int, instance: Any, schema: Mapping[str, Any]
-) -> Iterator[ValidationError]:
-    if isinstance(instance, str) and len(instance) > limit:
-        yield ValidationError(f"is {len(instance)} characters, longer than {limit}")
-
-
-def _min_length(
-    validator: Validator, limit: int, instance: Any, schema: Mapping[str, Any]
-) -> Iterator[ValidationError]:
-    if isinstance(instance, str) and len(instance) < limit:
-        yield ValidationError(f"is {len(instance)} characters, shorter than {limit}")
-
-
-def _max_items(validator: Validator, limit: int, instance: Any, schema: Mapping[str, Any]) -> Iterator[ValidationError]:
-    if isinstance(instance, list) and len(instance) > limit:
-        yield ValidationError(f"has {len(instance)} items, more than {limit}")
-
-
-def _enum(
-    validator: Validator, allowed: list[str], instance: Any, schema: Mapping[str, Any]
-) -> Iterator[ValidationError]:
-    if not (isinstance(instance, str) and instance in allowed):
-        shown = quote(instance) if isinstance(instance, str) else _type_name(instance)
-        yield ValidationError(f"{shown} is not one of {', '.join(allowed)}")
-
-
-def _const(validator: Validator, const: str, instance: Any, schema: Mapping[str, Any]) -> Iterator[ValidationError]:
-    if not (isinstance(instance, str) and instance == const):
-        shown = quote(instance) if isinstance(instance, str) else _type_name(instance)
-        yield ValidationError(f"{shown} is not {const!r}")
-
-
-def _required(
-    validator: Validator, names: list[str], instance: Any, schema: Mapping[str, Any]
-) -> Iterator[ValidationError]:
-    if isinstance(instance, dict):
-        for name in names:
-            if name not in instance:
-                yield ValidationError(f"missing required member {name!r}", path=[name])
-
-
-def _additional(
-    validator: Validator, allowed: bool, instance: Any, schema: Mapping[str, Any]
-) -> Iterator[ValidationError]:
-    if isinstance(instance, dict) and allowed is False:
-        known = schema.get("properties", {})
-        for name in instance:
-            if name not in known:
-                yield ValidationError(f"unexpected member {quote(name)}", path=[name])
-
-
-_Validator = validators.extend(
-    Draft202012Validator,
-    {
-        "type": _type,
-        "pattern": _pattern,
-        "format": _format,
-        "maxLength": _max_length,
-        "minLength": _min_length,
-        "maxItems": _max_items,
-        "enum": _enum,
-        "const": _const,
-        "required": _required,
-        "additionalProperties": _additional,
-    },
-)
-
-
 def load_schema(version: str) -> dict[str, Any]:
-    """The packaged JSON Schema document of ``version``."""
-    text = resources.files("cmp").joinpath("schema").joinpath(f"core-memory.v{version}.json").read_text("utf-8")
-    schema: dict[str, Any] = json.loads(text)
+    """The packaged JSON Schema document of ``version`` (shared: do not mutate it)."""
+    # A plain file read: importlib.resources would double check()'s start-up time,
+    # and the schemas always ship as files inside the package.
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schema", f"core-memory.v{version}.json")
+    with open(path, encoding="utf-8") as stream:
+        schema: dict[str, Any] = json.load(stream)
     return schema
 
 
 @functools.cache
-def _validator(version: str) -> Any:
-    schema = load_schema(version)
-    Draft202012Validator.check_schema(schema)
-    return _Validator(schema)
+def acceptor(version: str) -> Callable[[Any], bool]:
+    """The compiled fast-path acceptor of ``version``."""
+    from cmp.fastpath import compile_acceptor
 
-
-def _path(error: ValidationError) -> str:
-    path = "$"
-    for key in error.absolute_path:
-        path = path_join(path, key)
-    return path
-
-
-def _sort_key(finding_path: tuple[str | int, ...]) -> tuple[tuple[int, str | int], ...]:
-    return tuple((0, key) if isinstance(key, int) else (1, key) for key in finding_path)
+    return compile_acceptor(load_schema(version))
 
 
 def schema_findings(obj: Mapping[str, Any], version: str) -> list[Finding]:
-    """Every schema violation of ``obj`` against ``version``, sorted by path."""
-    errors = list(_validator(version).iter_errors(obj))
-    errors.sort(key=lambda e: (_sort_key(tuple(e.absolute_path)), str(e.validator)))
-    return [Finding("schema", _path(e), e.message, keyword=str(e.validator)) for e in errors]
+    """Every schema violation of ``obj`` against ``version``, sorted by path (empty when valid)."""
+    if acceptor(version)(obj):
+        return []
+    from cmp.explain import explain
+
+    return explain(obj, version)

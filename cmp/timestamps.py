@@ -4,59 +4,66 @@ from __future__ import annotations
 
 import datetime as _dt
 
-import re2
 from rfc3339_validator import validate_rfc3339
 
+from cmp.patterns import Matcher
+
 # Uppercase T and Z only, one to nine fraction digits, numeric offsets. RE2's `$`
-# is end of text, so a trailing newline never slips through.
-_SHAPE = re2.compile(
-    r"^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})"
-    r"(?:\.([0-9]{1,9}))?(Z|[+-]([0-9]{2}):([0-9]{2}))$"
-)
+# is end of text, so a trailing newline never slips through. Once the shape holds,
+# every field sits at a fixed place and is read by slicing.
+_SHAPE = Matcher(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?(?:Z|[+-][0-9]{2}:[0-9]{2})$")
+_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _leap(year: int) -> bool:
+    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+
+
+def _split(text: str) -> tuple[str, str, str]:
+    """(``YYYY-MM-DDTHH:MM:SS``, fraction digits, offset) of a text of the right shape."""
+    offset = "Z" if text[-1] == "Z" else text[-6:]
+    fraction = text[20 : len(text) - len(offset)]
+    return text[:19], fraction, offset
 
 
 def is_valid(text: str) -> bool:
     """True when ``text`` is a created_at the reference accepts and re-renders faithfully."""
-    match = _SHAPE.search(text)
-    if match is None:
+    if not _SHAPE(text):
         return False
-    year, month, day, hour, minute, second = (int(match.group(i)) for i in range(1, 7))
-    if hour > 23 or minute > 59 or second > 59:
+    year, month, day = int(text[0:4]), int(text[5:7]), int(text[8:10])
+    if not 1 <= month <= 12 or not 1 <= day <= _DAYS[month - 1]:
         return False
-    if match.group(8) != "Z" and (int(match.group(9)) > 23 or int(match.group(10)) > 59):
+    if month == 2 and day == 29 and not _leap(year):
         return False
-    try:
-        _dt.date(year, month, day) if year > 0 else _dt.date(2000, month, day)
-    except ValueError:
+    if int(text[11:13]) > 23 or int(text[14:16]) > 59 or int(text[17:19]) > 59:
         return False
-    # The shape above is stricter than rfc3339-validator; asking it too keeps us
-    # honest should either drift (it is the library the wider ecosystem trusts).
+    offset = _split(text)[2]
+    if offset != "Z" and (int(offset[1:3]) > 23 or int(offset[4:6]) > 59):
+        return False
+    # Stricter than rfc3339-validator; asking it too keeps us honest should either
+    # drift (it has no year 0, which RFC 3339 allows and the reference accepts).
     return year == 0 or validate_rfc3339(text)
 
 
 def canonical(text: str) -> str:
     """The reference's rendering: fraction without trailing zeros, a zero offset as Z."""
-    match = _SHAPE.search(text)
-    if match is None:
+    if not _SHAPE(text):
         return text
-    head: str = match.group(0)[:19]
-    fraction = (match.group(7) or "").rstrip("0")
-    offset: str = match.group(8)
+    head, fraction, offset = _split(text)
+    fraction = fraction.rstrip("0")
     if offset in ("+00:00", "-00:00"):
         offset = "Z"
     return head + ("." + fraction if fraction else "") + offset
 
 
 def to_datetime(text: str) -> _dt.datetime:
-    """A timezone-aware datetime; fractions past microseconds are truncated."""
-    match = _SHAPE.search(text)
-    if match is None or not is_valid(text):
-        raise ValueError(f"not a valid created_at: {text[:64]!r}")
-    fraction = (match.group(7) or "").ljust(6, "0")[:6]
-    if match.group(8) == "Z":
-        tz = _dt.timezone.utc
-    else:
-        sign = -1 if match.group(8)[0] == "-" else 1
-        tz = _dt.timezone(sign * _dt.timedelta(hours=int(match.group(9)), minutes=int(match.group(10))))
-    year, month, day, hour, minute, second = (int(match.group(i)) for i in range(1, 7))
-    return _dt.datetime(year, month, day, hour, minute, second, int(fraction), tzinfo=tz)
+    """A timezone-aware datetime; digits past microseconds are dropped (year 0 cannot be shown)."""
+    if not is_valid(text) or text.startswith("0000"):
+        raise ValueError(f"not a created_at a datetime can hold: {text[:32]!r}")
+    head, fraction, offset = _split(text)
+    tz = _dt.timezone.utc
+    if offset != "Z":
+        sign = -1 if offset[0] == "-" else 1
+        tz = _dt.timezone(sign * _dt.timedelta(hours=int(offset[1:3]), minutes=int(offset[4:6])))
+    naive = _dt.datetime.strptime(head, "%Y-%m-%dT%H:%M:%S")
+    return naive.replace(microsecond=int(fraction.ljust(6, "0")[:6]), tzinfo=tz)

@@ -80,3 +80,19 @@ def test_paths_quote_odd_member_names() -> None:
     obj = put(full(), "x y", 1)
     (finding,) = cmp.check(encode(obj)).errors
     assert finding.path == "$['x y']"
+
+
+def test_validate_flags_lone_surrogates_in_caller_data() -> None:
+    obj = put(full(), "goal", "bad \ud800 text")
+    obj["\udc00"] = 1
+    found = [(f.code, f.message) for f in cmp.validate(obj)]
+    assert ("json", "invalid json: lone surrogate (not a Unicode character) in $.goal") in found
+    assert ("json", "invalid json: lone surrogate in a member name in $") in found
+
+
+def test_hand_built_packet_with_lone_surrogate() -> None:
+    packet = cmp.Packet.new(goal="AKIAIOSFODNN7EXAMPLE \ud800", next_step="n")
+    with pytest.raises(cmp.PacketError) as caught:
+        cmp.dumps(packet)
+    assert caught.value.findings[0].code == "json"
+    assert [str(r) for r in cmp.redact(packet)] == ["goal/aws-key: AKIAIOSFODNN7EXAMPLE"]
