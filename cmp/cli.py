@@ -12,15 +12,14 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 from cmp import __version__
+from cmp.batch import Job, Progress, judge_all, judge_report, open_jsonl, read_jsonl
 from cmp.canonical import dumps
-from cmp.check import Report, check
 from cmp.findings import Finding
 from cmp.inputs import Input, InputError, display_name, read_source
-from cmp.intake import MAX_PACKET_BYTES, size_finding
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -29,6 +28,7 @@ examples:
   cmp check packet.json                 one line per finding, or "packet.json: ok"
   cmp check a.json b.json --format json one JSON document with a result per file
   cat packet.json | cmp check -         read the packet from stdin
+  cmp check --jsonl packets.jsonl --jobs 2   one packet per line, results per line, both cores
   cmp check --lenient old.json          report schema errors as warnings, exit 0
   cmp fmt packet.json                   print the canonical bytes
   cmp fmt --check *.json                list files that are not canonical (exit 1)
@@ -68,54 +68,68 @@ def _error_line(text: str) -> None:
             pass
 
 
-def _judge(source: Input, lenient: bool, allow_unredacted: bool) -> Report:
-    if len(source.data) > MAX_PACKET_BYTES:
-        return Report(None, (size_finding(source.size),), (), None, lenient, allow_unredacted)
-    return check(source.data, lenient=lenient, allow_unredacted=allow_unredacted)
-
-
-def _report_lines(name: str, report: Report) -> list[str]:
-    lines = []
-    schema_only = all(f.code == "schema" for f in report.errors)
-    error_prefix = "warning: " if report.lenient and schema_only else ""
-    for finding in report.errors:
-        lines.append(f"{name}: {error_prefix}{finding}")
-    redaction_prefix = "warning: redaction " if report.allow_unredacted else "redaction "
-    for redaction in report.redactions:
-        lines.append(f"{name}: {redaction_prefix}{redaction}")
-    if report.accepted:
-        lines.append(f"{name}: ok" if report.ok else f"{name}: accepted (not conforming)")
-    return lines
-
-
-def _cmd_check(args: argparse.Namespace, out: _Output) -> int:
-    status = EXIT_OK
-    results: list[dict[str, Any]] = []
+def _jobs(args: argparse.Namespace, status: list[int], results: list[dict[str, Any]]) -> Iterator[Job]:
+    """Jobs from the FILE arguments, then from --jsonl; unreadable sources are reported here."""
     for raw_name in args.files:
         name = display_name(raw_name)
         try:
             source = read_source(raw_name)
         except InputError as exc:
-            status = max(status, EXIT_USAGE)
+            status[0] = max(status[0], EXIT_USAGE)
             _error_line(f"{name}: {exc}")
             results.append({"file": name, "ok": False, "error": str(exc)})
             continue
-        report = _judge(source, args.lenient, args.allow_unredacted)
-        if not report.accepted:
-            status = max(status, EXIT_FAIL)
-        if args.format == "json":
-            results.append({"file": name, **report.to_json()})
-        else:
-            for line in _report_lines(name, report):
-                out.line(line)
+        yield Job(name, None, source.data, source.size)
+    for raw_name in args.jsonl or ():
+        name = display_name(raw_name)
+        try:
+            stream = open_jsonl(raw_name)
+        except InputError as exc:
+            status[0] = max(status[0], EXIT_USAGE)
+            _error_line(f"{name}: {exc}")
+            results.append({"file": name, "ok": False, "error": str(exc)})
+            continue
+        try:
+            yield from read_jsonl(stream, name)
+        except OSError as exc:
+            status[0] = max(status[0], EXIT_USAGE)
+            _error_line(f"{name}: cannot read: {exc.strerror or exc}")
+        finally:
+            if raw_name != "-":
+                stream.close()
+
+
+def _cmd_check(args: argparse.Namespace, out: _Output) -> int:
+    if not args.files and not args.jsonl:
+        _error_line("check needs a FILE or --jsonl")
+        return EXIT_USAGE
+    if args.jobs < 0:
+        _error_line("--jobs must be 0 (all cores) or more")
+        return EXIT_USAGE
+    workers = args.jobs or os.cpu_count() or 1
+    status = [EXIT_OK]
+    results: list[dict[str, Any]] = []
+    progress = Progress(None if args.jsonl else len(args.files))
+    try:
+        for verdict in judge_all(_jobs(args, status, results), args.lenient, args.allow_unredacted, workers):
+            progress.step()
+            if not verdict.accepted:
+                status[0] = max(status[0], EXIT_FAIL)
+            if args.format == "json":
+                results.append(verdict.result)
+            else:
+                for line in verdict.lines:
+                    out.line(line)
+    finally:
+        progress.close()
     if args.format == "json":
         out.line(json.dumps({"results": results}, ensure_ascii=False, indent=2))
-    return status
+    return status[0]
 
 
 def _canonical(source: Input, allow_unredacted: bool) -> tuple[bytes | None, list[str]]:
     """Canonical bytes of a source, or the one-line reasons it has none."""
-    report = _judge(source, False, allow_unredacted)
+    report = judge_report(source.data, source.size, False, allow_unredacted)
     if report.packet is None:
         return None, [str(f) for f in report.errors]
     if report.blocked:
@@ -228,7 +242,11 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    check_cmd.add_argument("files", nargs="+", metavar="FILE", help="packet files; - reads stdin")
+    check_cmd.add_argument("files", nargs="*", metavar="FILE", help="packet files; - reads stdin")
+    check_cmd.add_argument(
+        "--jsonl", action="append", metavar="FILE", help="a JSON Lines file (- for stdin), one packet per line"
+    )
+    check_cmd.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (0: one per core)")
     check_cmd.add_argument("--format", choices=("text", "json"), default="text")
     check_cmd.add_argument(
         "--lenient", action="store_true", help="schema errors are warnings (exit 0); intake errors still fail"

@@ -1,0 +1,120 @@
+"""Batch checking: JSON Lines input, per-line results, worker processes, the progress line."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cmp.batch import Job, Progress, judge_all, read_jsonl
+from cmp.cli import main
+from tests.packets import encode, full, put
+
+GOOD = encode(full())
+BAD = encode(put(full(), "tags[0]", "Bad"))
+LEAKY = encode(put(full(), "goal", "AKIAIOSFODNN7EXAMPLE"))
+
+
+@pytest.fixture
+def jsonl(tmp_path: Path) -> Path:
+    path = tmp_path / "packets.jsonl"
+    path.write_bytes(b"\n".join([GOOD, BAD, b"", b"  ", LEAKY, b"{", GOOD]) + b"\r\n")
+    return path
+
+
+def test_read_jsonl_numbers_lines_and_skips_blank_ones(jsonl: Path) -> None:
+    with open(jsonl, "rb") as stream:
+        jobs = list(read_jsonl(stream, "p.jsonl"))
+    assert [job.line for job in jobs] == [1, 2, 5, 6, 7]
+    assert jobs[-1].data == GOOD  # CRLF stripped
+    assert jobs[0].name == "p.jsonl:1"
+
+
+def test_over_long_line_is_cut_and_measured() -> None:
+    stream = io.BytesIO(b" " * 40_000 + b"x\n" + GOOD + b"\n")
+    jobs = list(read_jsonl(stream, "s"))
+    assert [(job.line, len(job.data), job.size) for job in jobs] == [(1, 32_770, 40_001), (2, len(GOOD), len(GOOD))]
+
+
+def test_jsonl_text_output(jsonl: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--jsonl", str(jsonl)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"{jsonl}:1: ok"
+    assert out[1].startswith(f"{jsonl}:2: $.tags[0]: 'Bad' does not match")
+    assert out[2] == f"{jsonl}:5: redaction goal/aws-key: AKIAIOSFODNN7EXAMPLE"
+    assert out[3].startswith(f"{jsonl}:6: $: invalid json")
+    assert out[4] == f"{jsonl}:7: ok"
+
+
+def test_jsonl_json_output_has_line_numbers(jsonl: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--format", "json", "--jsonl", str(jsonl)]) == 1
+    results = json.loads(capsys.readouterr().out)["results"]
+    assert [(r["line"], r["ok"]) for r in results] == [(1, True), (2, False), (5, False), (6, False), (7, True)]
+
+
+def test_jsonl_from_stdin() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "cmp", "check", "--jsonl", "-"],
+        input=GOOD + b"\n" + GOOD,
+        capture_output=True,
+        timeout=60,
+    )
+    assert (result.returncode, result.stdout) == (0, b"-:1: ok\n-:2: ok\n")
+
+
+def test_workers_give_the_same_results_in_order(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "many.jsonl"
+    lines = [GOOD, BAD, LEAKY] * 700  # more than one batch
+    path.write_bytes(b"\n".join(lines))
+    assert main(["check", "--jsonl", str(path)]) == 1
+    single = capsys.readouterr().out
+    assert main(["check", "--jobs", "2", "--jsonl", str(path)]) == 1
+    assert capsys.readouterr().out == single
+    assert single.count(": ok\n") == 700
+
+
+def test_judge_all_keeps_order_across_processes() -> None:
+    jobs = [Job("f", i, GOOD if i % 3 else BAD, None) for i in range(1, 301)]
+    verdicts = list(judge_all(jobs, False, False, workers=2))
+    assert [v.name for v in verdicts] == [f"f:{i}" for i in range(1, 301)]
+    assert [v.accepted for v in verdicts] == [bool(i % 3) for i in range(1, 301)]
+
+
+def test_missing_jsonl_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--jsonl", str(tmp_path / "none.jsonl")]) == 2
+    assert "cannot open" in capsys.readouterr().err
+
+
+def test_bad_jobs_value(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--jobs", "-1", "x"]) == 2
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_only_on_a_terminal_and_only_when_slow(monkeypatch: pytest.MonkeyPatch) -> None:
+    import cmp.batch as batch
+
+    clock = iter([0.0] + [0.5] * 3 + [2.0 + i for i in range(10)])
+    monkeypatch.setattr(batch.time, "monotonic", lambda: next(clock))
+    terminal = FakeTerminal()
+    progress = Progress(100, terminal)
+    for _ in range(6):
+        progress.step()
+    progress.close()
+    shown = terminal.getvalue()
+    assert "cmp: 4/100 packets" in shown and shown.endswith("\r\033[K")
+    assert "cmp: 1/100" not in shown  # nothing in the first second
+
+    piped = io.StringIO()
+    quiet = Progress(100, piped)
+    for _ in range(5):
+        quiet.step()
+    quiet.close()
+    assert piped.getvalue() == ""
