@@ -100,6 +100,7 @@ def judge_all(jobs: Iterable[Job], lenient: bool, allow_unredacted: bool, worker
 def read_jsonl(stream: BinaryIO, file: str) -> Iterator[Job]:
     """One job per non-blank line (LF or CRLF); a line is never held past 32,769 bytes."""
     number = 0
+    size: int
     while True:
         line = stream.readline(MAX_PACKET_BYTES + 2)
         if not line:
@@ -107,7 +108,7 @@ def read_jsonl(stream: BinaryIO, file: str) -> Iterator[Job]:
         number += 1
         if line.endswith(b"\n"):
             body = line[:-2] if line.endswith(b"\r\n") else line[:-1]
-            size: int | None = len(body)
+            size = len(body)
         elif len(line) > MAX_PACKET_BYTES:
             body, size = line, len(line)
             while True:  # skip the rest of the over-long line, counting it

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable
+import threading
 from typing import Any
 
 from cmp import deepjson
@@ -17,10 +17,6 @@ from cmp.findings import Finding, bounded_path, path_join, quote
 
 MAX_PACKET_BYTES = 32_768
 MAX_DEPTH = 10_000  # the reference's (Go encoding/json) nesting limit
-
-# Below this many brackets the C decoder cannot come near Python's recursion limit,
-# so the iterative parser is only paid for by documents that could be deep.
-_SHALLOW_BRACKETS = 400
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -53,20 +49,35 @@ def _clip(text: str) -> str:
     return text if len(text) <= 24 else text[:24] + "…"
 
 
-def _duplicate_recorder(seen: list[tuple[dict[str, Any], str]]) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
-    """An object_pairs_hook that builds dicts and notes, in ``seen``, the ones that lost a member."""
+class _ParseState(threading.local):
+    """Per-thread notes of the parse in progress, so one decoder serves every call."""
 
-    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        obj = dict(pairs)
-        if len(obj) != len(pairs):
-            names: set[str] = set()
-            for name, _ in pairs:
-                if name in names:
-                    seen.append((obj, name))
-                names.add(name)
-        return obj
+    def __init__(self) -> None:
+        self.duplicates: list[tuple[dict[str, Any], str]] = []
 
-    return hook
+
+_state = _ParseState()
+
+
+def _record_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """object_pairs_hook: build the dict and note a member name it lost to a duplicate."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        names: set[str] = set()
+        for name, _ in pairs:
+            if name in names:
+                _state.duplicates.append((obj, name))
+            names.add(name)
+    return obj
+
+
+# Built once: json.loads(text, **hooks) would build a new decoder and scanner per call.
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_record_duplicates,
+    parse_constant=_refuse_constant,
+    parse_float=_finite_float,
+    parse_int=_finite_int,
+)
 
 
 def _json_finding(message: str) -> Finding:
@@ -140,18 +151,14 @@ def decode_text(raw: bytes) -> str | Finding:
 def parse_json(text: str) -> tuple[Any, list[Finding]]:
     """Parse strict JSON; return the value and the findings that refuse it (empty when fine)."""
     duplicates: list[tuple[dict[str, Any], str]] = []
-    recorder = _duplicate_recorder(duplicates)
+    _state.duplicates = duplicates
     try:
-        if text.count("[") + text.count("{") > _SHALLOW_BRACKETS:
-            value = deepjson.loads(text, recorder, _refuse_constant, _finite_float, _finite_int, MAX_DEPTH)
-        else:
-            value = json.loads(
-                text,
-                object_pairs_hook=recorder,
-                parse_constant=_refuse_constant,
-                parse_float=_finite_float,
-                parse_int=_finite_int,
-            )
+        try:
+            value = _DECODER.decode(text)
+        except RecursionError:
+            # The C decoder recurses per level; the reference allows 10,000 levels.
+            duplicates.clear()
+            value = deepjson.loads(text, _record_duplicates, _refuse_constant, _finite_float, _finite_int, MAX_DEPTH)
     except _Refused as exc:
         return None, [_json_finding(str(exc))]
     except json.JSONDecodeError as exc:
@@ -160,7 +167,7 @@ def parse_json(text: str) -> tuple[Any, list[Finding]]:
         return None, [_json_finding(str(exc))]
 
     findings: list[Finding] = []
-    needs_walk = bool(duplicates) or _SURROGATE_ESCAPE.search(text) is not None
+    needs_walk = bool(duplicates) or ("\\u" in text and _SURROGATE_ESCAPE.search(text) is not None)
     if needs_walk:
         lost = {(id(obj), name) for obj, name in duplicates}
         for node in _walk(value):

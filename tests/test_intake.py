@@ -151,7 +151,7 @@ DOCUMENTS = [
 def test_iterative_parser_agrees_with_json_module(text: str) -> None:
     from cmp import deepjson, intake
 
-    hooks = (intake._duplicate_recorder([]), intake._refuse_constant, intake._finite_float, intake._finite_int)
+    hooks = (intake._record_duplicates, intake._refuse_constant, intake._finite_float, intake._finite_int)
     assert deepjson.loads(text, *hooks, MAX_DEPTH) == json.loads(text)
 
 
