@@ -6,7 +6,6 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -91,6 +90,8 @@ def judge_all(jobs: Iterable[Job], lenient: bool, allow_unredacted: bool, worker
         for job in jobs:
             yield judge(job, lenient, allow_unredacted)
         return
+    from concurrent.futures import ProcessPoolExecutor  # a one-file check should not pay for it
+
     with ProcessPoolExecutor(max_workers=workers) as pool:
         for batch in _batches(jobs):
             packed = [(job, lenient, allow_unredacted) for job in batch]

@@ -11,7 +11,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
@@ -146,6 +145,8 @@ def write_atomically(path: str, data: bytes) -> None:
 
     On any error the original is untouched and the temporary file removed.
     """
+    import tempfile
+
     folder = os.path.dirname(path) or "."
     mode = os.stat(path).st_mode & 0o7777
     fd, temporary = tempfile.mkstemp(dir=folder, prefix=".cmp-", suffix=".tmp")

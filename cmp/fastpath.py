@@ -91,6 +91,8 @@ class _Compiler:
             low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
             if high is None:
                 self.emit(indent, f"if len({var}) < {low}: return False")
+            elif low == 0:
+                self.emit(indent, f"if len({var}) > {int(high)}: return False")
             else:
                 self.emit(indent, f"if not {low} <= len({var}) <= {int(high)}: return False")
         if "const" in schema:

@@ -8,7 +8,7 @@ is ``""``, an array that is ``()`` and ``locked=False`` are not written by
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -113,30 +113,27 @@ def _fraction(microsecond: int) -> str:
     return ("." + f"{microsecond:06d}".rstrip("0")) if microsecond else ""
 
 
-def _texts(items: Iterable[str]) -> tuple[str, ...]:
-    return tuple(items)
-
-
 def from_obj(obj: Mapping[str, Any]) -> Packet:
     """Build a Packet from a dict that already passed its version's schema."""
-    project = obj.get("project")
-    provenance = obj.get("provenance")
+    get = obj.get
+    project = get("project")
+    provenance = get("provenance")
     packet = Packet(
-        ltm_version=obj["ltm_version"],
-        id=obj["id"],
-        created_at=obj["created_at"],
-        goal=obj["goal"],
-        next_step=obj["next_step"],
-        parent_id=obj.get("parent_id", ""),
-        project=None if project is None else Project(**project),
-        success_criteria=_texts(obj.get("success_criteria", ())),
-        constraints=_texts(obj.get("constraints", ())),
-        decisions=tuple(Decision(**d) for d in obj.get("decisions", ())),
-        methods=tuple(Method(**m) for m in obj.get("methods", ())),
-        attempts=tuple(Attempt(**a) for a in obj.get("attempts", ())),
-        open_questions=_texts(obj.get("open_questions", ())),
-        tags=_texts(obj.get("tags", ())),
-        provenance=None if provenance is None else Provenance(**provenance),
+        obj["ltm_version"],
+        obj["id"],
+        obj["created_at"],
+        obj["goal"],
+        obj["next_step"],
+        get("parent_id", ""),
+        None if project is None else Project(**project),
+        tuple(get("success_criteria", ())),
+        tuple(get("constraints", ())),
+        tuple([Decision(**d) for d in get("decisions", ())]),
+        tuple([Method(**m) for m in get("methods", ())]),
+        tuple([Attempt(**a) for a in get("attempts", ())]),
+        tuple(get("open_questions", ())),
+        tuple(get("tags", ())),
+        None if provenance is None else Provenance(**provenance),
     )
     object.__setattr__(packet, "_conforming", True)
     return packet
