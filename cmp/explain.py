@@ -106,7 +106,7 @@ def _additional(
         known = schema.get("properties", {})
         for name in instance:
             if name not in known:
-                yield ValidationError(f"unexpected member {quote(name)}", path=[name])
+                yield ValidationError(f"unexpected member {quote(str(name))}", path=[name])
 
 
 _Validator = validators.extend(

@@ -96,3 +96,9 @@ def test_hand_built_packet_with_lone_surrogate() -> None:
         cmp.dumps(packet)
     assert caught.value.findings[0].code == "json"
     assert [str(r) for r in cmp.redact(packet)] == ["goal/aws-key: AKIAIOSFODNN7EXAMPLE"]
+
+
+def test_validate_survives_non_json_python_values() -> None:
+    obj = {**full(), 1: "x", "tags": ("gpu",), "goal": b"bytes"}
+    found = {(f.path, f.keyword) for f in cmp.validate(obj)}
+    assert found == {("$[1]", "additionalProperties"), ("$.tags", "type"), ("$.goal", "type")}
