@@ -12,6 +12,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from cmp import __version__
@@ -67,16 +68,30 @@ def _error_line(text: str) -> None:
             pass
 
 
-def _jobs(args: argparse.Namespace, status: list[int], results: list[dict[str, Any]]) -> Iterator[Job]:
+@dataclass
+class _Run:
+    """The exit status and JSON results of one command, as sources are read and judged."""
+
+    status: int = EXIT_OK
+    results: list[dict[str, Any]] = field(default_factory=list)
+
+    def fail(self, code: int) -> None:
+        self.status = max(self.status, code)
+
+    def unreadable(self, name: str, message: str) -> None:
+        self.fail(EXIT_USAGE)
+        _error_line(f"{name}: {message}")
+        self.results.append({"file": name, "ok": False, "error": message})
+
+
+def _jobs(args: argparse.Namespace, run: _Run) -> Iterator[Job]:
     """Jobs from the FILE arguments, then from --jsonl; unreadable sources are reported here."""
     for raw_name in args.files:
         name = display_name(raw_name)
         try:
             source = read_source(raw_name)
         except InputError as exc:
-            status[0] = max(status[0], EXIT_USAGE)
-            _error_line(f"{name}: {exc}")
-            results.append({"file": name, "ok": False, "error": str(exc)})
+            run.unreadable(name, str(exc))
             continue
         yield Job(name, None, source.data, source.size)
     for raw_name in args.jsonl or ():
@@ -84,15 +99,12 @@ def _jobs(args: argparse.Namespace, status: list[int], results: list[dict[str, A
         try:
             stream = open_jsonl(raw_name)
         except InputError as exc:
-            status[0] = max(status[0], EXIT_USAGE)
-            _error_line(f"{name}: {exc}")
-            results.append({"file": name, "ok": False, "error": str(exc)})
+            run.unreadable(name, str(exc))
             continue
         try:
             yield from read_jsonl(stream, name)
         except OSError as exc:
-            status[0] = max(status[0], EXIT_USAGE)
-            _error_line(f"{name}: cannot read: {exc.strerror or exc}")
+            run.unreadable(name, f"cannot read: {exc.strerror or exc}")
         finally:
             if raw_name != "-":
                 stream.close()
@@ -106,24 +118,23 @@ def _cmd_check(args: argparse.Namespace, out: _Output) -> int:
         _error_line("--jobs must be 0 (all cores) or more")
         return EXIT_USAGE
     workers = args.jobs or os.cpu_count() or 1
-    status = [EXIT_OK]
-    results: list[dict[str, Any]] = []
+    run = _Run()
     progress = Progress(None if args.jsonl else len(args.files))
     try:
-        for verdict in judge_all(_jobs(args, status, results), args.lenient, args.allow_unredacted, workers):
+        for verdict in judge_all(_jobs(args, run), args.lenient, args.allow_unredacted, workers):
             progress.step()
             if not verdict.accepted:
-                status[0] = max(status[0], EXIT_FAIL)
+                run.fail(EXIT_FAIL)
             if args.format == "json":
-                results.append(verdict.result)
+                run.results.append(verdict.result)
             else:
                 for line in verdict.lines:
                     out.line(line)
     finally:
         progress.close()
     if args.format == "json":
-        out.line(json.dumps({"results": results}, ensure_ascii=False, indent=2))
-    return status[0]
+        out.line(json.dumps({"results": run.results}, ensure_ascii=False, indent=2))
+    return run.status
 
 
 def _canonical(source: Input, allow_unredacted: bool) -> tuple[bytes | None, list[str]]:
@@ -182,37 +193,34 @@ def _cmd_fmt(args: argparse.Namespace, out: _Output) -> int:
     if args.write and "-" in args.files:
         _error_line("fmt --write cannot rewrite stdin")
         return EXIT_USAGE
-    status = EXIT_OK
+    run = _Run()
     for raw_name in args.files:
         name = display_name(raw_name)
         try:
             source = read_source(raw_name)
         except InputError as exc:
-            _error_line(f"{name}: {exc}")
-            status = max(status, EXIT_USAGE)
+            run.unreadable(name, str(exc))
             continue
         data, problems = _canonical(source, args.allow_unredacted)
         if data is None:
             for problem in problems:
                 out.line(f"{name}: {problem}")
-            status = max(status, EXIT_FAIL)
-            continue
-        if args.check:
+            run.fail(EXIT_FAIL)
+        elif args.check:
             if data != source.data:
                 out.line(f"{name}: not canonical")
-                status = max(status, EXIT_FAIL)
+                run.fail(EXIT_FAIL)
         elif args.write:
             if data != source.data:
                 try:
                     write_atomically(raw_name, data)
                 except OSError as exc:
-                    _error_line(f"{name}: cannot write: {exc.strerror or exc}; the file is unchanged")
-                    status = max(status, EXIT_USAGE)
+                    run.unreadable(name, f"cannot write: {exc.strerror or exc}; the file is unchanged")
                     continue
                 out.line(f"{name}: rewritten")
         else:
             out.write(data)
-    return status
+    return run.status
 
 
 def _cmd_conformance(args: argparse.Namespace, out: _Output) -> int:
