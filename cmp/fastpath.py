@@ -80,8 +80,13 @@ class _Compiler:
             self.emit(indent, f"if not {var}.keys() <= {self.constant(frozenset(properties))}: return False")
         elif schema.get("additionalProperties", True) is not True:
             raise ValueError("fast path compiles only additionalProperties: false")
+        required = set(schema.get("required", ()))
         for name, subschema in properties.items():
             member = self.variable()
+            if name in required:  # present: checked above
+                self.emit(indent, f"{member} = {var}[{name!r}]")
+                self.node(subschema, member, indent)
+                continue
             self.emit(indent, f"{member} = {var}.get({name!r}, _MISSING)")
             self.emit(indent, f"if {member} is not _MISSING:")
             self.node(subschema, member, indent + 1)
@@ -112,7 +117,9 @@ def compile_acceptor(schema: Mapping[str, Any]) -> Callable[[Any], bool]:
     """A function that returns True exactly when ``schema`` accepts its argument."""
     compiler = _Compiler()
     compiler.node(schema, "packet", 1)
-    source = "def accept(packet):\n" + "\n".join(compiler.lines) + "\n    return True\n"
+    # Builtins as defaults: locals are the cheapest names to look up.
+    header = "def accept(packet, _MISSING=_MISSING, type=type, len=len, str=str, bool=bool, dict=dict, list=list):\n"
+    source = header + "\n".join(compiler.lines) + "\n    return True\n"
     namespace = dict(compiler.names)
     exec(compile(source, "<cmp fast path>", "exec"), namespace)
     accept: Callable[[Any], bool] = namespace["accept"]

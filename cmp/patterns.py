@@ -1,19 +1,24 @@
-"""Boolean RE2 matching at C++ speed.
+"""Boolean RE2 matching at C++ speed, with a memo for the short strings that repeat.
 
 google-re2's ``search`` builds a match object and maps byte offsets back to
 characters in Python (about 8 µs a call); a one-pattern ``re2.Set`` answers "does it
-match" in about 1 µs. Validation only needs the answer, so it uses this.
+match" in about 1 µs. Validation only needs the answer, so it uses this. Tags and
+method names come from small vocabularies that repeat from packet to packet, so short
+texts remember their answer (a bounded memo, emptied when full).
 """
 
 from __future__ import annotations
 
 import re2
 
+MEMO_TEXT_LIMIT = 64
+MEMO_ENTRIES = 4096
+
 
 class Matcher:
     """Whether RE2 ``pattern`` matches somewhere in a string (``search`` semantics)."""
 
-    __slots__ = ("_set", "pattern")
+    __slots__ = ("_memo", "_set", "pattern")
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
@@ -21,10 +26,19 @@ class Matcher:
         if self._set.Add(pattern) != 0:
             raise ValueError(f"bad RE2 pattern {pattern!r}")
         self._set.Compile()
+        self._memo: dict[str, bool] = {}
 
     def __call__(self, text: str) -> bool:
+        known = self._memo.get(text)
+        if known is not None:
+            return known
         try:
-            return self._set.Match(text) is not None
+            answer = self._set.Match(text) is not None
         except UnicodeEncodeError:
             # A lone surrogate cannot be UTF-8: no CMP pattern can match such text.
-            return False
+            answer = False
+        if len(text) <= MEMO_TEXT_LIMIT:
+            if len(self._memo) >= MEMO_ENTRIES:
+                self._memo.clear()
+            self._memo[text] = answer
+        return answer
