@@ -70,22 +70,23 @@ def check(
     data: bytes | bytearray | memoryview | str, *, lenient: bool = False, allow_unredacted: bool = False
 ) -> Report:
     """Judge raw packet bytes (or text). Never raises for bad packet content."""
-    if not isinstance(data, (bytes, bytearray, memoryview, str)):
-        raise TypeError(f"check() takes bytes or str, not {type(data).__name__}")
-    options = {"lenient": lenient, "allow_unredacted": allow_unredacted}
-    obj, findings = intake.parse_packet(data if isinstance(data, str) else bytes(data))
+    if type(data) is not bytes and not isinstance(data, str):
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"check() takes bytes or str, not {type(data).__name__}")
+        data = bytes(data)
+    obj, findings = intake.parse_packet(data)
     if obj is None:
-        return Report(None, tuple(findings), (), None, **options)
+        return Report(None, tuple(findings), (), None, lenient, allow_unredacted)
     routed = versions.route(obj)
     if isinstance(routed, Finding):
         scanned = redact_obj(obj) if lenient else ()
-        return Report(None, (routed,), tuple(scanned), None, **options)
+        return Report(None, (routed,), tuple(scanned), None, lenient, allow_unredacted)
     errors = schema_findings(obj, routed)
     if errors:
         scanned = redact_obj(obj) if lenient else ()
-        return Report(routed, tuple(errors), tuple(scanned), None, **options)
+        return Report(routed, tuple(errors), tuple(scanned), None, lenient, allow_unredacted)
     packet = model.from_obj(obj)
-    return Report(routed, (), tuple(redact(packet)), packet, **options)
+    return Report(routed, (), tuple(redact(packet)), packet, lenient, allow_unredacted)
 
 
 def loads(data: bytes | bytearray | memoryview | str) -> Packet:

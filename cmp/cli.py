@@ -84,15 +84,21 @@ class _Run:
         self.results.append({"file": name, "ok": False, "error": message})
 
 
-def _jobs(args: argparse.Namespace, run: _Run) -> Iterator[Job]:
-    """Jobs from the FILE arguments, then from --jsonl; unreadable sources are reported here."""
-    for raw_name in args.files:
+def _readable(names: Sequence[str], run: _Run) -> Iterator[tuple[str, str, Input]]:
+    """(name as given, name to print, contents) of each FILE that can be read; the rest are reported."""
+    for raw_name in names:
         name = display_name(raw_name)
         try:
             source = read_source(raw_name)
         except InputError as exc:
             run.unreadable(name, str(exc))
             continue
+        yield raw_name, name, source
+
+
+def _jobs(args: argparse.Namespace, run: _Run) -> Iterator[Job]:
+    """Jobs from the FILE arguments, then from --jsonl; unreadable sources are reported here."""
+    for _, name, source in _readable(args.files, run):
         yield Job(name, None, source.data, source.size)
     for raw_name in args.jsonl or ():
         name = display_name(raw_name)
@@ -194,13 +200,7 @@ def _cmd_fmt(args: argparse.Namespace, out: _Output) -> int:
         _error_line("fmt --write cannot rewrite stdin")
         return EXIT_USAGE
     run = _Run()
-    for raw_name in args.files:
-        name = display_name(raw_name)
-        try:
-            source = read_source(raw_name)
-        except InputError as exc:
-            run.unreadable(name, str(exc))
-            continue
+    for raw_name, name, source in _readable(args.files, run):
         data, problems = _canonical(source, args.allow_unredacted)
         if data is None:
             for problem in problems:

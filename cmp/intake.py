@@ -59,8 +59,13 @@ class _ParseState(threading.local):
 _state = _ParseState()
 
 
-def _record_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """object_pairs_hook: build the dict and note a member name it lost to a duplicate."""
+def _record_duplicates(
+    pairs: list[tuple[str, Any]], dict: type[dict[str, Any]] = dict, len: Any = len
+) -> dict[str, Any]:
+    """object_pairs_hook: build the dict and note a member name it lost to a duplicate.
+
+    Called once per JSON object, so builtins are bound as locals.
+    """
     obj = dict(pairs)
     if len(obj) != len(pairs):
         names: set[str] = set()

@@ -3,49 +3,37 @@
 from __future__ import annotations
 
 import copy
+import importlib.util
 import itertools
 import json
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-ULID = "01J9X8K2QZ7N4M0WXYZV3R8ABC"
+
+def _generator() -> ModuleType:
+    """conformance-vectors/generate.py, whose base packets the tests share."""
+    path = Path(__file__).resolve().parent.parent / "conformance-vectors" / "generate.py"
+    spec = importlib.util.spec_from_file_location("cmp_vector_generator", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+GENERATOR = _generator()
 
 
 def minimal(version: str = "0.2") -> dict[str, Any]:
-    return {
-        "ltm_version": version,
-        "id": ULID,
-        "created_at": "2026-04-21T10:30:00Z",
-        "goal": "Get GPU video encoding working for replay captures.",
-        "next_step": "Bring up the encode queue on Fedora.",
-    }
+    """The five required members, valid for ``version``."""
+    packet: dict[str, Any] = GENERATOR.minimal(version)
+    return packet
 
 
 def full(version: str = "0.2") -> dict[str, Any]:
-    """Every member present once, valid for ``version``."""
-    obj = minimal(version)
-    obj.update(
-        {
-            "project": {"name": "replay", "ref": "github.com/example/replay"},
-            "constraints": ["Linux only."],
-            "decisions": [{"what": "Drop macOS.", "why": "No encode queue.", "locked": True}],
-            "attempts": [{"tried": "MoltenVK.", "outcome": "failed", "learned": "Extension absent."}],
-            "open_questions": ["AMD fallback?"],
-            "tags": ["gpu", "video-encoding"],
-            "provenance": {
-                "author_model": "model-1",
-                "author_human": "someone",
-                "source_hash": "sha256:" + "0" * 64,
-                "confidence": "high",
-            },
-        }
-    )
-    if version == "0.2":
-        obj["parent_id"] = "01J9X3K2QZ7N4M0WXYZV3R8Z01"
-        obj["success_criteria"] = ["A clip renders in under 2s."]
-        obj["decisions"][0]["consequences"] = "Mac cannot test this."
-        obj["methods"] = [{"name": "fedora-mesa", "when_applicable": "Need Vulkan video.", "how": "dnf install mesa"}]
-        obj["attempts"][0]["confidence"] = "high"
-    return obj
+    """Every member of ``version`` present once, valid."""
+    packet: dict[str, Any] = GENERATOR.full(version)
+    return packet
 
 
 def parse_path(path: str) -> list[str | int]:
