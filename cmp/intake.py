@@ -153,17 +153,28 @@ def decode_text(raw: bytes) -> str | Finding:
         return _json_finding(f"invalid UTF-8 at byte {exc.start}")
 
 
+def _decode_deep(text: str, duplicates: list[tuple[dict[str, Any], str]]) -> Any:
+    duplicates.clear()
+    return deepjson.loads(text, _record_duplicates, _refuse_constant, _finite_float, _finite_int, MAX_DEPTH)
+
+
+def _decode(text: str, duplicates: list[tuple[dict[str, Any], str]]) -> Any:
+    try:
+        return _DECODER.decode(text)
+    except RecursionError:
+        return _decode_deep(text, duplicates)
+
+
 def parse_json(text: str) -> tuple[Any, list[Finding]]:
     """Parse strict JSON; return the value and the findings that refuse it (empty when fine)."""
     duplicates: list[tuple[dict[str, Any], str]] = []
     _state.duplicates = duplicates
+    # Only a text with more than MAX_DEPTH brackets can nest too deep; only those pay
+    # for the iterative parser, which counts levels (the C decoder's own limit differs
+    # between Python versions). The C decoder's RecursionError sends the rest there too.
+    deep = len(text) > MAX_DEPTH and text.count("[") + text.count("{") > MAX_DEPTH
     try:
-        try:
-            value = _DECODER.decode(text)
-        except RecursionError:
-            # The C decoder recurses per level; the reference allows 10,000 levels.
-            duplicates.clear()
-            value = deepjson.loads(text, _record_duplicates, _refuse_constant, _finite_float, _finite_int, MAX_DEPTH)
+        value = _decode_deep(text, duplicates) if deep else _decode(text, duplicates)
     except _Refused as exc:
         return None, [_json_finding(str(exc))]
     except json.JSONDecodeError as exc:
