@@ -160,10 +160,12 @@ def _canonical(source: Input, allow_unredacted: bool) -> tuple[bytes | None, lis
 def write_atomically(path: str, data: bytes) -> None:
     """Replace ``path`` with ``data``: temporary file in the same folder, fsync, rename.
 
-    On any error the original is untouched and the temporary file removed.
+    On any error the original is untouched and the temporary file removed. A symlink
+    is followed, so the file it names is rewritten and the link stays a link.
     """
     import tempfile
 
+    path = os.path.realpath(path)
     folder = os.path.dirname(path) or "."
     mode = os.stat(path).st_mode & 0o7777
     fd, temporary = tempfile.mkstemp(dir=folder, prefix=".cmp-", suffix=".tmp")

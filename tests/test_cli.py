@@ -346,3 +346,11 @@ def test_stdout_pipe_closed_early(good: Path) -> None:
     )
     assert b"Traceback" not in result.stderr
     assert result.stderr.decode().count("\n") <= 1
+
+
+def test_fmt_write_through_a_symlink_keeps_the_link(good: Path, tmp_path: Path) -> None:
+    link = tmp_path / "link.json"
+    link.symlink_to(good)
+    assert main(["fmt", "--write", str(link)]) == 0
+    assert link.is_symlink()
+    assert good.read_bytes() == canonical_bytes(good)
