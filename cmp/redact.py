@@ -159,24 +159,33 @@ def scan(fields: list[tuple[str, str]]) -> list[Redaction]:
     """Findings for (name, text) pairs: per field, per pattern, the leftmost match."""
     if not fields:
         return []
+    values = [text for _, text in fields]
     try:
-        if not _SET.Match(_SEPARATOR.join(text for _, text in fields)):
+        if not _SET.Match(_SEPARATOR.join(values)):
             return []
+        hit_lists = [_SET.Match(text) for text in values]
     except UnicodeEncodeError:
         # Lone surrogates (only in hand-built models) cannot be UTF-8 for RE2. They are
         # not word characters and no pattern matches them, so U+FFFD stands in for them.
         fields = [(name, text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")) for name, text in fields]
         return scan(fields)
+    return _extract([name for name, _ in fields], values, hit_lists)
+
+
+def _extract(names: list[str], values: list[str], hit_lists: list[list[int] | None]) -> list[Redaction]:
+    """The leftmost match of each pattern the set reported, field by field."""
     found: list[Redaction] = []
-    for name, text in fields:
-        hits = _SET.Match(text)
+    for name, text, hits in zip(names, values, hit_lists, strict=True):
         if not hits:
             continue
+        # On bytes, google-re2 skips mapping offsets back to characters (twice as fast);
+        # RE2 matches whole UTF-8 characters, so every match decodes cleanly.
+        data = text.encode("utf-8")
         for index in sorted(hits):
-            match = _COMPILED[index].search(text)
+            match = _COMPILED[index].search(data)
             if match is not None:
                 pattern = PATTERNS[index]
-                found.append(Redaction(name, pattern.category, pattern.mask or match.group()))
+                found.append(Redaction(name, pattern.category, pattern.mask or match.group().decode("utf-8")))
     return found
 
 
@@ -206,14 +215,30 @@ def _plain_texts(packet: Packet) -> list[str]:
     return out
 
 
+def _plain_names(packet: Packet) -> list[str]:
+    """The finding names of :func:`_plain_texts`, in the same order."""
+    out: list[str] = []
+    for top, members in _GROUPS:
+        count = len(getattr(packet, top)) if members != () else 0
+        if members == ():
+            out.append(top)
+        elif members is None:
+            out.extend(f"{top}[{index}]" for index in range(count))
+        else:
+            out.extend(f"{top}[{index}].{member}" for index in range(count) for member in members)
+    return out
+
+
 def redact(packet: Packet) -> list[Redaction]:
     """Redaction findings for a typed :class:`cmp.Packet`, in the reference's order."""
     try:
-        if not _SET.Match(_SEPARATOR.join(_plain_texts(packet))):
+        values = _plain_texts(packet)
+        if not _SET.Match(_SEPARATOR.join(values)):
             return []
+        hit_lists = [_SET.Match(text) for text in values]
     except (UnicodeEncodeError, TypeError, AttributeError):
-        pass  # a hand-built model with odd values: the careful walk below copes
-    return scan(list(texts(packet)))
+        return scan(list(texts(packet)))  # a hand-built model with odd values: the careful walk copes
+    return _extract(_plain_names(packet), values, hit_lists)
 
 
 def redact_obj(obj: Mapping[str, Any]) -> list[Redaction]:
