@@ -6,6 +6,7 @@ them from here. Adding a scanned field is one more line in SCANNED_FIELDS.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, is_dataclass
 from operator import attrgetter
@@ -97,7 +98,12 @@ def _compile_set() -> Any:
     return pattern_set
 
 
-_COMPILED = tuple(re2.compile(p.regex) for p in PATTERNS)
+@functools.cache
+def _searches() -> tuple[Any, ...]:
+    """Compiled per-pattern searches, built on the first dirty packet (start-up stays lean)."""
+    return tuple(re2.compile(p.regex) for p in PATTERNS)
+
+
 _SET = _compile_set()
 # Any separator that is not a word character keeps every in-field match (and its
 # boundaries) a match of the joined text, so one pass can rule a packet clean.
@@ -182,7 +188,7 @@ def _extract(names: list[str], values: list[str], hit_lists: list[list[int] | No
         # RE2 matches whole UTF-8 characters, so every match decodes cleanly.
         data = text.encode("utf-8")
         for index in sorted(hits):
-            match = _COMPILED[index].search(data)
+            match = _searches()[index].search(data)
             if match is not None:
                 pattern = PATTERNS[index]
                 found.append(Redaction(name, pattern.category, pattern.mask or match.group().decode("utf-8")))
