@@ -8,6 +8,8 @@ import atheris
 
 with atheris.instrument_imports():
     import cmp
+    import cmp.explain  # imported lazily by cmp; instrument it (and jsonschema) up front
+    import cmp.fastpath
 
 
 def test_one_input(data: bytes) -> None:
