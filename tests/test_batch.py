@@ -118,3 +118,13 @@ def test_progress_only_on_a_terminal_and_only_when_slow(monkeypatch: pytest.Monk
         quiet.step()
     quiet.close()
     assert piped.getvalue() == ""
+
+
+def test_jsonl_directory_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--jsonl", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"cmp: {tmp_path}: cannot read: is a directory\n"
+
+
+def test_jobs_zero_means_every_core(jsonl: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--jobs", "0", "--jsonl", str(jsonl)]) == 1
+    assert capsys.readouterr().out.count(": ok\n") == 2

@@ -168,3 +168,10 @@ def test_a_wrong_expectation_fails(tmp_path: Path, capsys: pytest.CaptureFixture
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith(f"FAIL {vector['id']}: conforming: expected True, got false")
     assert out[-1] == "0 passed, 1 failed"
+
+
+def test_bad_runner_arguments_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["conformance", "--timeout", "0"]) == 2
+    assert "--timeout must be positive" in capsys.readouterr().err
+    assert main(["conformance", "--impl", "   "]) == 2
+    assert "--impl needs a command" in capsys.readouterr().err

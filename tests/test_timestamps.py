@@ -40,3 +40,5 @@ def test_datetime_view() -> None:
     assert value == dt.datetime(2026, 4, 21, 10, 0, 0, 123456, tzinfo=dt.timezone.utc)
     with pytest.raises(ValueError):
         timestamps.to_datetime("2026-02-30T00:00:00Z")
+    with pytest.raises(ValueError):  # valid RFC 3339, but Python's datetime has no year 0
+        timestamps.to_datetime("0000-01-01T00:00:00Z")
