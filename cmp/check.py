@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,8 +110,3 @@ def validate(obj: Any) -> list[Finding]:
     # Data from the caller never passed intake: a lone surrogate cannot be written as UTF-8.
     unencodable = intake.lone_surrogates(obj)
     return unencodable + schema_findings(obj, routed)
-
-
-def require_valid(findings: Sequence[Finding]) -> None:
-    if findings:
-        raise PacketError(findings)
