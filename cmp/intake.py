@@ -125,10 +125,13 @@ def _walk(root: Any) -> list[_Node]:
     return out
 
 
-def lone_surrogates(value: Any) -> list[Finding]:
-    """A ``json`` finding for each string or member name that holds a lone surrogate."""
+def lone_surrogates(value: Any, nodes: list[_Node] | None = None) -> list[Finding]:
+    """A ``json`` finding for each string or member name that holds a lone surrogate.
+
+    ``nodes`` is the document's walk when the caller already has it.
+    """
     found = []
-    for node in _walk(value):
+    for node in _walk(value) if nodes is None else nodes:
         item = node.value
         if isinstance(item, str) and _SURROGATE.search(item):
             found.append(_json_finding(f"lone surrogate (not a Unicode character) in {node.path()}"))
@@ -186,14 +189,15 @@ def parse_json(text: str) -> tuple[Any, list[Finding]]:
     needs_walk = bool(duplicates) or ("\\u" in text and _SURROGATE_ESCAPE.search(text) is not None)
     if needs_walk:
         lost = {(id(obj), name) for obj, name in duplicates}
-        for node in _walk(value):
+        nodes = _walk(value)
+        for node in nodes:
             if isinstance(node.value, dict):
                 findings.extend(
                     Finding("duplicate-key", node.path(name), f"member {quote(name)} appears more than once")
                     for name in node.value
                     if (id(node.value), name) in lost
                 )
-        findings.extend(lone_surrogates(value))
+        findings.extend(lone_surrogates(value, nodes))
     if findings:
         return None, sorted(findings, key=lambda f: (f.code, f.path))
     return value, []

@@ -73,12 +73,8 @@ def put(obj: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
 
 
 def drop(obj: dict[str, Any], path: str) -> dict[str, Any]:
-    out = copy.deepcopy(obj)
-    keys = parse_path(path)
-    node: Any = out
-    for key in keys[:-1]:
-        node = node[key]
-    del node[keys[-1]]
+    """A deep copy of ``obj`` without the member at ``path``."""
+    out: dict[str, Any] = GENERATOR.without(obj, path)
     return out
 
 
