@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import fields, is_dataclass, replace
 from json.encoder import encode_basestring
+from typing import Any
 
 from cmp.check import validate
 from cmp.findings import Finding, PacketError
 from cmp.intake import MAX_PACKET_BYTES, size_finding
-from cmp.model import Attempt, Decision, Method, Packet, to_obj
+from cmp.model import Packet, to_obj
 from cmp.timestamps import canonical as canonical_time
 
 # Python escapes quote, backslash and C0 controls exactly as Go does (short escapes for
@@ -22,12 +24,28 @@ from cmp.timestamps import canonical as canonical_time
 # only occur inside strings (member names are fixed ASCII), so one pass over the whole
 # text at the end is the same as escaping each string.
 _GO_EXTRA = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
-_S = encode_basestring
+
+
+def _escaped(value: Any) -> Any:
+    """A model value with every string replaced by its JSON-escaped body (quotes left off)."""
+    if isinstance(value, str):
+        return encode_basestring(value)[1:-1]
+    if isinstance(value, (tuple, list)):  # a hand-built packet may hold lists
+        return tuple(map(_escaped, value))
+    if is_dataclass(value) and not isinstance(value, type):
+        return replace(value, **{f.name: _escaped(getattr(value, f.name)) for f in fields(value) if f.init})
+    return value
+
+
+# The renderer writes each string between quotes as it stands: fast, because Python's
+# per-call cost, not the characters, dominates here. Strings that need escaping are
+# escaped first, all at once (_escaped); a packet check() read from text without a
+# backslash has none (Packet._escape_free) and skips that step.
 
 
 def _strings(name: str, items: Sequence[str], out: list[str]) -> None:
     if items:
-        out.append(f',\n  "{name}": [\n    ' + ",\n    ".join(map(_S, items)) + "\n  ]")
+        out.append(f',\n  "{name}": [\n    "' + '",\n    "'.join(items) + '"\n  ]')
 
 
 def _objects(name: str, rendered: list[str], out: list[str]) -> None:
@@ -35,51 +53,47 @@ def _objects(name: str, rendered: list[str], out: list[str]) -> None:
         out.append(f',\n  "{name}": [\n    {{\n' + "\n    },\n    {\n".join(rendered) + "\n    }\n  ]")
 
 
-def _decision(d: Decision) -> str:
-    text = f'      "what": {_S(d.what)},\n      "why": {_S(d.why)}'
-    if d.consequences:
-        text += f',\n      "consequences": {_S(d.consequences)}'
-    if d.locked:
-        text += ',\n      "locked": true'
-    return text
-
-
-def _method(m: Method) -> str:
-    return f'      "name": {_S(m.name)},\n      "when_applicable": {_S(m.when_applicable)},\n      "how": {_S(m.how)}'
-
-
-def _attempt(a: Attempt) -> str:
-    text = f'      "tried": {_S(a.tried)},\n      "outcome": {_S(a.outcome)}'
-    if a.learned:
-        text += f',\n      "learned": {_S(a.learned)}'
-    if a.confidence:
-        text += f',\n      "confidence": {_S(a.confidence)}'
-    return text
-
-
 def _small_object(name: str, members: Sequence[tuple[str, str]], out: list[str]) -> None:
-    present = [f'    "{key}": {_S(value)}' for key, value in members if value]
+    present = [f'    "{key}": "{value}"' for key, value in members if value]
     out.append(f',\n  "{name}": ' + ("{\n" + ",\n".join(present) + "\n  }" if present else "{}"))
 
 
 def _render(packet: Packet, identity: bool) -> str:
-    out = [f'{{\n  "ltm_version": {_S(packet.ltm_version)}']
+    if not packet._escape_free:
+        packet = _escaped(packet)
+    out = [f'{{\n  "ltm_version": "{packet.ltm_version}"']
     if identity:
-        out.append(f',\n  "id": {_S(packet.id)}')
+        out.append(f',\n  "id": "{packet.id}"')
     if packet.parent_id:
-        out.append(f',\n  "parent_id": {_S(packet.parent_id)}')
+        out.append(f',\n  "parent_id": "{packet.parent_id}"')
     if identity:
-        out.append(f',\n  "created_at": {_S(canonical_time(packet.created_at))}')
+        out.append(f',\n  "created_at": "{canonical_time(packet.created_at)}"')
     if packet.project is not None:
         _small_object("project", (("name", packet.project.name), ("ref", packet.project.ref)), out)
-    out.append(f',\n  "goal": {_S(packet.goal)}')
+    out.append(f',\n  "goal": "{packet.goal}"')
     _strings("success_criteria", packet.success_criteria, out)
     _strings("constraints", packet.constraints, out)
-    _objects("decisions", [_decision(d) for d in packet.decisions], out)
-    _objects("methods", [_method(m) for m in packet.methods], out)
-    _objects("attempts", [_attempt(a) for a in packet.attempts], out)
+    decisions = [
+        f'      "what": "{d.what}",\n      "why": "{d.why}"'
+        + (f',\n      "consequences": "{d.consequences}"' if d.consequences else "")
+        + (',\n      "locked": true' if d.locked else "")
+        for d in packet.decisions
+    ]
+    _objects("decisions", decisions, out)
+    methods = [
+        f'      "name": "{m.name}",\n      "when_applicable": "{m.when_applicable}",\n      "how": "{m.how}"'
+        for m in packet.methods
+    ]
+    _objects("methods", methods, out)
+    attempts = [
+        f'      "tried": "{a.tried}",\n      "outcome": "{a.outcome}"'
+        + (f',\n      "learned": "{a.learned}"' if a.learned else "")
+        + (f',\n      "confidence": "{a.confidence}"' if a.confidence else "")
+        for a in packet.attempts
+    ]
+    _objects("attempts", attempts, out)
     _strings("open_questions", packet.open_questions, out)
-    out.append(f',\n  "next_step": {_S(packet.next_step)}')
+    out.append(f',\n  "next_step": "{packet.next_step}"')
     _strings("tags", packet.tags, out)
     if packet.provenance is not None:
         p = packet.provenance

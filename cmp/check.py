@@ -8,8 +8,8 @@ from typing import Any
 from cmp import intake, model, versions
 from cmp.findings import Finding, PacketError
 from cmp.model import Packet
-from cmp.redact import Redaction, redact, redact_obj
-from cmp.schemas import schema_findings
+from cmp.redact import Redaction, redact, redact_obj, source_is_clean
+from cmp.schemas import builder, schema_findings
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -73,6 +73,11 @@ def check(
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"check() takes bytes or str, not {type(data).__name__}")
         data = bytes(data)
+    raw = _utf8(data) if isinstance(data, str) else data
+    if raw is not None:
+        quick = _quick_check(raw, lenient, allow_unredacted)
+        if quick is not None:
+            return quick
     obj, findings = intake.parse_packet(data)
     if obj is None:
         return Report(None, tuple(findings), (), None, lenient, allow_unredacted)
@@ -80,11 +85,47 @@ def check(
     if isinstance(routed, Finding):
         scanned = redact_obj(obj) if lenient else ()
         return Report(None, (routed,), tuple(scanned), None, lenient, allow_unredacted)
-    errors = schema_findings(obj, routed)
+    built = builder(routed)(obj)
+    errors = [] if built is not None else schema_findings(obj, routed)
     if errors:
         scanned = redact_obj(obj) if lenient else ()
         return Report(routed, tuple(errors), tuple(scanned), None, lenient, allow_unredacted)
-    packet = model.from_obj(obj)
+    # A mapping only the detailed path accepts cannot come out of the JSON decoder;
+    # from_obj builds it all the same rather than trust that.
+    packet = built[0] if built is not None else model.from_obj(obj)
+    return Report(routed, (), tuple(redact(packet)), packet, lenient, allow_unredacted)
+
+
+def _utf8(text: str) -> bytes | None:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return None  # parse_packet says where
+
+
+def _quick_check(raw: bytes, lenient: bool, allow_unredacted: bool) -> Report | None:
+    """The report of a conforming packet in one decode and one walk; None for anything else.
+
+    Anything this cannot vouch for (a duplicate member, a schema error, an odd escape)
+    goes the long way round, which alone writes findings, so no verdict depends on it.
+    """
+    counted = intake.parse_counted(raw)
+    if counted is None:
+        return None
+    obj, strings, escape_free = counted
+    routed = versions.route(obj)
+    if type(routed) is not str:
+        return None
+    built = builder(routed)(obj)
+    if built is None or built[1] != strings:
+        return None
+    packet = built[0]
+    if escape_free:
+        object.__setattr__(packet, "_escape_free", True)
+        # Unescaped text holds every string verbatim between quotes: if no pattern
+        # matches anywhere in it, none matches in any scanned field.
+        if source_is_clean(raw):
+            return Report(routed, (), (), packet, lenient, allow_unredacted)
     return Report(routed, (), tuple(redact(packet)), packet, lenient, allow_unredacted)
 
 

@@ -52,9 +52,11 @@ def _pattern(validator: Validator, pattern: str, instance: Any, schema: Mapping[
 
 def _format(validator: Validator, fmt: str, instance: Any, schema: Mapping[str, Any]) -> Iterator[ValidationError]:
     if fmt == "date-time" and isinstance(instance, str) and not timestamps.is_valid(instance):
-        yield ValidationError(
-            f"{quote(instance)} is not an RFC 3339 date-time (YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM))"
-        )
+        if timestamps.is_rfc3339(instance):
+            reason = "is RFC 3339 but outside the subset packets use"
+        else:
+            reason = "is not an RFC 3339 date-time"
+        yield ValidationError(f"{quote(instance)} {reason} (YYYY-MM-DDTHH:MM:SS[.1-9 digits](Z|±HH:MM))")
 
 
 def _max_length(

@@ -1,14 +1,18 @@
-"""The fast acceptance path: a schema compiled to one plain Python function per version.
+"""The fast path: a schema compiled to plain Python functions, one per version and job.
 
-It answers only "valid or not", and only for the keywords the CMP schemas use; the
-detailed jsonschema path (:mod:`cmp.explain`) runs when it says "not valid", to explain
-why. Both read the same schema file, and the tests hold them to identical verdicts over
-the conformance vectors and generated packets. A keyword the compiler does not know
-makes compilation fail, so a schema change cannot silently weaken the fast path.
+``compile_acceptor`` answers only "valid or not"; ``compile_builder`` answers the same
+question while building the typed model and counting the document's strings (member
+names and string values), in one walk. Both know only the keywords the CMP schemas
+use; the detailed jsonschema path (:mod:`cmp.explain`) runs when they say "not
+valid", to explain why. All read the same schema file, and the tests hold them to
+identical verdicts over the conformance vectors and generated packets. A keyword the
+compiler does not know makes compilation fail, so a schema change cannot silently
+weaken the fast path.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -30,14 +34,29 @@ _KNOWN = _IGNORED | {
     "const",
     "format",
 }
+# Names each compiled function binds as parameter defaults.
+_LOCALS = ("_MISSING", "_new", "type", "len", "str", "bool", "dict", "list", "tuple")
 _PYTHON_TYPES = {"object": "dict", "array": "list", "string": "str", "boolean": "bool"}
 
 
 class _Compiler:
-    def __init__(self) -> None:
+    """Emits the checks of a schema as straight-line Python.
+
+    With ``classes`` (schema location to dataclass, e.g. ``$.decisions[]``) it also
+    rebinds each checked value to its model form and counts strings in ``n``.
+    """
+
+    def __init__(self, classes: Mapping[str, type] | None = None, root_marks: Mapping[str, Any] | None = None) -> None:
         self.lines: list[str] = []
-        self.names: dict[str, Any] = {"_MISSING": object(), "_is_date_time": timestamps.is_valid}
+        self.names: dict[str, Any] = {
+            "_MISSING": object(),
+            "_is_date_time": timestamps.is_valid,
+            "_new": object.__new__,
+        }
         self.counter = 0
+        self.classes = classes
+        self.root_marks = dict(root_marks or {})
+        self.fail = "return False" if classes is None else "return None"
 
     def constant(self, value: Any) -> str:
         self.counter += 1
@@ -52,75 +71,162 @@ class _Compiler:
     def emit(self, indent: int, line: str) -> None:
         self.lines.append("    " * indent + line)
 
-    def node(self, schema: Mapping[str, Any], var: str, indent: int) -> None:
+    def node(self, schema: Mapping[str, Any], var: str, indent: int, where: str) -> None:
         unknown = set(schema) - _KNOWN
         if unknown:
             raise ValueError(f"fast path cannot compile keywords {sorted(unknown)}")
         kind = schema.get("type")
         if kind not in _PYTHON_TYPES:
             raise ValueError(f"fast path cannot compile type {kind!r}")
-        self.emit(indent, f"if type({var}) is not {_PYTHON_TYPES[kind]}: return False")
+        self.emit(indent, f"if type({var}) is not {_PYTHON_TYPES[kind]}: {self.fail}")
         if kind == "object":
-            self.object(schema, var, indent)
+            self.object(schema, var, indent, where)
         elif kind == "array":
-            if "maxItems" in schema:
-                self.emit(indent, f"if len({var}) > {int(schema['maxItems'])}: return False")
-            if "items" in schema:
-                item = self.variable()
-                self.emit(indent, f"for {item} in {var}:")
-                self.node(schema["items"], item, indent + 1)
+            self.array(schema, var, indent, where)
         elif kind == "string":
             self.string(schema, var, indent)
 
-    def object(self, schema: Mapping[str, Any], var: str, indent: int) -> None:
+    def array(self, schema: Mapping[str, Any], var: str, indent: int, where: str) -> None:
+        if "maxItems" in schema:
+            self.emit(indent, f"if len({var}) > {int(schema['maxItems'])}: {self.fail}")
+        items = schema.get("items")
+        building = self.classes is not None
+        if items is None:
+            if building:
+                raise ValueError(f"fast path cannot build {where}: its items have no schema")
+            return
+        item = self.variable()
+        built = self.variable() if building and items.get("type") in ("object", "array") else None
+        if built is not None:
+            self.emit(indent, f"{built} = []")
+        self.emit(indent, f"for {item} in {var}:")
+        self.node(items, item, indent + 1, where + "[]")
+        if built is not None:
+            self.emit(indent + 1, f"{built}.append({item})")
+            self.emit(indent, f"{var} = tuple({built})")
+        elif building:
+            self.emit(indent, f"{var} = tuple({var})")
+
+    def object(self, schema: Mapping[str, Any], var: str, indent: int, where: str) -> None:
         properties: Mapping[str, Any] = schema.get("properties", {})
         if schema.get("required"):
-            self.emit(indent, f"if not {var}.keys() >= {self.constant(frozenset(schema['required']))}: return False")
+            self.emit(indent, f"if not {var}.keys() >= {self.constant(frozenset(schema['required']))}: {self.fail}")
         if schema.get("additionalProperties", True) is False:
-            self.emit(indent, f"if not {var}.keys() <= {self.constant(frozenset(properties))}: return False")
+            self.emit(indent, f"if not {var}.keys() <= {self.constant(frozenset(properties))}: {self.fail}")
         elif schema.get("additionalProperties", True) is not True:
             raise ValueError("fast path compiles only additionalProperties: false")
+        cls = self.model_class(where, properties)
+        if cls is not None:
+            self.emit(indent, f"n += len({var})")
         required = set(schema.get("required", ()))
+        members: dict[str, str] = {}
         for name, subschema in properties.items():
-            member = self.variable()
+            member = members[name] = self.variable()
             if name in required:  # present: checked above
                 self.emit(indent, f"{member} = {var}[{name!r}]")
-                self.node(subschema, member, indent)
+                self.node(subschema, member, indent, f"{where}.{name}")
                 continue
             self.emit(indent, f"{member} = {var}.get({name!r}, _MISSING)")
             self.emit(indent, f"if {member} is not _MISSING:")
-            self.node(subschema, member, indent + 1)
+            self.node(subschema, member, indent + 1, f"{where}.{name}")
+            if cls is not None:
+                self.emit(indent, "else:")
+                self.emit(indent + 1, f"{member} = {self.constant(_default(cls, name))}")
+        if cls is not None:
+            self.construct(cls, members, var, indent, self.root_marks if where == "$" else {})
+
+    def model_class(self, where: str, properties: Mapping[str, Any]) -> type | None:
+        if self.classes is None:
+            return None
+        cls = self.classes.get(where)
+        if cls is None:
+            raise ValueError(f"fast path has no model class for {where}")
+        fields = {f.name for f in dataclasses.fields(cls)}
+        stray = set(properties) - fields
+        if stray:
+            raise ValueError(f"{cls.__name__} has no field for {sorted(stray)} of {where}")
+        return cls
+
+    def construct(self, cls: type, members: Mapping[str, str], var: str, indent: int, marks: Mapping[str, Any]) -> None:
+        # object.__new__ plus the slots' own setters: a frozen dataclass's __init__
+        # goes through object.__setattr__ per field, about twice the cost.
+        built = self.variable()
+        self.emit(indent, f"{built} = _new({self.constant(cls)})")
+        for field in dataclasses.fields(cls):
+            setter = self.constant(cls.__dict__[field.name].__set__)
+            if field.name in members:
+                value = members[field.name]
+            elif field.name in marks:
+                value = self.constant(marks[field.name])
+            else:
+                value = self.constant(_default(cls, field.name))
+            self.emit(indent, f"{setter}({built}, {value})")
+        self.emit(indent, f"{var} = {built}")
 
     def string(self, schema: Mapping[str, Any], var: str, indent: int) -> None:
+        if self.classes is not None:
+            self.emit(indent, "n += 1")
         if "minLength" in schema or "maxLength" in schema:
             low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
             if high is None:
-                self.emit(indent, f"if len({var}) < {low}: return False")
+                self.emit(indent, f"if len({var}) < {low}: {self.fail}")
             elif low == 0:
-                self.emit(indent, f"if len({var}) > {int(high)}: return False")
+                self.emit(indent, f"if len({var}) > {int(high)}: {self.fail}")
             else:
-                self.emit(indent, f"if not {low} <= len({var}) <= {int(high)}: return False")
+                self.emit(indent, f"if not {low} <= len({var}) <= {int(high)}: {self.fail}")
         if "const" in schema:
-            self.emit(indent, f"if {var} != {self.constant(schema['const'])}: return False")
+            self.emit(indent, f"if {var} != {self.constant(schema['const'])}: {self.fail}")
         if "enum" in schema:
-            self.emit(indent, f"if {var} not in {self.constant(frozenset(schema['enum']))}: return False")
+            self.emit(indent, f"if {var} not in {self.constant(frozenset(schema['enum']))}: {self.fail}")
         if "pattern" in schema:
             matches = self.constant(Matcher(schema["pattern"]))
-            self.emit(indent, f"if not {matches}({var}): return False")
+            self.emit(indent, f"if not {matches}({var}): {self.fail}")
         if "format" in schema:
             if schema["format"] != "date-time":
                 raise ValueError(f"fast path cannot compile format {schema['format']!r}")
-            self.emit(indent, f"if not _is_date_time({var}): return False")
+            self.emit(indent, f"if not _is_date_time({var}): {self.fail}")
+
+    def function(self, name: str, first: str, last: str) -> Callable[..., Any]:
+        # Builtins as defaults: locals are the cheapest names to look up.
+        defaults = ", ".join(f"{name}={name}" for name in _LOCALS)
+        header = f"def {name}(packet, {defaults}):\n"
+        source = header + "\n".join(["    " + first, *self.lines, "    " + last]) + "\n"
+        namespace = dict(self.names)
+        exec(compile(source, f"<cmp fast path: {name}>", "exec"), namespace)
+        function: Callable[..., Any] = namespace[name]
+        return function
+
+
+def _default(cls: type, name: str) -> Any:
+    for field in dataclasses.fields(cls):
+        if field.name == name:
+            if field.default is dataclasses.MISSING:
+                raise ValueError(f"{cls.__name__}.{name} is optional in the schema but has no default")
+            return field.default
+    raise ValueError(f"{cls.__name__} has no field {name}")
 
 
 def compile_acceptor(schema: Mapping[str, Any]) -> Callable[[Any], bool]:
     """A function that returns True exactly when ``schema`` accepts its argument."""
     compiler = _Compiler()
-    compiler.node(schema, "packet", 1)
-    # Builtins as defaults: locals are the cheapest names to look up.
-    header = "def accept(packet, _MISSING=_MISSING, type=type, len=len, str=str, bool=bool, dict=dict, list=list):\n"
-    source = header + "\n".join(compiler.lines) + "\n    return True\n"
-    namespace = dict(compiler.names)
-    exec(compile(source, "<cmp fast path>", "exec"), namespace)
-    accept: Callable[[Any], bool] = namespace["accept"]
+    compiler.node(schema, "packet", 1, "$")
+    accept: Callable[[Any], bool] = compiler.function("accept", "pass", "return True")
     return accept
+
+
+def compile_builder(
+    schema: Mapping[str, Any], classes: Mapping[str, type], root_marks: Mapping[str, Any] | None = None
+) -> Callable[[Any], tuple[Any, int] | None]:
+    """A function that returns None when ``schema`` refuses its argument, else (model, strings).
+
+    ``classes`` maps each object's schema location (``$``, ``$.project``,
+    ``$.decisions[]``) to the frozen dataclass built for it; arrays become tuples and
+    absent members take their field defaults. ``root_marks`` sets fields of the root
+    that are not members (``_conforming``). ``strings`` counts member names plus string
+    values: compared with the quotes in the source text, it tells whether the parser
+    dropped a duplicate member.
+    """
+    compiler = _Compiler(classes, root_marks)
+    compiler.node(schema, "packet", 1, "$")
+    build: Callable[[Any], tuple[Any, int] | None] = compiler.function("build", "n = 0", "return packet, n")
+    return build

@@ -19,6 +19,7 @@ MAX_PACKET_BYTES = 32_768
 MAX_DEPTH = 10_000  # the reference's (Go encoding/json) nesting limit
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89abcdefABCDEF]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -83,6 +84,46 @@ _DECODER = json.JSONDecoder(
     parse_float=_finite_float,
     parse_int=_finite_int,
 )
+
+
+# The same refusals without the duplicate bookkeeping, for parse_counted.
+_COUNTING_DECODER = json.JSONDecoder(
+    parse_constant=_refuse_constant,
+    parse_float=_finite_float,
+    parse_int=_finite_int,
+)
+
+
+def parse_counted(raw: bytes) -> tuple[dict[str, Any], int, bool] | None:
+    """The common case, read at the C decoder's full speed: (object, strings, escape_free).
+
+    ``strings`` is how many strings (member names and values) the text holds, read
+    off its quotes; a caller that counts fewer in the object knows a duplicate member
+    was dropped. ``escape_free`` is True when the text has no backslash at all. None
+    means "not this way": anything unusual (escaped backslashes, surrogate escapes,
+    a syntax error, a refused number, a non-object) goes through :func:`parse_packet`,
+    which gives the findings.
+    """
+    if len(raw) > MAX_PACKET_BYTES:
+        return None
+    escape_free = b"\\" not in raw
+    if escape_free:
+        quotes = raw.count(b'"')
+    else:
+        # Without an escaped backslash, every backslash-quote is a quote inside a
+        # string and every other quote opens or closes one.
+        if b"\\\\" in raw or (b"\\u" in raw and _SURROGATE_ESCAPE_BYTES.search(raw)):
+            return None
+        quotes = raw.count(b'"') - raw.count(b'\\"')
+    if quotes % 2:
+        return None
+    try:
+        value = _COUNTING_DECODER.decode(raw.decode("utf-8"))
+    except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        return None
+    if type(value) is not dict:
+        return None
+    return value, quotes // 2, escape_free
 
 
 def _json_finding(message: str) -> Finding:

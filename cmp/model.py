@@ -74,10 +74,14 @@ class Packet:
     open_questions: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     provenance: Provenance | None = None
-    # True only on packets built by from_obj from schema-valid data; every other
-    # construction (including dataclasses.replace) starts False. Frozen members keep
-    # it true for the packet's life, so dumps need not validate such a packet again.
+    # True only on packets built from schema-valid data (by check or from_obj); every
+    # other construction (including dataclasses.replace) starts False. Frozen members
+    # keep it true for the packet's life, so dumps need not validate such a packet again.
     _conforming: bool = field(default=False, init=False, repr=False, compare=False)
+    # True only on packets check() read from JSON text without a single backslash:
+    # no string of theirs can hold a quote, a backslash or a control character, so
+    # dumps may write them between quotes without an escaping pass.
+    _escape_free: bool = field(default=False, init=False, repr=False, compare=False)
 
     @classmethod
     def new(cls, *, goal: str, next_step: str, **fields: Any) -> Packet:
@@ -114,7 +118,11 @@ def _fraction(microsecond: int) -> str:
 
 
 def from_obj(obj: Mapping[str, Any]) -> Packet:
-    """Build a Packet from a dict that already passed its version's schema."""
+    """Build a Packet from a mapping that already passed its version's schema.
+
+    check() builds with the compiled builder of :mod:`cmp.fastpath` instead; this plain
+    construction is what the tests hold that builder to.
+    """
     get = obj.get
     project = get("project")
     provenance = get("provenance")
@@ -137,6 +145,17 @@ def from_obj(obj: Mapping[str, Any]) -> Packet:
     )
     object.__setattr__(packet, "_conforming", True)
     return packet
+
+
+# The model class of each object in the schemas, by schema location (see cmp.fastpath).
+SCHEMA_CLASSES: dict[str, type] = {
+    "$": Packet,
+    "$.project": Project,
+    "$.decisions[]": Decision,
+    "$.methods[]": Method,
+    "$.attempts[]": Attempt,
+    "$.provenance": Provenance,
+}
 
 
 def to_obj(packet: Packet) -> dict[str, Any]:

@@ -247,6 +247,17 @@ def redact(packet: Packet) -> list[Redaction]:
     return _extract(_plain_names(packet), values, hit_lists)
 
 
+def source_is_clean(raw: bytes) -> bool:
+    """True when no pattern matches anywhere in ``raw``.
+
+    For JSON text without a backslash that rules every scanned field clean: each
+    string sits in it verbatim between quotes, which, like the edges of a field, are
+    not word characters, and no pattern is anchored. A match may come from a member
+    that is not scanned; then the caller scans field by field.
+    """
+    return not _SET.Match(raw)
+
+
 def redact_obj(obj: Mapping[str, Any]) -> list[Redaction]:
     """The same scan over raw parsed JSON, for packets that did not reach the typed model."""
     return scan(list(texts(obj)))

@@ -11,9 +11,12 @@ import functools
 import json
 import os
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cmp.findings import Finding
+
+if TYPE_CHECKING:
+    from cmp.model import Packet
 
 SCHEMA_VERSIONS = ("0.1", "0.2")
 
@@ -35,6 +38,15 @@ def acceptor(version: str) -> Callable[[Any], bool]:
     from cmp.fastpath import compile_acceptor
 
     return compile_acceptor(load_schema(version))
+
+
+@functools.cache
+def builder(version: str) -> Callable[[Any], tuple[Packet, int] | None]:
+    """The compiled fast-path builder of ``version``: (packet, strings counted) or None."""
+    from cmp.fastpath import compile_builder
+    from cmp.model import SCHEMA_CLASSES
+
+    return compile_builder(load_schema(version), SCHEMA_CLASSES, {"_conforming": True})
 
 
 def schema_findings(obj: Mapping[str, Any], version: str) -> list[Finding]:
