@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import fields, is_dataclass, replace
 from json.encoder import encode_basestring
-from typing import Any
 
 from cmp.check import validate
 from cmp.findings import Finding, PacketError
 from cmp.intake import MAX_PACKET_BYTES, size_finding
-from cmp.model import Packet, to_obj
+from cmp.model import Attempt, Decision, Method, Packet, Project, Provenance, to_obj
 from cmp.timestamps import canonical as canonical_time
 
 # Python escapes quote, backslash and C0 controls exactly as Go does (short escapes for
@@ -26,21 +24,75 @@ from cmp.timestamps import canonical as canonical_time
 _GO_EXTRA = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
 
 
-def _escaped(value: Any) -> Any:
-    """A model value with every string replaced by its JSON-escaped body (quotes left off)."""
-    if isinstance(value, str):
-        return encode_basestring(value)[1:-1]
-    if isinstance(value, (tuple, list)):  # a hand-built packet may hold lists
-        return tuple(map(_escaped, value))
-    if is_dataclass(value) and not isinstance(value, type):
-        return replace(value, **{f.name: _escaped(getattr(value, f.name)) for f in fields(value) if f.init})
-    return value
+def _needs_escaping(packet: Packet) -> bool:
+    """Whether some string of the packet holds a quote, a backslash or a control character.
+
+    Also true for characters str.isprintable() rejects that need no escape (NBSP,
+    U+2028): a false alarm only costs the escaping pass.
+    """
+    texts = [packet.ltm_version, packet.id, packet.parent_id, packet.created_at, packet.goal, packet.next_step]
+    for items in (packet.success_criteria, packet.constraints, packet.open_questions, packet.tags):
+        texts += items
+    for d in packet.decisions:
+        texts += (d.what, d.why, d.consequences)
+    for m in packet.methods:
+        texts += (m.name, m.when_applicable, m.how)
+    for a in packet.attempts:
+        texts += (a.tried, a.outcome, a.learned, a.confidence)
+    if packet.project is not None:
+        texts += (packet.project.name, packet.project.ref)
+    if packet.provenance is not None:
+        p = packet.provenance
+        texts += (p.author_model, p.author_human, p.source_hash, p.confidence)
+    try:
+        joined = "".join(texts)
+    except TypeError:
+        return True  # not all strings: the escaping pass raises the same TypeError
+    return '"' in joined or "\\" in joined or not joined.isprintable()
+
+
+def _escaped(packet: Packet) -> Packet:
+    """The packet with every string replaced by its JSON-escaped body (quotes left off)."""
+    e = encode_basestring
+
+    def each(items: Sequence[str]) -> tuple[str, ...]:
+        return tuple([e(item)[1:-1] for item in items])
+
+    project, provenance = packet.project, packet.provenance
+    return Packet(
+        ltm_version=e(packet.ltm_version)[1:-1],
+        id=e(packet.id)[1:-1],
+        created_at=e(packet.created_at)[1:-1],
+        goal=e(packet.goal)[1:-1],
+        next_step=e(packet.next_step)[1:-1],
+        parent_id=e(packet.parent_id)[1:-1],
+        project=None if project is None else Project(e(project.name)[1:-1], e(project.ref)[1:-1]),
+        success_criteria=each(packet.success_criteria),
+        constraints=each(packet.constraints),
+        decisions=tuple(
+            [Decision(e(d.what)[1:-1], e(d.why)[1:-1], e(d.consequences)[1:-1], d.locked) for d in packet.decisions]
+        ),
+        methods=tuple([Method(*each((m.name, m.when_applicable, m.how))) for m in packet.methods]),
+        attempts=tuple(
+            [Attempt(e(a.tried)[1:-1], a.outcome, e(a.learned)[1:-1], a.confidence) for a in packet.attempts]
+        ),
+        open_questions=each(packet.open_questions),
+        tags=each(packet.tags),
+        provenance=None
+        if provenance is None
+        else Provenance(
+            e(provenance.author_model)[1:-1],
+            e(provenance.author_human)[1:-1],
+            e(provenance.source_hash)[1:-1],
+            provenance.confidence,
+        ),
+    )
 
 
 # The renderer writes each string between quotes as it stands: fast, because Python's
 # per-call cost, not the characters, dominates here. Strings that need escaping are
 # escaped first, all at once (_escaped); a packet check() read from text without a
-# backslash has none (Packet._escape_free) and skips that step.
+# backslash has none (Packet._escape_free) and skips the test.
 
 
 def _strings(name: str, items: Sequence[str], out: list[str]) -> None:
@@ -59,7 +111,7 @@ def _small_object(name: str, members: Sequence[tuple[str, str]], out: list[str])
 
 
 def _render(packet: Packet, identity: bool) -> str:
-    if not packet._escape_free:
+    if not packet._escape_free and _needs_escaping(packet):
         packet = _escaped(packet)
     out = [f'{{\n  "ltm_version": "{packet.ltm_version}"']
     if identity:
