@@ -211,6 +211,8 @@ def _draft_class(cls: type) -> type:
     and one ``__class__`` assignment at the end cost about half. CPython allows that
     assignment only between classes of identical layout, which is tried here, once.
     """
+    if "__slots__" not in cls.__dict__:
+        raise ValueError(f"fast path cannot build {cls.__name__}: it has no __slots__")
     draft = type(f"_{cls.__name__}Draft", (), {"__slots__": cls.__dict__["__slots__"]})
     probe: Any = object.__new__(draft)
     try:

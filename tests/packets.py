@@ -80,3 +80,12 @@ def drop(obj: dict[str, Any], path: str) -> dict[str, Any]:
 
 def encode(obj: Any) -> bytes:
     return json.dumps(obj, ensure_ascii=False).encode("utf-8")
+
+
+def strings_in(value: Any) -> int:
+    """Member names plus string values, counted the slow, obvious way."""
+    if isinstance(value, dict):
+        return len(value) + sum(strings_in(item) for item in value.values())
+    if isinstance(value, list):
+        return sum(strings_in(item) for item in value)
+    return 1 if isinstance(value, str) else 0

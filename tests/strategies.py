@@ -17,10 +17,15 @@ _SPECIAL = st.sampled_from(
     ["<", ">", "&", "\u2028", "\u2029", "\x00", "\x1f", "\x7f", "\t", "\n", '"', "\\", "😀", "é", "/"]
 )
 _CHAR = st.one_of(_SPECIAL, st.characters(blacklist_categories=("Cs",)))
+# What JSON text carries without a backslash: no quote, backslash or control character.
+_PLAIN_CHAR = st.one_of(
+    st.sampled_from(["<", ">", "&", "\u2028", "😀", "é", "/", " ", ":", "\x7f"]),
+    st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters='"\\'),
+)
 
 
-def text(max_size: int = 24, min_size: int = 0) -> st.SearchStrategy[str]:
-    return st.lists(_CHAR, min_size=min_size, max_size=max_size).map("".join)
+def _text(max_size: int = 24, min_size: int = 0, chars: st.SearchStrategy[str] = _CHAR) -> st.SearchStrategy[str]:
+    return st.lists(chars, min_size=min_size, max_size=max_size).map("".join)
 
 
 _SLUG = st.from_regex(r"\A[a-z0-9][a-z0-9-]{0,12}\Z")
@@ -38,9 +43,15 @@ _TIMES = st.sampled_from(
 
 
 @st.composite
-def packets(draw: st.DrawFn, version: str | None = None) -> cmp.Packet:
+def packets(draw: st.DrawFn, version: str | None = None, plain: bool = False) -> cmp.Packet:
+    """Valid packets; ``plain`` ones have no string that JSON must escape."""
     version = version or draw(st.sampled_from(["0.1", "0.2"]))
     v2 = version == "0.2"
+    chars = _PLAIN_CHAR if plain else _CHAR
+
+    def text(max_size: int = 24, min_size: int = 0) -> st.SearchStrategy[str]:
+        return _text(max_size, min_size, chars)
+
     small = st.lists(text(), max_size=3).map(tuple)
     decisions = st.lists(
         st.builds(
@@ -106,3 +117,33 @@ def renderings(draw: st.DrawFn, packet: cmp.Packet) -> bytes:
     ascii_only = draw(st.booleans())
     text = json.dumps(obj, indent=indent, separators=separators, ensure_ascii=ascii_only)
     return (draw(st.sampled_from(["", " ", "\n", "\r\n\t"])) + text + draw(st.sampled_from(["", "\n", "  "]))).encode()
+
+
+@st.composite
+def mutated(draw: st.DrawFn) -> bytes:
+    """A rendering of a valid packet, then flipped, cut, spliced, duplicated into."""
+    packet = draw(packets(plain=draw(st.booleans())))
+    raw = bytearray(draw(renderings(packet)))
+    for _ in range(draw(st.integers(1, 4))):
+        op = draw(st.sampled_from(["flip", "truncate", "splice", "duplicate", "delete", "insert"]))
+        if not raw:
+            break
+        at = draw(st.integers(0, len(raw) - 1))
+        if op == "flip":
+            raw[at] ^= 1 << draw(st.integers(0, 7))
+        elif op == "truncate":
+            del raw[at:]
+        elif op == "splice":
+            end = draw(st.integers(at, len(raw)))
+            raw[at:at] = raw[at:end]
+        elif op == "delete":
+            del raw[at : at + draw(st.integers(1, 8))]
+        elif op == "insert":
+            raw[at:at] = draw(
+                st.sampled_from([b"{", b"}", b"[", b",", b'"', b"\\", b"\\ud800", b"\xff", b"\x00", b" "])
+            )
+        else:  # duplicate a member
+            text = raw.decode("utf-8", "replace")
+            if text.rstrip().endswith("}"):
+                raw = bytearray(text.rstrip()[:-1].encode() + b', "goal": "again"}')
+    return bytes(raw)

@@ -184,3 +184,37 @@ def test_state_digest_ignores_id_and_created_at_only() -> None:
     assert cmp.state_digest(first).startswith("sha256:") and len(cmp.state_digest(first)) == 71
     assert cmp.state_digest(first) != cmp.state_digest(dataclasses.replace(first, goal="h"))
     assert cmp.state_digest(first) != cmp.state_digest(dataclasses.replace(first, parent_id="0123456789"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_every_writing_path_matches_the_oracle(data: st.DataObject) -> None:
+    """Hand-built, read from escape-free text (no escaping pass) and read from escaped text."""
+    packet = data.draw(packets(plain=data.draw(st.booleans())))
+    expected = oracle(packet)
+    assert cmp.dumps(packet) == expected
+    loaded = cmp.loads(data.draw(renderings(packet)))
+    assert cmp.dumps(loaded) == expected
+    assert cmp.state_digest(loaded) == cmp.state_digest(packet)
+
+
+def test_hand_built_lists_are_escaped_too() -> None:
+    packet = cmp.Packet.new(
+        goal='say "hi"\n',
+        next_step="a\\b",
+        decisions=[cmp.Decision(what='"w"', why="tab\there")],
+        tags=["gpu"],
+    )
+    assert isinstance(packet.decisions, tuple)
+    listed = dataclasses.replace(packet, decisions=[cmp.Decision(what='"w"', why="tab\there")])
+    for each in (packet, listed):
+        data = cmp.dumps(each)
+        assert json.loads(data)["decisions"] == [{"what": '"w"', "why": "tab\there"}]
+        assert data == oracle(packet)
+
+
+@pytest.mark.parametrize("char", ["\u00a0", "\u2028", "\u200b", "\x7f", "é", "😀"])
+def test_characters_that_need_no_escape_are_written_as_the_oracle_writes_them(char: str) -> None:
+    packet = cmp.loads(encode(dict(full(), goal=f"a{char}b")))
+    assert packet._escape_free
+    assert cmp.dumps(packet) == oracle(packet) == cmp.dumps(dataclasses.replace(packet))

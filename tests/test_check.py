@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
+import json
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import cmp
+from cmp.conformance import load_vectors, vector_input
 from tests.packets import encode, full, minimal, put
+from tests.strategies import mutated, packets, renderings
+
+VECTORS = Path(__file__).resolve().parent.parent / "conformance-vectors"
 
 
 def test_conforming_clean_packet() -> None:
@@ -102,3 +115,120 @@ def test_validate_survives_non_json_python_values() -> None:
     obj = {**full(), 1: "x", "tags": ("gpu",), "goal": b"bytes"}
     found = {(f.path, f.keyword) for f in cmp.validate(obj)}
     assert found == {("$[1]", "additionalProperties"), ("$.tags", "type"), ("$.goal", "type")}
+
+
+# --- the quick path (one decode, one compiled walk) against the long way round ---
+
+CHECK = importlib.import_module("cmp.check")  # `cmp.check` the attribute is the function
+
+
+def both_ways(data: bytes, **options: bool) -> tuple[cmp.Report, cmp.Report, bool]:
+    """(report as check() gives it, report with the quick path switched off, quick path used)."""
+    used = []
+    quick_check = CHECK._quick_check
+
+    def watched(*args: Any) -> cmp.Report | None:
+        report = quick_check(*args)
+        used.append(report is not None)
+        return report
+
+    with mock.patch.object(CHECK, "_quick_check", watched):
+        report = cmp.check(data, **options)
+    with mock.patch.object(CHECK, "_quick_check", lambda *args: None):
+        long_way = cmp.check(data, **options)
+    return report, long_way, used == [True]
+
+
+def assert_same_both_ways(data: bytes, **options: bool) -> bool:
+    report, long_way, quick = both_ways(data, **options)
+    assert report == long_way
+    assert report.to_json() == long_way.to_json()
+    if report.packet is not None:
+        assert long_way.packet is not None
+        assert cmp.dumps(report.packet) == cmp.dumps(long_way.packet)
+        assert cmp.state_digest(report.packet) == cmp.state_digest(long_way.packet)
+    return quick
+
+
+def test_quick_path_gives_the_same_report_on_every_vector() -> None:
+    quick = 0
+    vectors = load_vectors(VECTORS)
+    for vector in vectors:
+        for options in ({}, {"lenient": True}):
+            quick += assert_same_both_ways(vector_input(vector), **options)
+    assert quick > 400  # the vectors exercise it, not just the long way
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_quick_path_gives_the_same_report_on_any_rendering(data: st.DataObject) -> None:
+    packet = data.draw(packets(plain=data.draw(st.booleans())))
+    assert_same_both_ways(data.draw(renderings(packet)))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated())
+def test_quick_path_gives_the_same_report_on_mutated_text(data: bytes) -> None:
+    assert_same_both_ways(data)
+
+
+def test_plain_rendering_takes_the_quick_path() -> None:
+    assert both_ways(encode(full()))[2]
+    assert both_ways(encode(full("0.1")))[2]
+
+
+DUPLICATES = [
+    ('"goal": "g",', '"goal": "g", "goal": "g",', "$.goal"),
+    ('"what": "w",', '"what": "w", "what": "w",', "$.decisions[0].what"),
+    ('"locked": true', '"locked": true, "locked": true', "$.decisions[0].locked"),
+    ('"tags": [', '"tags": ["x"], "tags": [', "$.tags"),
+    ('"project": {', '"project": {"name": "p"}, "project": {', "$.project"),
+    ('"decisions": [', '"decisions": [], "decisions": [', "$.decisions"),
+]
+
+
+@pytest.mark.parametrize(("before", "after", "path"), DUPLICATES)
+@pytest.mark.parametrize("escaped", [False, True])
+def test_a_dropped_duplicate_is_always_found(before: str, after: str, path: str, escaped: bool) -> None:
+    packet = full()
+    packet["goal"] = "g"
+    packet["decisions"][0] = {"what": "w", "why": "y", "locked": True}
+    if escaped:  # a backslash-quote in a string: counted off, not as a string of its own
+        packet["next_step"] = 'say "hi"'
+    text = json.dumps(packet, ensure_ascii=False)
+    assert before in text
+    report, long_way, quick = both_ways(text.replace(before, after, 1).encode())
+    assert not quick and report == long_way
+    assert [(f.code, f.path) for f in report.errors] == [("duplicate-key", path)]
+
+
+@pytest.mark.parametrize(
+    "escape",
+    ["\\/", "\\u00e9", '\\"', "\\n", "\\t", "\\\\", "\\u0041", "\\ud83d\\ude00", "\\u2028", "\\u003c", "\\u0000"],
+)
+def test_escapes_take_either_path_to_the_same_bytes(escape: str) -> None:
+    text = json.dumps(full(), ensure_ascii=False).replace('"goal": "', f'"goal": "{escape}', 1)
+    assert_same_both_ways(text.encode())
+    report = cmp.check(text.encode())
+    assert report.packet is not None
+    assert report.packet.goal.startswith(json.loads(f'"{escape}"'))
+    assert report.packet._escape_free is False
+
+
+def test_escape_free_text_marks_the_packet() -> None:
+    packet = cmp.loads(encode(full()))
+    assert packet._escape_free and packet._conforming
+    copy = dataclasses.replace(packet)
+    assert not copy._escape_free and not copy._conforming
+    assert cmp.dumps(copy) == cmp.dumps(packet)
+
+
+def test_secret_in_an_unscanned_member_is_not_reported() -> None:
+    # The one-pass scan of the whole text sees it; the field-by-field scan must decide.
+    text = encode(put(full(), "project.ref", "AKIAIOSFODNN7EXAMPLE"))
+    report, long_way, quick = both_ways(text)
+    assert quick and report == long_way and report.redactions == ()
+    scanned = encode(put(full(), "goal", "key AKIAIOSFODNN7EXAMPLE"))
+    report, long_way, quick = both_ways(scanned)
+    assert quick and report == long_way
+    assert [str(r) for r in report.redactions] == ["goal/aws-key: AKIAIOSFODNN7EXAMPLE"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +13,10 @@ from hypothesis import strategies as st
 from cmp import intake, model, versions
 from cmp.conformance import load_vectors, vector_input
 from cmp.explain import explain
-from cmp.fastpath import compile_acceptor
+from cmp.fastpath import compile_acceptor, compile_builder
 from cmp.findings import Finding
-from cmp.schemas import acceptor, load_schema
-from tests.packets import full, put
+from cmp.schemas import acceptor, builder, load_schema
+from tests.packets import full, put, strings_in
 from tests.strategies import packets
 
 VECTORS = Path(__file__).resolve().parent.parent / "conformance-vectors"
@@ -33,11 +34,49 @@ def routed_objects() -> list[tuple[str, dict[str, Any], str]]:
     return out
 
 
+def assert_builder_agrees(obj: Any, version: str) -> None:
+    """The builder refuses what the acceptor refuses, and otherwise builds what from_obj builds."""
+    built = builder(version)(obj)
+    assert (built is not None) == acceptor(version)(obj)
+    if built is None:
+        return
+    packet, strings = built
+    assert packet == model.from_obj(obj)
+    assert type(packet) is model.Packet and packet._conforming and not packet._escape_free
+    assert all(type(d) is model.Decision for d in packet.decisions)
+    assert all(type(a) is model.Attempt for a in packet.attempts)
+    assert all(type(m) is model.Method for m in packet.methods)
+    assert packet.project is None or type(packet.project) is model.Project
+    assert packet.provenance is None or type(packet.provenance) is model.Provenance
+    assert isinstance(packet.tags, tuple) and isinstance(packet.decisions, tuple)
+    assert strings == strings_in(obj)
+
+
 def test_same_verdict_on_every_conformance_vector() -> None:
     objects = routed_objects()
     assert len(objects) > 700
     for vector_id, obj, version in objects:
         assert acceptor(version)(obj) == (explain(obj, version) == []), vector_id
+
+
+def test_builder_agrees_on_every_conformance_vector() -> None:
+    built = 0
+    for _, obj, version in routed_objects():
+        assert_builder_agrees(obj, version)
+        built += builder(version)(obj) is not None
+    assert built > 300
+
+
+def test_built_packets_are_frozen_and_hashable() -> None:
+    built = builder("0.2")(full("0.2"))
+    assert built is not None
+    packet = built[0]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        packet.goal = "changed"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        packet.decisions[0].what = "changed"  # type: ignore[misc]
+    assert hash(packet) == hash(model.from_obj(full("0.2")))
+    assert dataclasses.replace(packet, goal="other").goal == "other"
 
 
 JSON_VALUES = st.recursive(
@@ -90,6 +129,7 @@ def test_same_verdict_on_mutated_packets(version: str, edits: list[tuple[str, An
         except (TypeError, KeyError, IndexError, AttributeError):
             continue
     assert acceptor(version)(obj) == (explain(obj, version) == [])
+    assert_builder_agrees(obj, version)
 
 
 @settings(max_examples=200, deadline=None)
@@ -98,6 +138,9 @@ def test_generated_packets_pass_both(packet: Any) -> None:
     obj = model.to_obj(packet)
     assert acceptor(packet.ltm_version)(obj)
     assert explain(obj, packet.ltm_version) == []
+    assert_builder_agrees(obj, packet.ltm_version)
+    built = builder(packet.ltm_version)(obj)
+    assert built is not None and built[0] == packet
 
 
 def test_subclasses_are_left_to_the_detailed_path() -> None:
@@ -115,6 +158,33 @@ def test_unknown_keywords_refuse_to_compile(keyword: dict[str, Any]) -> None:
     schema = {"type": "array" if "Items" in next(iter(keyword)) else "string", **keyword}
     with pytest.raises(ValueError):
         compile_acceptor(schema)
+
+
+def test_builder_refuses_to_compile_without_a_class_for_each_object() -> None:
+    classes = {k: v for k, v in model.SCHEMA_CLASSES.items() if k != "$.decisions[]"}
+    with pytest.raises(ValueError, match=r"no model class for \$\.decisions\[\]"):
+        compile_builder(load_schema("0.2"), classes)
+
+
+def test_builder_refuses_a_member_the_class_has_no_field_for() -> None:
+    schema = {"type": "object", "properties": {"name": {"type": "string"}, "colour": {"type": "string"}}}
+    with pytest.raises(ValueError, match="colour"):
+        compile_builder(schema, {"$": model.Project})
+
+
+def test_builder_refuses_a_class_it_cannot_fill_in() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Unslotted:
+        name: str = ""
+
+    with pytest.raises(ValueError, match="Unslotted"):
+        compile_builder({"type": "object", "properties": {"name": {"type": "string"}}}, {"$": Unslotted})
+
+
+def test_builder_refuses_an_optional_member_without_a_default() -> None:
+    schema = {"type": "object", "properties": {"what": {"type": "string"}, "why": {"type": "string"}}}
+    with pytest.raises(ValueError, match="no default"):
+        compile_builder(schema, {"$": model.Decision})
 
 
 def test_compiled_from_the_shipped_schemas() -> None:

@@ -15,7 +15,7 @@ import cmp
 from cmp.cli import main
 from cmp.timestamps import canonical
 from tests.packets import encode, full
-from tests.strategies import packets, renderings
+from tests.strategies import mutated, packets
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SECRET = "ghp_" + "Z9y8X7w6" * 6  # 52 characters: a whole one must never be echoed
@@ -50,35 +50,6 @@ def test_arbitrary_bytes(data: bytes) -> None:
 @given(st.text(max_size=512))
 def test_arbitrary_text(text: str) -> None:
     assert_well_formed(cmp.check(text))
-
-
-@st.composite
-def mutated(draw: st.DrawFn) -> bytes:
-    packet = draw(packets())
-    raw = bytearray(draw(renderings(packet)))
-    for _ in range(draw(st.integers(1, 4))):
-        op = draw(st.sampled_from(["flip", "truncate", "splice", "duplicate", "delete", "insert"]))
-        if not raw:
-            break
-        at = draw(st.integers(0, len(raw) - 1))
-        if op == "flip":
-            raw[at] ^= 1 << draw(st.integers(0, 7))
-        elif op == "truncate":
-            del raw[at:]
-        elif op == "splice":
-            end = draw(st.integers(at, len(raw)))
-            raw[at:at] = raw[at:end]
-        elif op == "delete":
-            del raw[at : at + draw(st.integers(1, 8))]
-        elif op == "insert":
-            raw[at:at] = draw(
-                st.sampled_from([b"{", b"}", b"[", b",", b'"', b"\\", b"\\ud800", b"\xff", b"\x00", b" "])
-            )
-        else:  # duplicate a member
-            text = raw.decode("utf-8", "replace")
-            if text.rstrip().endswith("}"):
-                raw = bytearray(text.rstrip()[:-1].encode() + b', "goal": "again"}')
-    return bytes(raw)
 
 
 @SETTINGS

@@ -7,8 +7,8 @@ import json
 import pytest
 
 import cmp
-from cmp.intake import MAX_DEPTH, MAX_PACKET_BYTES
-from tests.packets import encode, minimal
+from cmp.intake import MAX_DEPTH, MAX_PACKET_BYTES, parse_counted
+from tests.packets import encode, full, minimal, put, strings_in
 
 
 def codes(data: bytes | str) -> list[str]:
@@ -204,3 +204,43 @@ def test_check_accepts_bytearray_and_memoryview() -> None:
 def test_check_rejects_non_bytes_with_type_error() -> None:
     with pytest.raises(TypeError):
         cmp.check(minimal())  # type: ignore[arg-type]
+
+
+# --- parse_counted: the quick read check() tries first ---
+
+
+def test_counted_read_counts_every_name_and_string_value() -> None:
+    counted = parse_counted(encode(full()))
+    assert counted is not None
+    obj, strings, escape_free = counted
+    assert obj == full() and escape_free
+    assert strings == strings_in(obj)
+
+
+def test_counted_read_takes_backslash_quotes_off_the_count() -> None:
+    raw = json.dumps(put(full(), "goal", 'a "quoted" \\/ word\n')).replace("\\\\/", "\\/").encode()
+    counted = parse_counted(raw)
+    assert counted is not None
+    obj, strings, escape_free = counted
+    assert obj["goal"] == 'a "quoted" / word\n' and not escape_free
+    assert strings == strings_in(obj)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"goal": "a\\\\b"}',  # an escaped backslash: quotes can no longer be told apart
+        b'{"goal": "\\ud800"}',
+        b'{"goal": "\\ud83d\\ude00"}',  # fine JSON, but surrogate escapes go the long way
+        b'{"goal": "\xff"}',
+        b'\xef\xbb\xbf{"goal": "g"}',
+        b'{"goal": "g",}',
+        b'{"n": NaN}',
+        b'{"n": 1e999}',
+        b'["goal"]',
+        b'{"goal": "unterminated}',
+        b'{"goal": "' + b"x" * MAX_PACKET_BYTES + b'"}',
+    ],
+)
+def test_counted_read_declines_anything_unusual(raw: bytes) -> None:
+    assert parse_counted(raw) is None

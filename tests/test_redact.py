@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -10,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cmp
-from cmp.redact import PATTERNS, scan
+from cmp.redact import PATTERNS, redact_obj, scan, source_is_clean
+from cmp.redact import texts as texts_of
 from tests.packets import encode, full, minimal, put
 from tests.vectors import assert_passes, params
 
@@ -262,3 +264,30 @@ def test_scanning_ignores_non_strings_in_raw_objects() -> None:
 
     raw: dict[str, Any] = {"goal": 5, "decisions": [None, "x", {"what": AWS}], "methods": {"how": AWS}}
     assert [str(r) for r in redact_obj(raw)] == [f"decisions[2].what/aws-key: {AWS}"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from(FRAGMENTS), max_size=6).map("".join), min_size=1, max_size=6),
+    st.sampled_from(["goal", "next_step", "constraints", "decisions", "project", "tags"]),
+)
+def test_a_clean_source_never_hides_a_field_hit(texts: list[str], site: str) -> None:
+    """source_is_clean(raw) must imply that no scanned field matches (SCANNED_FIELDS)."""
+    packet = full()
+    if site == "constraints":
+        packet["constraints"] = texts
+    elif site == "decisions":
+        packet["decisions"] = [{"what": t, "why": t[::-1]} for t in texts]
+    elif site == "project":
+        packet["project"] = {"name": texts[0], "ref": "".join(texts)}
+    elif site == "tags":
+        packet["tags"] = texts
+    else:
+        packet[site] = " ".join(texts)
+    raw = json.dumps(packet, ensure_ascii=False).encode()
+    if b"\\" in raw:
+        return  # only text without a backslash holds every string verbatim
+    if source_is_clean(raw):
+        assert redact_obj(packet) == []
+    expected = [(name, category, found) for name, text in texts_of(packet) for category, found in oracle(text)]
+    assert [(r.field, r.category, r.found) for r in cmp.check(raw, lenient=True).redactions] == expected
