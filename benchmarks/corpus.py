@@ -62,6 +62,19 @@ def typical() -> bytes:
     return _encode(obj)
 
 
+def quoted() -> bytes:
+    """The typical packet as people write one: quotes, line breaks, tabs and accents in the text."""
+    obj = _packet(random.Random(1), 1)
+    obj["constraints"].append(_sentence(random.Random(8), 12))
+    obj["goal"] += '\nSee "notes" first.'
+    for decision in obj["decisions"]:
+        decision["why"] += ' The lead said "no rewrite".'
+    for attempt in obj["attempts"]:
+        attempt["learned"] += "\n\tRetry on the café runner."
+    obj["open_questions"].append("Does the \"fast\" path\nhold?")
+    return _encode(obj)
+
+
 def big() -> bytes:
     obj = _packet(random.Random(2), 8)
     raw = _encode(obj)
@@ -125,6 +138,7 @@ def escapes() -> bytes:
 
 CORPUS = {
     "typical": typical,
+    "quoted": quoted,
     "big": big,
     "dirty": dirty,
     "invalid": invalid,

@@ -14,7 +14,7 @@ from json.encoder import encode_basestring
 from cmp.check import validate
 from cmp.findings import Finding, PacketError
 from cmp.intake import MAX_PACKET_BYTES, size_finding
-from cmp.model import Attempt, Decision, Method, Packet, Project, Provenance, to_obj
+from cmp.model import Packet, to_obj
 from cmp.timestamps import canonical as canonical_time
 
 # Python escapes quote, backslash and C0 controls exactly as Go does (short escapes for
@@ -24,129 +24,79 @@ from cmp.timestamps import canonical as canonical_time
 _GO_EXTRA = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
 
 
-def _needs_escaping(packet: Packet) -> bool:
-    """Whether some string of the packet holds a quote, a backslash or a control character.
-
-    Also true for characters str.isprintable() rejects that need no escape (NBSP,
-    U+2028): a false alarm only costs the escaping pass.
-    """
-    texts = [packet.ltm_version, packet.id, packet.parent_id, packet.created_at, packet.goal, packet.next_step]
-    for items in (packet.success_criteria, packet.constraints, packet.open_questions, packet.tags):
-        texts += items
-    for d in packet.decisions:
-        texts += (d.what, d.why, d.consequences)
-    for m in packet.methods:
-        texts += (m.name, m.when_applicable, m.how)
-    for a in packet.attempts:
-        texts += (a.tried, a.outcome, a.learned, a.confidence)
-    if packet.project is not None:
-        texts += (packet.project.name, packet.project.ref)
-    if packet.provenance is not None:
-        p = packet.provenance
-        texts += (p.author_model, p.author_human, p.source_hash, p.confidence)
-    try:
-        joined = "".join(texts)
-    except TypeError:
-        return True  # not all strings: the escaping pass raises the same TypeError
-    return '"' in joined or "\\" in joined or not joined.isprintable()
+# The renderer lays the text out as pieces that alternate: layout, string, layout, ...,
+# layout. Strings go in as they stand; when some need escaping, all of them are escaped
+# together in one C call over their join, split apart again at a separator the
+# escaper leaves alone. A lone surrogate can never be in a packet that passed
+# validation; should a hand-built one hold it, each string is escaped on its own.
+_SEPARATOR = "\udfff"
 
 
-def _escaped(packet: Packet) -> Packet:
-    """The packet with every string replaced by its JSON-escaped body (quotes left off)."""
-    e = encode_basestring
-
-    def each(items: Sequence[str]) -> tuple[str, ...]:
-        return tuple([e(item)[1:-1] for item in items])
-
-    project, provenance = packet.project, packet.provenance
-    return Packet(
-        ltm_version=e(packet.ltm_version)[1:-1],
-        id=e(packet.id)[1:-1],
-        created_at=e(packet.created_at)[1:-1],
-        goal=e(packet.goal)[1:-1],
-        next_step=e(packet.next_step)[1:-1],
-        parent_id=e(packet.parent_id)[1:-1],
-        project=None if project is None else Project(e(project.name)[1:-1], e(project.ref)[1:-1]),
-        success_criteria=each(packet.success_criteria),
-        constraints=each(packet.constraints),
-        decisions=tuple(
-            [Decision(e(d.what)[1:-1], e(d.why)[1:-1], e(d.consequences)[1:-1], d.locked) for d in packet.decisions]
-        ),
-        methods=tuple([Method(*each((m.name, m.when_applicable, m.how))) for m in packet.methods]),
-        attempts=tuple(
-            [Attempt(e(a.tried)[1:-1], a.outcome, e(a.learned)[1:-1], a.confidence) for a in packet.attempts]
-        ),
-        open_questions=each(packet.open_questions),
-        tags=each(packet.tags),
-        provenance=None
-        if provenance is None
-        else Provenance(
-            e(provenance.author_model)[1:-1],
-            e(provenance.author_human)[1:-1],
-            e(provenance.source_hash)[1:-1],
-            provenance.confidence,
-        ),
-    )
+def _string_array(out: list[str], tail: str, name: str, items: Sequence[str]) -> str:
+    """Append a non-empty array of strings; return the layout that must follow it."""
+    if not items:
+        return tail
+    out += (f'{tail},\n  "{name}": [\n    "', items[0])
+    for item in items[1:]:
+        out += ('",\n    "', item)
+    return '"\n  ]'
 
 
-# The renderer writes each string between quotes as it stands: fast, because Python's
-# per-call cost, not the characters, dominates here. Strings that need escaping are
-# escaped first, all at once (_escaped); a packet check() read from text without a
-# backslash has none (Packet._escape_free) and skips the test.
+def _small_object(out: list[str], tail: str, name: str, members: Sequence[tuple[str, str]]) -> str:
+    """Append an object of optional strings (project, provenance); return the layout to follow."""
+    first = f'{tail},\n  "{name}": {{\n    "'
+    opener = first
+    for key, value in members:
+        if value:
+            out += (f'{opener}{key}": "', value)
+            opener = '",\n    "'
+    if opener is first:  # nothing written: an empty object
+        return f'{tail},\n  "{name}": {{}}'
+    return '"\n  }'
 
 
-def _strings(name: str, items: Sequence[str], out: list[str]) -> None:
-    if items:
-        out.append(f',\n  "{name}": [\n    "' + '",\n    "'.join(items) + '"\n  ]')
-
-
-def _objects(name: str, rendered: list[str], out: list[str]) -> None:
-    if rendered:
-        out.append(f',\n  "{name}": [\n    {{\n' + "\n    },\n    {\n".join(rendered) + "\n    }\n  ]")
-
-
-def _small_object(name: str, members: Sequence[tuple[str, str]], out: list[str]) -> None:
-    present = [f'    "{key}": "{value}"' for key, value in members if value]
-    out.append(f',\n  "{name}": ' + ("{\n" + ",\n".join(present) + "\n  }" if present else "{}"))
-
-
-def _render(packet: Packet, identity: bool) -> str:
-    if not packet._escape_free and _needs_escaping(packet):
-        packet = _escaped(packet)
-    out = [f'{{\n  "ltm_version": "{packet.ltm_version}"']
+def _pieces(packet: Packet, identity: bool) -> list[str]:
+    out = ['{\n  "ltm_version": "', packet.ltm_version]
     if identity:
-        out.append(f',\n  "id": "{packet.id}"')
+        out += ('",\n  "id": "', packet.id)
     if packet.parent_id:
-        out.append(f',\n  "parent_id": "{packet.parent_id}"')
+        out += ('",\n  "parent_id": "', packet.parent_id)
     if identity:
-        out.append(f',\n  "created_at": "{canonical_time(packet.created_at)}"')
+        out += ('",\n  "created_at": "', canonical_time(packet.created_at))
+    tail = '"'
     if packet.project is not None:
-        _small_object("project", (("name", packet.project.name), ("ref", packet.project.ref)), out)
-    out.append(f',\n  "goal": "{packet.goal}"')
-    _strings("success_criteria", packet.success_criteria, out)
-    _strings("constraints", packet.constraints, out)
-    decisions = [
-        f'      "what": "{d.what}",\n      "why": "{d.why}"'
-        + (f',\n      "consequences": "{d.consequences}"' if d.consequences else "")
-        + (',\n      "locked": true' if d.locked else "")
-        for d in packet.decisions
-    ]
-    _objects("decisions", decisions, out)
-    methods = [
-        f'      "name": "{m.name}",\n      "when_applicable": "{m.when_applicable}",\n      "how": "{m.how}"'
-        for m in packet.methods
-    ]
-    _objects("methods", methods, out)
-    attempts = [
-        f'      "tried": "{a.tried}",\n      "outcome": "{a.outcome}"'
-        + (f',\n      "learned": "{a.learned}"' if a.learned else "")
-        + (f',\n      "confidence": "{a.confidence}"' if a.confidence else "")
-        for a in packet.attempts
-    ]
-    _objects("attempts", attempts, out)
-    _strings("open_questions", packet.open_questions, out)
-    out.append(f',\n  "next_step": "{packet.next_step}"')
-    _strings("tags", packet.tags, out)
+        tail = _small_object(out, tail, "project", (("name", packet.project.name), ("ref", packet.project.ref)))
+    out += (f'{tail},\n  "goal": "', packet.goal)
+    tail = _string_array(out, '"', "success_criteria", packet.success_criteria)
+    tail = _string_array(out, tail, "constraints", packet.constraints)
+    opener = f'{tail},\n  "decisions": [\n    {{\n      "'
+    for d in packet.decisions:
+        out += (f'{opener}what": "', d.what, '",\n      "why": "', d.why)
+        if d.consequences:
+            out += ('",\n      "consequences": "', d.consequences)
+        opener = ('",\n      "locked": true' if d.locked else '"') + '\n    },\n    {\n      "'
+    if packet.decisions:
+        tail = opener.removesuffix(',\n    {\n      "') + "\n  ]"
+    opener = f'{tail},\n  "methods": [\n    {{\n      "'
+    for m in packet.methods:
+        out += (f'{opener}name": "', m.name, '",\n      "when_applicable": "', m.when_applicable)
+        out += ('",\n      "how": "', m.how)
+        opener = '"\n    },\n    {\n      "'
+    if packet.methods:
+        tail = opener.removesuffix(',\n    {\n      "') + "\n  ]"
+    opener = f'{tail},\n  "attempts": [\n    {{\n      "'
+    for a in packet.attempts:
+        out += (f'{opener}tried": "', a.tried, '",\n      "outcome": "', a.outcome)
+        if a.learned:
+            out += ('",\n      "learned": "', a.learned)
+        if a.confidence:
+            out += ('",\n      "confidence": "', a.confidence)
+        opener = '"\n    },\n    {\n      "'
+    if packet.attempts:
+        tail = opener.removesuffix(',\n    {\n      "') + "\n  ]"
+    tail = _string_array(out, tail, "open_questions", packet.open_questions)
+    out += (f'{tail},\n  "next_step": "', packet.next_step)
+    tail = _string_array(out, '"', "tags", packet.tags)
     if packet.provenance is not None:
         p = packet.provenance
         members = (
@@ -155,9 +105,31 @@ def _render(packet: Packet, identity: bool) -> str:
             ("source_hash", p.source_hash),
             ("confidence", p.confidence),
         )
-        _small_object("provenance", members, out)
-    out.append("\n}")
-    text = "".join(out)
+        tail = _small_object(out, tail, "provenance", members)
+    out.append(tail + "\n}")
+    return out
+
+
+def _escape_strings(pieces: list[str]) -> None:
+    """Escape the strings among ``pieces`` in place, if any of them needs it."""
+    strings = pieces[1::2]
+    try:
+        joined = "".join(strings)
+    except TypeError:  # a hand-built packet holding a non-string: say so as the escaper does
+        raise TypeError("packet strings must be str") from None
+    if '"' not in joined and "\\" not in joined and joined.isprintable():
+        return  # isprintable() also balks at some characters that need no escape; harmless
+    if _SEPARATOR in joined:
+        pieces[1::2] = [encode_basestring(text)[1:-1] for text in strings]
+    else:
+        pieces[1::2] = encode_basestring(_SEPARATOR.join(strings))[1:-1].split(_SEPARATOR)
+
+
+def _render(packet: Packet, identity: bool) -> str:
+    pieces = _pieces(packet, identity)
+    if not packet._escape_free:  # check() read it from text without a backslash: nothing to escape
+        _escape_strings(pieces)
+    text = "".join(pieces)
     for char, escape in _GO_EXTRA:  # str.replace runs in C; str.translate would not
         if char in text:
             text = text.replace(char, escape)
