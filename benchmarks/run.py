@@ -29,50 +29,80 @@ import baseline  # noqa: E402
 import corpus  # noqa: E402
 
 import cmp  # noqa: E402
-from cmp import intake, model, versions  # noqa: E402
-from cmp.redact import redact, redact_obj  # noqa: E402
-from cmp.schemas import schema_findings  # noqa: E402
+from cmp import intake, schemas  # noqa: E402
+from cmp.redact import redact, redact_obj, source_is_clean  # noqa: E402
 
 BUDGET = 0.05  # seconds per timing round
 
 
-def median_us(func: Callable[[], object], repeat: int) -> float | None:
-    """Median over ``repeat`` rounds of the mean time per call, in microseconds; None if it raises."""
-    try:
+def rounds_us(funcs: dict[str, Callable[[], object]], repeat: int) -> dict[str, list[float] | None]:
+    """Per-call microseconds of each function in each of ``repeat`` rounds; None if it raises.
+
+    The functions take turns within every round, so a machine whose speed drifts during
+    the run (shared cores, frequency scaling) moves them alike and their ratios hold.
+    """
+    numbers: dict[str, int] = {}
+    for name, func in funcs.items():
+        try:
+            func()
+        except RecursionError:
+            continue
+        start = time.perf_counter()
         func()
-    except RecursionError:
-        return None
-    timer = timeit.Timer(func)
-    start = time.perf_counter()
-    func()
-    once = max(time.perf_counter() - start, 1e-7)
-    number = max(1, int(BUDGET / once))
-    return statistics.median(t / number for t in timer.repeat(repeat=repeat, number=number)) * 1e6
+        numbers[name] = max(1, int(BUDGET / max(time.perf_counter() - start, 1e-7)))
+    out: dict[str, list[float] | None] = {name: None if name not in numbers else [] for name in funcs}
+    for _ in range(repeat):
+        for name, number in numbers.items():
+            elapsed = timeit.Timer(funcs[name]).timeit(number)
+            times = out[name]
+            assert times is not None
+            times.append(elapsed / number * 1e6)
+    return out
+
+
+def median(times: list[float] | None) -> float | None:
+    return None if times is None else statistics.median(times)
+
+
+def paired_ratio(top: list[float] | None, bottom: list[float] | None) -> str:
+    """Median over rounds of top/bottom, both timed in the same round."""
+    if top is None or bottom is None:
+        return "–"
+    return f"{statistics.median(t / b for t, b in zip(top, bottom, strict=True)):.1f}x"
 
 
 def shown(value: float | None, fmt: str = "{:.0f}") -> str:
     return "fails" if value is None else fmt.format(value)
 
 
-def ratio(top: float | None, bottom: float | None) -> str:
-    return "–" if top is None or bottom is None else f"{top / bottom:.1f}x"
-
-
-def stages(raw: bytes) -> dict[str, Callable[[], object]]:
-    obj, _ = intake.parse_packet(raw)
-    version = versions.route(obj) if obj is not None else None
-    routed = isinstance(version, str)
-    valid = routed and obj is not None and not schema_findings(obj, version)  # type: ignore[arg-type]
-    packet = model.from_obj(obj) if valid and obj is not None else None
-    out: dict[str, Callable[[], object]] = {"intake": lambda: intake.parse_packet(raw)}
-    if obj is not None and routed:
-        out["validate"] = lambda: model.from_obj(obj) if not schema_findings(obj, version) else None  # type: ignore[arg-type]
+def stages(raw: bytes) -> tuple[str, dict[str, Callable[[], object]]]:
+    """Which way check() goes with this packet, and each of its stages as check() runs them."""
+    report = cmp.check(raw)
+    packet = report.packet
+    out: dict[str, Callable[[], object]] = {}
+    counted = intake.parse_counted(raw)
+    if counted is not None and report.version is not None:
+        obj, strings = counted
+        build = schemas.builder(report.version)
+        built = build(obj)
+        if built is not None and built[1] == strings and packet is not None:
+            out["intake"] = lambda: intake.parse_counted(raw)
+            out["validate"] = lambda: build(obj)
+            clean = source_is_clean(raw)
+            out["redact"] = (lambda: source_is_clean(raw)) if clean else (lambda: redact(packet))
+            out["encode"] = lambda: cmp.dumps(packet)
+            return "quick", out
+    parsed, _ = intake.parse_packet(raw)
+    out["intake"] = lambda: intake.parse_packet(raw)
+    if parsed is not None and report.version is not None:
+        version = report.version
+        out["validate"] = lambda: schemas.builder(version)(parsed) or schemas.schema_findings(parsed, version)
     if packet is not None:
         out["redact"] = lambda: redact(packet)
         out["encode"] = lambda: cmp.dumps(packet)
-    elif obj is not None:
-        out["redact"] = lambda: redact_obj(obj)
-    return out
+    elif parsed is not None:
+        out["redact"] = lambda: redact_obj(parsed)
+    return "long", out
 
 
 def full_run(raw: bytes) -> None:
@@ -90,16 +120,19 @@ def table(rows: list[list[str]], header: list[str]) -> str:
 def per_packet(repeat: int) -> str:
     rows = []
     for name, raw in corpus.build().items():
-        loads = median_us(lambda raw=raw: json.loads(raw), repeat)
-        ours = median_us(lambda raw=raw: full_run(raw), repeat)
-        base = median_us(lambda raw=raw: baseline.run(raw), repeat)
-        parts = {stage: median_us(func, repeat) for stage, func in stages(raw).items()}
-        cells = [shown(parts[s]) if s in parts else "–" for s in ("intake", "validate", "redact", "encode")]
+        path, funcs = stages(raw)
+        timed = rounds_us(
+            {"loads": lambda raw=raw: json.loads(raw), "ours": lambda raw=raw: full_run(raw),
+             "base": lambda raw=raw: baseline.run(raw), **funcs},
+            repeat,
+        )
+        loads, ours, base = timed["loads"], timed["ours"], timed["base"]
+        cells = [shown(median(timed[s])) if s in funcs else "–" for s in ("intake", "validate", "redact", "encode")]
         verdict = cmp.check(raw)
         what = "ok" if verdict.ok else ("redactions" if verdict.conforming else f"{len(verdict.errors)} errors")
-        rows.append([name, f"{len(raw):,}", what, shown(loads), *cells, shown(ours), shown(base),
-                     ratio(ours, loads), ratio(base, ours)])
-    header = ["packet", "bytes", "verdict", "json.loads µs", "intake", "validate", "redact", "encode",
+        rows.append([name, f"{len(raw):,}", what, path, shown(median(loads)), *cells, shown(median(ours)),
+                     shown(median(base)), paired_ratio(ours, loads), paired_ratio(base, ours)])
+    header = ["packet", "bytes", "verdict", "path", "json.loads µs", "intake", "validate", "redact", "encode",
               "check+dumps µs", "baseline µs", "vs json.loads", "faster than baseline"]
     return table(rows, header)
 

@@ -26,10 +26,10 @@ _GO_EXTRA = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\
 
 # The renderer lays the text out as pieces that alternate: layout, string, layout, ...,
 # layout. Strings go in as they stand; when some need escaping, all of them are escaped
-# together in one C call over their join, split apart again at a separator the
-# escaper leaves alone. A lone surrogate can never be in a packet that passed
-# validation; should a hand-built one hold it, each string is escaped on its own.
-_SEPARATOR = "\udfff"
+# together in one C call over their join, split apart again at a separator the escaper
+# leaves alone. DEL is one, is rare in text, and keeps ASCII text ASCII (a wider string
+# escapes slower); when a string does hold it, each string is escaped on its own.
+_SEPARATOR = "\x7f"
 
 
 def _string_array(out: list[str], tail: str, name: str, items: Sequence[str]) -> str:

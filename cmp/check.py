@@ -104,15 +104,15 @@ def _utf8(text: str) -> bytes | None:
 
 
 def _quick_check(raw: bytes, lenient: bool, allow_unredacted: bool) -> Report | None:
-    """The report of a conforming packet in one decode and one walk; None for anything else.
+    """The report of a conforming packet written without escapes, in one decode and one walk.
 
-    Anything this cannot vouch for (a duplicate member, a schema error, an odd escape)
-    goes the long way round, which alone writes findings, so no verdict depends on it.
+    None for anything else (a backslash, a dropped duplicate, a schema error): that
+    goes the long way round, which alone writes findings, so no verdict depends on this.
     """
     counted = intake.parse_counted(raw)
     if counted is None:
         return None
-    obj, strings, escape_free = counted
+    obj, strings = counted
     routed = versions.route(obj)
     if type(routed) is not str:
         return None
@@ -120,14 +120,11 @@ def _quick_check(raw: bytes, lenient: bool, allow_unredacted: bool) -> Report | 
     if built is None or built[1] != strings:
         return None
     packet = built[0]
-    if escape_free:
-        object.__setattr__(packet, "_escape_free", True)
-        # Unescaped text holds every string verbatim between quotes: if no pattern
-        # matches anywhere in it, none matches in any scanned field.
-        if source_is_clean(raw):
-            return Report(routed, (), (), packet, lenient, allow_unredacted)
-    return Report(routed, (), tuple(redact(packet)), packet, lenient, allow_unredacted)
-
+    object.__setattr__(packet, "_escape_free", True)
+    # The text holds every string verbatim between quotes: if no pattern matches
+    # anywhere in it, none matches in any scanned field.
+    redactions = () if source_is_clean(raw) else tuple(redact(packet))
+    return Report(routed, (), redactions, packet, lenient, allow_unredacted)
 
 def loads(data: bytes | bytearray | memoryview | str) -> Packet:
     """A typed Packet from conforming bytes or text; raises :class:`PacketError` otherwise.

@@ -94,27 +94,20 @@ _COUNTING_DECODER = json.JSONDecoder(
 )
 
 
-def parse_counted(raw: bytes) -> tuple[dict[str, Any], int, bool] | None:
-    """The common case, read at the C decoder's full speed: (object, strings, escape_free).
+def parse_counted(raw: bytes) -> tuple[dict[str, Any], int] | None:
+    """The common case, read at the C decoder's full speed: (object, strings).
 
-    ``strings`` is how many strings (member names and values) the text holds, read
-    off its quotes; a caller that counts fewer in the object knows a duplicate member
-    was dropped. ``escape_free`` is True when the text has no backslash at all. None
-    means "not this way": anything unusual (escaped backslashes, surrogate escapes,
-    a syntax error, a refused number, a non-object) goes through :func:`parse_packet`,
-    which gives the findings.
+    Only text without a backslash is read this way: there, every quote opens or closes
+    a string, so ``strings`` (member names plus string values) is half the quotes,
+    and a caller that counts fewer in the object knows a duplicate member was
+    dropped. None means "not this way": a backslash, a syntax error, a refused
+    number, a non-object; :func:`parse_packet` reads those and gives the findings.
     """
     if len(raw) > MAX_PACKET_BYTES:
         return None
-    escape_free = b"\\" not in raw
-    if escape_free:
-        quotes = raw.count(b'"')
-    else:
-        # Without an escaped backslash, every backslash-quote is a quote inside a
-        # string and every other quote opens or closes one.
-        if b"\\\\" in raw or (b"\\u" in raw and _SURROGATE_ESCAPE_BYTES.search(raw)):
-            return None
-        quotes = raw.count(b'"') - raw.count(b'\\"')
+    if b"\\" in raw:
+        return None
+    quotes = raw.count(b'"')
     if quotes % 2:
         return None
     try:
@@ -123,7 +116,7 @@ def parse_counted(raw: bytes) -> tuple[dict[str, Any], int, bool] | None:
         return None
     if type(value) is not dict:
         return None
-    return value, quotes // 2, escape_free
+    return value, quotes // 2
 
 
 def _json_finding(message: str) -> Finding:
@@ -209,14 +202,18 @@ def _decode(text: str, duplicates: list[tuple[dict[str, Any], str]]) -> Any:
         return _decode_deep(text, duplicates)
 
 
-def parse_json(text: str) -> tuple[Any, list[Finding]]:
-    """Parse strict JSON; return the value and the findings that refuse it (empty when fine)."""
+def parse_json(text: str, raw: bytes | None = None) -> tuple[Any, list[Finding]]:
+    """Parse strict JSON; return the value and the findings that refuse it (empty when fine).
+
+    ``raw`` is ``text`` as UTF-8 when the caller has it: byte searches are cheaper.
+    """
     duplicates: list[tuple[dict[str, Any], str]] = []
     _state.duplicates = duplicates
+    source: str | bytes = text if raw is None else raw
     # Only a text with more than MAX_DEPTH brackets can nest too deep; only those pay
     # for the iterative parser, which counts levels (the C decoder's own limit differs
     # between Python versions). The C decoder's RecursionError sends the rest there too.
-    deep = len(text) > MAX_DEPTH and text.count("[") + text.count("{") > MAX_DEPTH
+    deep = len(text) > MAX_DEPTH and _count(source, "[") + _count(source, "{") > MAX_DEPTH
     try:
         value = _decode_deep(text, duplicates) if deep else _decode(text, duplicates)
     except _Refused as exc:
@@ -227,7 +224,7 @@ def parse_json(text: str) -> tuple[Any, list[Finding]]:
         return None, [_json_finding(str(exc))]
 
     findings: list[Finding] = []
-    needs_walk = bool(duplicates) or ("\\u" in text and _SURROGATE_ESCAPE.search(text) is not None)
+    needs_walk = bool(duplicates) or _has_surrogate_escape(source)
     if needs_walk:
         lost = {(id(obj), name) for obj, name in duplicates}
         nodes = _walk(value)
@@ -244,6 +241,17 @@ def parse_json(text: str) -> tuple[Any, list[Finding]]:
     return value, []
 
 
+def _count(source: str | bytes, char: str) -> int:
+    return source.count(char) if isinstance(source, str) else source.count(char.encode())
+
+
+def _has_surrogate_escape(source: str | bytes) -> bool:
+    if isinstance(source, str):
+        return "\\u" in source and _SURROGATE_ESCAPE.search(source) is not None
+    # One regex pass: on text thick with backslashes a substring test first is slower.
+    return _SURROGATE_ESCAPE_BYTES.search(source) is not None
+
+
 def parse_packet(data: bytes | str) -> tuple[dict[str, Any] | None, list[Finding]]:
     """Size, encoding, syntax and top-level type checks, in the reference's order."""
     if isinstance(data, str):
@@ -258,7 +266,7 @@ def parse_packet(data: bytes | str) -> tuple[dict[str, Any] | None, list[Finding
     text = decode_text(raw)
     if isinstance(text, Finding):
         return None, [text]
-    value, findings = parse_json(text)
+    value, findings = parse_json(text, raw)
     if findings:
         return None, findings
     if not isinstance(value, dict):

@@ -218,3 +218,9 @@ def test_characters_that_need_no_escape_are_written_as_the_oracle_writes_them(ch
     packet = cmp.loads(encode(dict(full(), goal=f"a{char}b")))
     assert packet._escape_free
     assert cmp.dumps(packet) == oracle(packet) == cmp.dumps(dataclasses.replace(packet))
+
+
+def test_strings_holding_the_separator_are_escaped_one_by_one() -> None:
+    packet = cmp.Packet.new(goal='a\x7f"b"', next_step="line\nbreak\x7f", tags=["gpu"])
+    assert cmp.dumps(packet) == oracle(packet)
+    assert json.loads(cmp.dumps(packet))["goal"] == 'a\x7f"b"'

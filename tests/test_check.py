@@ -188,13 +188,12 @@ DUPLICATES = [
 
 
 @pytest.mark.parametrize(("before", "after", "path"), DUPLICATES)
-@pytest.mark.parametrize("escaped", [False, True])
-def test_a_dropped_duplicate_is_always_found(before: str, after: str, path: str, escaped: bool) -> None:
+@pytest.mark.parametrize("next_step", ["plain", 'say "hi"'])
+def test_a_dropped_duplicate_is_always_found(before: str, after: str, path: str, next_step: str) -> None:
     packet = full()
     packet["goal"] = "g"
     packet["decisions"][0] = {"what": "w", "why": "y", "locked": True}
-    if escaped:  # a backslash-quote in a string: counted off, not as a string of its own
-        packet["next_step"] = 'say "hi"'
+    packet["next_step"] = next_step  # with a backslash, the long way alone reads it
     text = json.dumps(packet, ensure_ascii=False)
     assert before in text
     report, long_way, quick = both_ways(text.replace(before, after, 1).encode())
