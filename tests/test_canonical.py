@@ -224,3 +224,11 @@ def test_strings_holding_the_separator_are_escaped_one_by_one() -> None:
     packet = cmp.Packet.new(goal='a\x7f"b"', next_step="line\nbreak\x7f", tags=["gpu"])
     assert cmp.dumps(packet) == oracle(packet)
     assert json.loads(cmp.dumps(packet))["goal"] == 'a\x7f"b"'
+
+
+@pytest.mark.parametrize("accent", ["", "é"])
+def test_ascii_and_wider_text_escape_alike(accent: str) -> None:
+    packet = cmp.Packet.new(
+        goal=f'"{accent}"\x00\x1f\t', next_step="\\\n", constraints=("<&>", "x\x7fy" if accent else "plain")
+    )
+    assert cmp.dumps(packet) == oracle(packet)
