@@ -1,7 +1,11 @@
-"""atheris target: arbitrary bytes through check(); only a Report may come back."""
+"""atheris target: arbitrary bytes through check(); only a Report may come back.
+
+It is also differential: the quick path and the long way must give the same report.
+"""
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import atheris
@@ -11,9 +15,24 @@ with atheris.instrument_imports():
     import cmp.explain  # imported lazily by cmp; instrument it (and jsonschema) up front
     import cmp.fastpath
 
+CHECK = importlib.import_module("cmp.check")  # the module; `cmp.check` is the function
+QUICK_CHECK = CHECK._quick_check
+
+
+def long_way(data: bytes) -> cmp.Report:
+    CHECK._quick_check = lambda *args: None
+    try:
+        return cmp.check(data)
+    finally:
+        CHECK._quick_check = QUICK_CHECK
+
 
 def test_one_input(data: bytes) -> None:
     report = cmp.check(data)
+    slow = long_way(data)
+    assert report == slow, (report, slow)
+    if report.packet is not None and slow.packet is not None:
+        assert cmp.dumps(report.packet) == cmp.dumps(slow.packet)
     for finding in report.errors:
         assert finding.code in cmp.FINDING_CODES, finding
         assert "\n" not in finding.message and len(finding.message) < 400, finding

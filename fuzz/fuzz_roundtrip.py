@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 
@@ -31,6 +32,7 @@ def test_one_input(data: bytes) -> None:
     assert again == packet
     assert cmp.dumps(again) == first
     assert cmp.check(first).conforming
+    assert cmp.dumps(dataclasses.replace(packet)) == first  # the escaping pass, forced
 
 
 def main() -> None:

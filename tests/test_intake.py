@@ -8,7 +8,7 @@ import pytest
 
 import cmp
 from cmp.intake import MAX_DEPTH, MAX_PACKET_BYTES, parse_counted
-from tests.packets import encode, full, minimal, put, strings_in
+from tests.packets import encode, full, minimal, strings_in
 
 
 def codes(data: bytes | str) -> list[str]:
