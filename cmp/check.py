@@ -126,6 +126,7 @@ def _quick_check(raw: bytes, lenient: bool, allow_unredacted: bool) -> Report | 
     redactions = () if source_is_clean(raw) else tuple(redact(packet))
     return Report(routed, (), redactions, packet, lenient, allow_unredacted)
 
+
 def loads(data: bytes | bytearray | memoryview | str) -> Packet:
     """A typed Packet from conforming bytes or text; raises :class:`PacketError` otherwise.
 
