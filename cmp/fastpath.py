@@ -195,7 +195,7 @@ class _Compiler:
 
     def function(self, name: str, first: str, last: str) -> Callable[..., Any]:
         # Builtins as defaults: locals are the cheapest names to look up.
-        defaults = ", ".join(f"{name}={name}" for name in _LOCALS)
+        defaults = ", ".join(f"{local}={local}" for local in _LOCALS)
         header = f"def {name}(packet, {defaults}):\n"
         source = header + "\n".join(["    " + first, *self.lines, "    " + last]) + "\n"
         namespace = dict(self.names)
