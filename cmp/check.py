@@ -78,7 +78,7 @@ def check(
         quick = _quick_check(raw, lenient, allow_unredacted)
         if quick is not None:
             return quick
-    obj, findings = intake.parse_packet(data)
+    obj, findings = intake.parse_packet(data if raw is None else raw)  # str: encoded once
     if obj is None:
         return Report(None, tuple(findings), (), None, lenient, allow_unredacted)
     routed = versions.route(obj)

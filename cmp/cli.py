@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from cmp import __version__
 from cmp.batch import Job, Progress, judge_all, judge_report, open_jsonl, read_jsonl
@@ -84,29 +84,29 @@ class _Run:
         self.results.append({"file": name, "ok": False, "error": message})
 
 
-def _readable(names: Sequence[str], run: _Run) -> Iterator[tuple[str, str, Input]]:
-    """(name as given, name to print, contents) of each FILE that can be read; the rest are reported."""
+_Opened = TypeVar("_Opened")
+
+
+def _opened(names: Sequence[str], run: _Run, opener: Callable[[str], _Opened]) -> Iterator[tuple[str, str, _Opened]]:
+    """(name as given, name to print, what ``opener`` made of it) for each name it could open.
+
+    The rest are reported as unreadable, and the run goes on.
+    """
     for raw_name in names:
         name = display_name(raw_name)
         try:
-            source = read_source(raw_name)
+            opened = opener(raw_name)
         except InputError as exc:
             run.unreadable(name, str(exc))
             continue
-        yield raw_name, name, source
+        yield raw_name, name, opened
 
 
 def _jobs(args: argparse.Namespace, run: _Run) -> Iterator[Job]:
     """Jobs from the FILE arguments, then from --jsonl; unreadable sources are reported here."""
-    for _, name, source in _readable(args.files, run):
+    for _, name, source in _opened(args.files, run, read_source):
         yield Job(name, None, source.data, source.size)
-    for raw_name in args.jsonl or ():
-        name = display_name(raw_name)
-        try:
-            stream = open_jsonl(raw_name)
-        except InputError as exc:
-            run.unreadable(name, str(exc))
-            continue
+    for raw_name, name, stream in _opened(args.jsonl or (), run, open_jsonl):
         try:
             yield from read_jsonl(stream, name)
         except OSError as exc:
@@ -202,7 +202,7 @@ def _cmd_fmt(args: argparse.Namespace, out: _Output) -> int:
         _error_line("fmt --write cannot rewrite stdin")
         return EXIT_USAGE
     run = _Run()
-    for raw_name, name, source in _readable(args.files, run):
+    for raw_name, name, source in _opened(args.files, run, read_source):
         data, problems = _canonical(source, args.allow_unredacted)
         if data is None:
             for problem in problems:

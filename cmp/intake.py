@@ -18,8 +18,7 @@ from cmp.findings import Finding, bounded_path, path_join, quote
 MAX_PACKET_BYTES = 32_768
 MAX_DEPTH = 10_000  # the reference's (Go encoding/json) nesting limit
 
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
-_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89abcdefABCDEF]")
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -202,18 +201,17 @@ def _decode(text: str, duplicates: list[tuple[dict[str, Any], str]]) -> Any:
         return _decode_deep(text, duplicates)
 
 
-def parse_json(text: str, raw: bytes | None = None) -> tuple[Any, list[Finding]]:
+def parse_json(text: str, raw: bytes) -> tuple[Any, list[Finding]]:
     """Parse strict JSON; return the value and the findings that refuse it (empty when fine).
 
-    ``raw`` is ``text`` as UTF-8 when the caller has it: byte searches are cheaper.
+    ``raw`` is ``text`` as UTF-8: the byte searches below are cheaper on it.
     """
     duplicates: list[tuple[dict[str, Any], str]] = []
     _state.duplicates = duplicates
-    source: str | bytes = text if raw is None else raw
     # Only a text with more than MAX_DEPTH brackets can nest too deep; only those pay
     # for the iterative parser, which counts levels (the C decoder's own limit differs
     # between Python versions). The C decoder's RecursionError sends the rest there too.
-    deep = len(text) > MAX_DEPTH and _count(source, "[") + _count(source, "{") > MAX_DEPTH
+    deep = len(raw) > MAX_DEPTH and raw.count(b"[") + raw.count(b"{") > MAX_DEPTH
     try:
         value = _decode_deep(text, duplicates) if deep else _decode(text, duplicates)
     except _Refused as exc:
@@ -224,7 +222,8 @@ def parse_json(text: str, raw: bytes | None = None) -> tuple[Any, list[Finding]]
         return None, [_json_finding(str(exc))]
 
     findings: list[Finding] = []
-    needs_walk = bool(duplicates) or _has_surrogate_escape(source)
+    # One regex pass: on text thick with backslashes a substring test first is slower.
+    needs_walk = bool(duplicates) or _SURROGATE_ESCAPE.search(raw) is not None
     if needs_walk:
         lost = {(id(obj), name) for obj, name in duplicates}
         nodes = _walk(value)
@@ -239,17 +238,6 @@ def parse_json(text: str, raw: bytes | None = None) -> tuple[Any, list[Finding]]
     if findings:
         return None, sorted(findings, key=lambda f: (f.code, f.path))
     return value, []
-
-
-def _count(source: str | bytes, char: str) -> int:
-    return source.count(char) if isinstance(source, str) else source.count(char.encode())
-
-
-def _has_surrogate_escape(source: str | bytes) -> bool:
-    if isinstance(source, str):
-        return "\\u" in source and _SURROGATE_ESCAPE.search(source) is not None
-    # One regex pass: on text thick with backslashes a substring test first is slower.
-    return _SURROGATE_ESCAPE_BYTES.search(source) is not None
 
 
 def parse_packet(data: bytes | str) -> tuple[dict[str, Any] | None, list[Finding]]:
