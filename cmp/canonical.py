@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from json.encoder import encode_basestring, encode_basestring_ascii
+from json.encoder import encode_basestring
 
-from cmp.check import validate
 from cmp.findings import Finding, PacketError
 from cmp.intake import MAX_PACKET_BYTES, size_finding
 from cmp.model import Packet, to_obj
 from cmp.timestamps import canonical as canonical_time
+from cmp.versions import validate
 
 # Python escapes quote, backslash and C0 controls exactly as Go does (short escapes for
 # \b \f \n \r \t, lowercase \u00xx for the rest). Go also escapes these five. They can
@@ -26,9 +26,11 @@ _GO_EXTRA = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\
 
 # The renderer lays the text out as pieces that alternate: layout, string, layout, ...,
 # layout. Strings go in as they stand; when some need escaping, all of them are escaped
-# together in one C call over their join, split apart again at a separator the escaper
-# leaves alone. DEL is one, is rare in text, and keeps ASCII text ASCII (a wider string
-# escapes slower); when a string does hold it, each string is escaped on its own.
+# together in one C call over their join, split apart again at a separator that the
+# escaper copies through unchanged and that no escape sequence can contain: DEL. (The
+# ASCII-only escaper would write DEL as the six characters \u007f, which an escaped
+# backslash followed by the text "u007f" also produces, so it is never used here.)
+# When a string itself holds DEL, each string is escaped on its own.
 _SEPARATOR = "\x7f"
 
 
@@ -121,10 +123,6 @@ def _escape_strings(pieces: list[str]) -> None:
         return  # isprintable() also balks at some characters that need no escape; harmless
     if _SEPARATOR in joined:
         pieces[1::2] = [encode_basestring(text)[1:-1] for text in strings]
-    elif joined.isascii():
-        # The ASCII escaper is quicker and writes the same for ASCII text, except that
-        # it escapes DEL, which here can only be the separator.
-        pieces[1::2] = encode_basestring_ascii(_SEPARATOR.join(strings))[1:-1].split("\\u007f")
     else:
         pieces[1::2] = encode_basestring(_SEPARATOR.join(strings))[1:-1].split(_SEPARATOR)
 
@@ -152,6 +150,34 @@ def encode(packet: Packet) -> bytes:
     return _utf8(_render(packet, identity=True))
 
 
+# No packet's canonical form is more than this many times the length of the JSON text it
+# was read from: the most any byte of that text can become is `<`, `>` or `&` turning
+# into a six-byte escape, and every line break and indent the layout adds is paid for by
+# quotes, brackets and commas the text had to hold (at worst 2.7 bytes of layout for a
+# 3-byte `"",`). So a text of at most 32,768 / 6 bytes never needs measuring; the tests
+# hold the bound over generated packets and the worst shapes.
+MAX_GROWTH = 6
+
+
+def growth_finding(packet: Packet, source_bytes: int) -> Finding | None:
+    """The ``size`` finding for a packet whose canonical form would exceed 32,768 bytes.
+
+    ``source_bytes`` is the length of the text the packet was read from. A packet may be
+    within the limit as written and over it in canonical form (indentation, escapes); the
+    reference stores such a packet and then cannot read its own bytes back.
+    """
+    if source_bytes * MAX_GROWTH <= MAX_PACKET_BYTES:
+        return None
+    size = len(encode(packet))
+    if size <= MAX_PACKET_BYTES:
+        return None
+    return Finding(
+        "size",
+        "$",
+        f"canonical form is {size} bytes, max is {MAX_PACKET_BYTES} (the packet as written is {source_bytes} bytes)",
+    )
+
+
 def dumps(packet: Packet) -> bytes:
     """Canonical bytes of a conforming packet.
 
@@ -161,6 +187,8 @@ def dumps(packet: Packet) -> bytes:
     are left out, members are put in schema order, and created_at loses trailing
     fraction zeros and writes a zero offset as ``Z``.
     """
+    if not isinstance(packet, Packet):
+        raise TypeError(f"dumps() takes a cmp.Packet, not {type(packet).__name__}")
     if not packet._conforming:
         try:
             obj = to_obj(packet)
@@ -181,4 +209,6 @@ def state_digest(packet: Packet) -> str:
     Two emissions of the same session state compare equal (SPEC: idempotent
     modulo id and created_at).
     """
+    if not isinstance(packet, Packet):
+        raise TypeError(f"state_digest() takes a cmp.Packet, not {type(packet).__name__}")
     return "sha256:" + hashlib.sha256(_utf8(_render(packet, identity=False))).hexdigest()

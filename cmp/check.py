@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from cmp import intake, model, versions
+from cmp import intake, versions
+from cmp.canonical import growth_finding
 from cmp.findings import Finding, PacketError
 from cmp.model import Packet
 from cmp.redact import Redaction, redact, redact_obj, source_is_clean
-from cmp.schemas import builder, schema_findings
+from cmp.schemas import builder
+from cmp.versions import validate
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -42,10 +44,15 @@ class Report:
         return self.conforming and not self.blocked
 
     @property
+    def schema_only(self) -> bool:
+        """Every error is a schema error (a ``truncated`` finding stands for more of the same)."""
+        return all(f.code in ("schema", "truncated") for f in self.errors)
+
+    @property
     def accepted(self) -> bool:
         if self.blocked:
             return False
-        return self.conforming or (self.lenient and all(f.code == "schema" for f in self.errors))
+        return self.conforming or (self.lenient and self.schema_only)
 
     def __repr__(self) -> str:
         # The packet is left out: a report may be logged, and the packet may hold secrets.
@@ -72,7 +79,10 @@ def check(
     if type(data) is not bytes and not isinstance(data, str):
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"check() takes bytes or str, not {type(data).__name__}")
-        data = bytes(data)
+        try:
+            data = bytes(data)
+        except ValueError:  # a released memoryview
+            raise TypeError("check() cannot read a released memoryview") from None
     raw = _utf8(data) if isinstance(data, str) else data
     if raw is not None:
         quick = _quick_check(raw, lenient, allow_unredacted)
@@ -81,19 +91,29 @@ def check(
     obj, findings = intake.parse_packet(data if raw is None else raw)  # str: encoded once
     if obj is None:
         return Report(None, tuple(findings), (), None, lenient, allow_unredacted)
+    assert raw is not None  # text that parsed is valid UTF-8
     routed = versions.route(obj)
     if isinstance(routed, Finding):
-        scanned = redact_obj(obj) if lenient else ()
-        return Report(None, (routed,), tuple(scanned), None, lenient, allow_unredacted)
+        return _refused(None, [routed], obj, lenient, allow_unredacted)
     built = builder(routed)(obj)
-    errors = [] if built is not None else schema_findings(obj, routed)
-    if errors:
-        scanned = redact_obj(obj) if lenient else ()
-        return Report(routed, tuple(errors), tuple(scanned), None, lenient, allow_unredacted)
-    # A mapping only the detailed path accepts cannot come out of the JSON decoder;
-    # from_obj builds it all the same rather than trust that.
-    packet = built[0] if built is not None else model.from_obj(obj)
+    escaped = intake.escaped_members(raw, intake.RAW_TEXT_MEMBERS)
+    if built is None or escaped:
+        from cmp.explain import explain  # only a refused packet pays for the import
+
+        return _refused(routed, explain(obj, routed, escaped=escaped), obj, lenient, allow_unredacted)
+    packet = built[0]
+    grown = growth_finding(packet, len(raw))
+    if grown is not None:
+        return _refused(routed, [grown], obj, lenient, allow_unredacted)
     return Report(routed, (), tuple(redact(packet)), packet, lenient, allow_unredacted)
+
+
+def _refused(
+    version: str | None, errors: list[Finding], obj: dict[str, Any], lenient: bool, allow_unredacted: bool
+) -> Report:
+    """The report of a packet that parsed but does not conform; lenient mode still scans it."""
+    scanned = redact_obj(obj) if lenient else ()
+    return Report(version, tuple(errors), tuple(scanned), None, lenient, allow_unredacted)
 
 
 def _utf8(text: str) -> bytes | None:
@@ -120,6 +140,8 @@ def _quick_check(raw: bytes, lenient: bool, allow_unredacted: bool) -> Report | 
     if built is None or built[1] != strings:
         return None
     packet = built[0]
+    if growth_finding(packet, len(raw)) is not None:
+        return None  # the long way says so
     object.__setattr__(packet, "_escape_free", True)
     # The text holds every string verbatim between quotes: if no pattern matches
     # anywhere in it, none matches in any scanned field.
@@ -139,13 +161,4 @@ def loads(data: bytes | bytearray | memoryview | str) -> Packet:
     return report.packet
 
 
-def validate(obj: Any) -> list[Finding]:
-    """Findings for a packet the caller already parsed into Python data (empty when valid)."""
-    if not isinstance(obj, dict):
-        return [Finding("not-object", "$", "packet must be a JSON object")]
-    routed = versions.route(obj)
-    if isinstance(routed, Finding):
-        return [routed]
-    # Data from the caller never passed intake: a lone surrogate cannot be written as UTF-8.
-    unencodable = intake.lone_surrogates(obj)
-    return unencodable + schema_findings(obj, routed)
+__all__ = ["Report", "check", "loads", "validate"]

@@ -1,22 +1,26 @@
-"""The detailed validation path: jsonschema, with our leaf keywords, to explain a failure.
+"""The detailed validation path: every schema violation, explained, in path order.
 
-jsonschema walks the schema (properties, items) and tracks paths; every leaf keyword
-used by the CMP schemas is replaced here so that patterns run on RE2, created_at is
-checked by :mod:`cmp.timestamps`, and no message ever reprs a user value (a value can
-be 10,000 levels deep or 32 KB long). Imported only when the fast path says "invalid".
+The compiled builder (:mod:`cmp.fastpath`) only says "valid or not". When it says
+"not", this module says why: it reads the same schema file into a small tree of rules
+(one function per keyword, as jsonschema arranges them) and walks the packet once,
+yielding findings already sorted by path, then keyword. Nothing here reprs a user
+value: a value can be 10,000 levels deep or 32 KB long.
+
+Work is bounded: a report lists the first :data:`cmp.findings.MAX_FINDINGS` findings,
+and the rest are only counted, by a second walk that builds neither messages nor paths
+(``count`` must equal the number of findings ``walk`` yields; the tests hold it to
+that, and hold the findings to jsonschema's over the vectors and generated packets).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from itertools import islice
 from typing import Any
 
-from jsonschema import Draft202012Validator, ValidationError, validators
-from jsonschema.protocols import Validator
-
 from cmp import timestamps
-from cmp.findings import Finding, path_join, quote
+from cmp.findings import MAX_FINDINGS, Finding, path_join, quote, truncated
 from cmp.patterns import Matcher
 from cmp.schemas import load_schema
 
@@ -29,10 +33,89 @@ _JSON_TYPES = {
     list: "array",
     type(None): "null",
 }
+# What each schema type admits, as jsonschema's Draft 2020-12 type checker decides it.
+_PYTHON_TYPES: dict[str, type] = {"string": str, "object": dict, "array": list, "boolean": bool}
 
 
-def _type_name(instance: Any) -> str:
+def type_name(instance: Any) -> str:
+    """The JSON name of a value's type (the Python name for what JSON cannot hold)."""
     return _JSON_TYPES.get(type(instance), type(instance).__name__)
+
+
+def _shown(instance: Any) -> str:
+    return quote(instance) if isinstance(instance, str) else type_name(instance)
+
+
+# One function per leaf keyword: (keyword's value, instance) -> message, or None when it holds.
+# Each ignores the types it does not apply to, as JSON Schema does, except enum and const,
+# which every value must satisfy.
+_Check = Callable[[Any, Any], "str | None"]
+
+
+def _type(expected: str, instance: Any) -> str | None:
+    if isinstance(instance, _PYTHON_TYPES[expected]):
+        return None
+    return f"expected {expected}, got {type_name(instance)}"
+
+
+def _max_length(limit: int, instance: Any) -> str | None:
+    if isinstance(instance, str) and len(instance) > limit:
+        return f"is {len(instance)} characters, longer than {limit}"
+    return None
+
+
+def _min_length(limit: int, instance: Any) -> str | None:
+    if isinstance(instance, str) and len(instance) < limit:
+        return f"is {len(instance)} characters, shorter than {limit}"
+    return None
+
+
+def _max_items(limit: int, instance: Any) -> str | None:
+    if isinstance(instance, list) and len(instance) > limit:
+        return f"has {len(instance)} items, more than {limit}"
+    return None
+
+
+def _pattern(pattern: str, instance: Any) -> str | None:
+    if isinstance(instance, str) and not _matcher(pattern)(instance):
+        return f"{quote(instance)} does not match {pattern}"
+    return None
+
+
+def _format(fmt: str, instance: Any) -> str | None:
+    if fmt != "date-time" or not isinstance(instance, str) or timestamps.is_valid(instance):
+        return None
+    if timestamps.is_rfc3339(instance):
+        reason = "is RFC 3339 but outside the subset packets use"
+    else:
+        reason = "is not an RFC 3339 date-time"
+    return f"{quote(instance)} {reason} (YYYY-MM-DDTHH:MM:SS[.1-9 digits](Z|±HH:MM))"
+
+
+def _enum(allowed: list[str], instance: Any) -> str | None:
+    if isinstance(instance, str) and instance in allowed:
+        return None
+    return f"{_shown(instance)} is not one of {', '.join(allowed)}"
+
+
+def _const(const: str, instance: Any) -> str | None:
+    if isinstance(instance, str) and instance == const:
+        return None
+    return f"{_shown(instance)} is not {const!r}"
+
+
+_LEAF_KEYWORDS: dict[str, _Check] = {
+    "const": _const,
+    "enum": _enum,
+    "format": _format,
+    "maxItems": _max_items,
+    "maxLength": _max_length,
+    "minLength": _min_length,
+    "pattern": _pattern,
+    "type": _type,
+}
+_STRUCTURE_KEYWORDS = {"properties", "required", "additionalProperties", "items"}
+_ANNOTATIONS = {"$schema", "$id", "title", "description"}
 
 
 @functools.cache
@@ -40,114 +123,122 @@ def _matcher(pattern: str) -> Matcher:
     return Matcher(pattern)
 
 
-def _type(validator: Validator, expected: str, instance: Any, schema: Mapping[str, Any]) -> Iterator[ValidationError]:
-    if not validator.is_type(instance, expected):
-        yield ValidationError(f"expected {expected}, got {_type_name(instance)}")
+class _Rules:
+    """One schema node, read once: its leaf checks in keyword order, and what lies below."""
 
+    __slots__ = ("additional", "checks", "items", "properties", "required")
 
-def _pattern(validator: Validator, pattern: str, instance: Any, schema: Mapping[str, Any]) -> Iterator[ValidationError]:
-    if isinstance(instance, str) and not _matcher(pattern)(instance):
-        yield ValidationError(f"{quote(instance)} does not match {pattern}")
-
-
-def _format(validator: Validator, fmt: str, instance: Any, schema: Mapping[str, Any]) -> Iterator[ValidationError]:
-    if fmt == "date-time" and isinstance(instance, str) and not timestamps.is_valid(instance):
-        if timestamps.is_rfc3339(instance):
-            reason = "is RFC 3339 but outside the subset packets use"
-        else:
-            reason = "is not an RFC 3339 date-time"
-        yield ValidationError(f"{quote(instance)} {reason} (YYYY-MM-DDTHH:MM:SS[.1-9 digits](Z|±HH:MM))")
-
-
-def _max_length(
-    validator: Validator, limit: int, instance: Any, schema: Mapping[str, Any]
-) -> Iterator[ValidationError]:
-    if isinstance(instance, str) and len(instance) > limit:
-        yield ValidationError(f"is {len(instance)} characters, longer than {limit}")
-
-
-def _min_length(
-    validator: Validator, limit: int, instance: Any, schema: Mapping[str, Any]
-) -> Iterator[ValidationError]:
-    if isinstance(instance, str) and len(instance) < limit:
-        yield ValidationError(f"is {len(instance)} characters, shorter than {limit}")
-
-
-def _max_items(validator: Validator, limit: int, instance: Any, schema: Mapping[str, Any]) -> Iterator[ValidationError]:
-    if isinstance(instance, list) and len(instance) > limit:
-        yield ValidationError(f"has {len(instance)} items, more than {limit}")
-
-
-def _enum(
-    validator: Validator, allowed: list[str], instance: Any, schema: Mapping[str, Any]
-) -> Iterator[ValidationError]:
-    if not (isinstance(instance, str) and instance in allowed):
-        shown = quote(instance) if isinstance(instance, str) else _type_name(instance)
-        yield ValidationError(f"{shown} is not one of {', '.join(allowed)}")
-
-
-def _const(validator: Validator, const: str, instance: Any, schema: Mapping[str, Any]) -> Iterator[ValidationError]:
-    if not (isinstance(instance, str) and instance == const):
-        shown = quote(instance) if isinstance(instance, str) else _type_name(instance)
-        yield ValidationError(f"{shown} is not {const!r}")
-
-
-def _required(
-    validator: Validator, names: list[str], instance: Any, schema: Mapping[str, Any]
-) -> Iterator[ValidationError]:
-    if isinstance(instance, dict):
-        for name in names:
-            if name not in instance:
-                yield ValidationError(f"missing required member {name!r}", path=[name])
-
-
-def _additional(
-    validator: Validator, allowed: bool, instance: Any, schema: Mapping[str, Any]
-) -> Iterator[ValidationError]:
-    if isinstance(instance, dict) and allowed is False:
-        known = schema.get("properties", {})
-        for name in instance:
-            if name not in known:
-                yield ValidationError(f"unexpected member {quote(str(name))}", path=[name])
-
-
-_Validator = validators.extend(
-    Draft202012Validator,
-    {
-        "type": _type,
-        "pattern": _pattern,
-        "format": _format,
-        "maxLength": _max_length,
-        "minLength": _min_length,
-        "maxItems": _max_items,
-        "enum": _enum,
-        "const": _const,
-        "required": _required,
-        "additionalProperties": _additional,
-    },
-)
+    def __init__(self, schema: Mapping[str, Any]) -> None:
+        unknown = set(schema) - _LEAF_KEYWORDS.keys() - _STRUCTURE_KEYWORDS - _ANNOTATIONS
+        if unknown:
+            raise ValueError(f"cannot explain keywords {sorted(unknown)}")
+        if schema.get("additionalProperties", True) not in (True, False):
+            raise ValueError("only additionalProperties true or false can be explained")
+        # Sorted by keyword: findings at one path are listed in keyword order.
+        self.checks = tuple(
+            (keyword, _LEAF_KEYWORDS[keyword], schema[keyword])
+            for keyword in sorted(schema)
+            if keyword in _LEAF_KEYWORDS
+        )
+        self.properties = {name: _Rules(sub) for name, sub in schema.get("properties", {}).items()}
+        self.required = frozenset(schema.get("required", ()))
+        self.additional = schema.get("additionalProperties", True) is not False
+        self.items = _Rules(schema["items"]) if "items" in schema else None
 
 
 @functools.cache
-def _validator(version: str) -> Any:
-    schema = load_schema(version)
-    Draft202012Validator.check_schema(schema)
-    return _Validator(schema)
+def _rules(version: str) -> _Rules:
+    return _Rules(load_schema(version))
 
 
-def _path(error: ValidationError) -> str:
-    path = "$"
-    for key in error.absolute_path:
-        path = path_join(path, key)
-    return path
+def walk(rules: _Rules, instance: Any, path: str = "$", escaped: frozenset[str] = frozenset()) -> Iterator[Finding]:
+    """Every violation of ``rules`` by ``instance``, sorted by path, then keyword.
+
+    Findings at a node come first (sorted by keyword), then each member in name order
+    or each item in index order, each with everything below it: that is path order.
+    A missing required member and an unexpected one are reported at the member's own
+    path. Recursion is as deep as the schema (three levels), never as the document.
+    ``escaped`` names members of ``instance`` whose JSON text held an escape, for
+    :func:`_plain_text`.
+    """
+    for keyword, check, expected in rules.checks:
+        message = check(expected, instance)
+        if message is not None:
+            yield Finding("schema", path, message, keyword=keyword)
+    if isinstance(instance, dict):
+        properties = rules.properties
+        names = set(instance)
+        missing = rules.required - names
+        if missing:
+            names |= missing
+        for name in sorted(names):
+            below = properties.get(name)
+            if name in missing:
+                yield Finding("schema", path_join(path, name), f"missing required member {name!r}", keyword="required")
+            elif below is not None:
+                yield from walk(below, instance[name], path_join(path, name))
+                if name in escaped:
+                    message = _plain_text(name, instance[name])
+                    if message is not None:
+                        yield Finding("schema", path_join(path, name), message, keyword="format")
+            elif not rules.additional:
+                message = f"unexpected member {quote(str(name))}"
+                yield Finding("schema", path_join(path, name), message, keyword="additionalProperties")
+    elif isinstance(instance, list) and rules.items is not None:
+        for index, item in enumerate(instance):
+            yield from walk(rules.items, item, f"{path}[{index}]")
 
 
-def _sort_key(finding_path: tuple[str | int, ...]) -> tuple[tuple[int, str | int], ...]:
-    return tuple((0, key) if isinstance(key, int) else (1, key) for key in finding_path)
+def count(rules: _Rules, instance: Any, escaped: frozenset[str] = frozenset()) -> int:
+    """How many findings :func:`walk` yields, without making any of them."""
+    total = 0
+    for _, check, expected in rules.checks:
+        if check(expected, instance) is not None:
+            total += 1
+    if isinstance(instance, dict):
+        names = instance.keys()
+        total += len(rules.required - names)
+        properties = rules.properties
+        for name in names:
+            below = properties.get(name)
+            if below is not None:
+                total += count(below, instance[name])
+                if name in escaped and _plain_text(name, instance[name]) is not None:
+                    total += 1
+            elif not rules.additional:
+                total += 1
+    elif isinstance(instance, list) and rules.items is not None:
+        items = rules.items
+        for item in instance:
+            total += count(items, item)
+    return total
 
 
-def explain(obj: Mapping[str, Any], version: str) -> list[Finding]:
-    """Every schema violation of ``obj`` against ``version``, sorted by path."""
-    errors = list(_validator(version).iter_errors(obj))
-    errors.sort(key=lambda e: (_sort_key(tuple(e.absolute_path)), str(e.validator)))
-    return [Finding("schema", _path(e), e.message, keyword=str(e.validator)) for e in errors]
+def explain(
+    obj: Mapping[str, Any], version: str, *, escaped: frozenset[str] = frozenset(), limit: int | None = MAX_FINDINGS
+) -> list[Finding]:
+    """The schema violations of ``obj`` against ``version``: the first ``limit`` in path
+    order, then a ``truncated`` finding counting the rest (``limit=None``: all of them).
+
+    ``escaped`` names the top-level members of :data:`cmp.intake.RAW_TEXT_MEMBERS` that
+    the JSON text wrote with an escape.
+    """
+    rules = _rules(version)
+    found = walk(rules, obj, "$", escaped)
+    if limit is None:
+        return list(found)
+    listed = list(islice(found, limit + 1))
+    if len(listed) <= limit:
+        return listed
+    return [*listed[:limit], truncated(count(rules, obj, escaped) - limit)]
+
+
+def _plain_text(name: str, value: Any) -> str | None:
+    """Why a raw-text member written with an escape is refused, or None when another
+    finding (its type or format) already refuses it."""
+    if not isinstance(value, str) or not timestamps.is_valid(value):
+        return None
+    return (
+        f"{quote(value)} is written with a JSON escape; {name} must be plain text "
+        "(the reference reads it without unescaping)"
+    )

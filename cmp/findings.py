@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 # Stable finding codes. Renaming one is a breaking change: the CLI's JSON output,
@@ -15,6 +15,7 @@ CODES: dict[str, str] = {
     "version-missing": "ltm_version is absent, not a string, or empty",
     "version-unsupported": "ltm_version names a version this library does not know",
     "schema": "the packet breaks its version's JSON Schema (see keyword)",
+    "truncated": "stands for the findings past the first 100 of a report, and says how many there were",
 }
 
 # Never more user text than a redaction finding may show: a message must not
@@ -70,11 +71,63 @@ def path_join(parent: str, key: str | int) -> str:
 
 
 PATH_LIMIT = 200
+_HALF = PATH_LIMIT // 2
 
 
 def bounded_path(path: str) -> str:
     """A path short enough for one line: its start and end around a ``…``."""
     if len(path) <= PATH_LIMIT:
         return path
-    half = PATH_LIMIT // 2
-    return path[:half] + "…" + path[-half:]
+    return path[:_HALF] + "…" + path[-_HALF:]
+
+
+class BoundedPath:
+    """A JSONPath grown one key at a time, holding no more than :func:`bounded_path` shows.
+
+    ``child`` costs the same at any depth: a finding 10,000 levels down does not
+    rebuild its path from the root, so a document full of findings costs time and
+    memory in proportion to its size. ``text`` always equals ``bounded_path`` of the
+    full path (a property test holds it to that).
+    """
+
+    __slots__ = ("head", "length", "tail", "text")
+
+    def __init__(self, text: str = "$", head: str | None = None, tail: str | None = None, length: int = 0) -> None:
+        self.text = text
+        self.length = length or len(text)
+        self.head = text[:_HALF] if head is None else head
+        self.tail = text[-_HALF:] if tail is None else tail
+
+    def child(self, key: str | int) -> BoundedPath:
+        step = path_join("", key)
+        length = self.length + len(step)
+        if length <= PATH_LIMIT:
+            return BoundedPath(self.text + step)
+        head = self.head if self.length >= _HALF else (self.text + step)[:_HALF]
+        tail = (self.tail + step)[-_HALF:]
+        return BoundedPath(head + "…" + tail, head, tail, length)
+
+
+# A report lists at most this many findings; one `truncated` finding stands for the rest.
+MAX_FINDINGS = 100
+
+
+def capped(findings: Iterable[Finding]) -> list[Finding]:
+    """The first :data:`MAX_FINDINGS` findings, then one ``truncated`` finding counting the rest.
+
+    Consumes ``findings`` lazily: the ones past the limit are counted, never kept.
+    """
+    listed: list[Finding] = []
+    more = 0
+    for finding in findings:
+        if len(listed) < MAX_FINDINGS:
+            listed.append(finding)
+        else:
+            more += 1
+    if more:
+        listed.append(truncated(more))
+    return listed
+
+
+def truncated(more: int) -> Finding:
+    return Finding("truncated", "$", f"{more:,} more findings not listed (a report lists the first {MAX_FINDINGS})")

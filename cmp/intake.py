@@ -10,10 +10,11 @@ import json
 import math
 import re
 import threading
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from cmp import deepjson
-from cmp.findings import Finding, bounded_path, path_join, quote
+from cmp.findings import BoundedPath, Finding, capped, quote
 
 MAX_PACKET_BYTES = 32_768
 MAX_DEPTH = 10_000  # the reference's (Go encoding/json) nesting limit
@@ -118,63 +119,160 @@ def parse_counted(raw: bytes) -> tuple[dict[str, Any], int] | None:
     return value, quotes // 2
 
 
+# Members the reference reads as raw JSON text, without unescaping: written with an
+# escape, they are refused even when the value they decode to is valid (REFERENCE 3).
+RAW_TEXT_MEMBERS: frozenset[str] = frozenset({"created_at"})
+
+# A JSON string token, or one structural character. On valid JSON text, scanning with it
+# from the start never lands inside a string.
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}:]')
+
+
+def escaped_members(raw: bytes, names: frozenset[str]) -> frozenset[str]:
+    """Which of the top-level members ``names`` have a string value written with an escape.
+
+    ``raw`` must be a JSON object text that parsed. Scans tokens from the start and
+    stops once every name was seen, so members written early cost almost nothing.
+    """
+    if b"\\" not in raw or not names:
+        return frozenset()
+    found: set[str] = set()
+    seen = 0
+    depth = 0
+    name: str | None = None  # the member whose value comes next, at depth 1
+    after_colon = False
+    for match in _TOKEN.finditer(raw):
+        token = match.group()
+        lead = token[:1]
+        if after_colon:
+            after_colon = False
+            if name in names:
+                seen += 1
+                if lead == b'"' and b"\\" in token:
+                    found.add(name)
+                if seen == len(names):
+                    break
+        if lead == b'"':
+            if depth == 1:
+                name = json.loads(token) if b"\\" in token else token[1:-1].decode("utf-8")
+        elif lead in (b"{", b"["):
+            depth += 1
+        elif lead in (b"}", b"]"):
+            depth -= 1
+        elif depth == 1:  # a colon: the value of ``name`` is the next token
+            after_colon = True
+    return frozenset(found)
+
+
 def _json_finding(message: str) -> Finding:
     return Finding("json", "$", f"invalid json: {message}")
 
 
 class _Node:
-    """A value in the document with a link to its parent, so paths are built only when needed."""
+    """A value in the document with a link to its parent; its path is made on first use.
 
-    __slots__ = ("key", "parent", "value")
+    Each node's path grows from its parent's (a :class:`BoundedPath`), so paths cost
+    the same at any depth and a document full of findings stays linear.
+    """
+
+    __slots__ = ("_path", "key", "parent", "value")
 
     def __init__(self, value: Any, parent: _Node | None, key: str | int | None) -> None:
         self.value = value
         self.parent = parent
         self.key = key
+        self._path: BoundedPath | None = None
+
+    def trail(self) -> BoundedPath:
+        if self._path is None:
+            # Walk up to the nearest ancestor that knows its path, then down again:
+            # no recursion, and every node on the way remembers its own.
+            pending: list[_Node] = []
+            node: _Node | None = self
+            while node is not None and node._path is None:
+                pending.append(node)
+                node = node.parent
+            path = BoundedPath() if node is None else node._path
+            assert path is not None
+            for node in reversed(pending):
+                path = path if node.key is None else path.child(node.key)
+                node._path = path
+        assert self._path is not None
+        return self._path
 
     def path(self, last: str | None = None) -> str:
-        keys: list[str | int] = [] if last is None else [last]
-        node: _Node | None = self
-        while node is not None and node.key is not None:
-            keys.append(node.key)
-            node = node.parent
-        path = "$"
-        for key in reversed(keys):
-            path = path_join(path, key)
-        return bounded_path(path)
+        trail = self.trail()
+        return (trail if last is None else trail.child(last)).text
 
 
-def _walk(root: Any) -> list[_Node]:
-    """Every value in the document, without recursion (documents may nest 10,000 deep)."""
-    out: list[_Node] = []
-    stack = [_Node(root, None, None)]
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        if isinstance(node.value, dict):
-            stack.extend(_Node(item, node, key) for key, item in node.value.items())
-        elif isinstance(node.value, list):
-            stack.extend(_Node(item, node, index) for index, item in enumerate(node.value))
-    return out
+def _walk(root: Any) -> Iterator[_Node]:
+    """Every value in the document, depth first, without recursion (documents may nest 10,000 deep).
 
-
-def lone_surrogates(value: Any, nodes: list[_Node] | None = None) -> list[Finding]:
-    """A ``json`` finding for each string or member name that holds a lone surrogate.
-
-    ``nodes`` is the document's walk when the caller already has it.
+    Each container is entered once: one met again while inside itself is a reference
+    cycle (only Python data can hold one), reported by yielding its node a second time
+    with ``key`` set and ``value`` marked by :data:`_CYCLE`; one shared by two parents is
+    walked under the first only.
     """
-    found = []
-    for node in _walk(value) if nodes is None else nodes:
+    entered: set[int] = set()
+    open_now: set[int] = set()
+    stack: list[_Node | int] = [_Node(root, None, None)]
+    while stack:
+        top = stack.pop()
+        if isinstance(top, int):  # leaving a container
+            open_now.discard(top)
+            continue
+        value = top.value
+        if isinstance(value, (dict, list)):
+            ident = id(value)
+            if ident in open_now:
+                yield _Node(_CYCLE, top.parent, top.key)
+                continue
+            if ident in entered:
+                continue
+            entered.add(ident)
+            open_now.add(ident)
+            stack.append(ident)
+        yield top
+        if isinstance(value, dict):
+            stack.extend(_Node(item, top, key) for key, item in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend(_Node(item, top, index) for index, item in reversed(list(enumerate(value))))
+
+
+_CYCLE = object()
+
+
+def _data_findings(nodes: Iterable[_Node]) -> Iterator[tuple[bool, Finding]]:
+    """``json`` findings for what cannot be written as JSON text, each with whether it is
+    structural: Python data may hold member names that are not strings and reference
+    cycles (structural: nothing else can be judged), and any text a lone surrogate."""
+    for node in nodes:
         item = node.value
-        if isinstance(item, str) and _SURROGATE.search(item):
-            found.append(_json_finding(f"lone surrogate (not a Unicode character) in {node.path()}"))
+        if item is _CYCLE:
+            yield True, _json_finding(f"{node.path()} holds itself (a reference cycle)")
+        elif isinstance(item, str):
+            if _SURROGATE.search(item):
+                yield False, _json_finding(f"lone surrogate (not a Unicode character) in {node.path()}")
         elif isinstance(item, dict):
-            found.extend(
-                _json_finding(f"lone surrogate in a member name in {node.path()}")
-                for name in item
-                if isinstance(name, str) and _SURROGATE.search(name)
-            )
-    return found
+            for name in item:
+                if not isinstance(name, str):
+                    message = f"member name of type {type(name).__name__} in {node.path()} is not a string"
+                    yield True, _json_finding(message)
+                elif _SURROGATE.search(name):
+                    yield False, _json_finding(f"lone surrogate in a member name in {node.path()}")
+
+
+def data_findings(value: Any) -> tuple[list[Finding], list[Finding]]:
+    """What stops Python data from being JSON text: (structural findings, lone surrogates).
+
+    Structural findings (member names that are not strings, reference cycles) mean the
+    data cannot be judged further.
+    """
+    structural: list[Finding] = []
+    surrogates: list[Finding] = []
+    for is_structural, finding in _data_findings(_walk(value)):
+        (structural if is_structural else surrogates).append(finding)
+    return structural, surrogates
 
 
 def decode_text(raw: bytes) -> str | Finding:
@@ -217,27 +315,30 @@ def parse_json(text: str, raw: bytes) -> tuple[Any, list[Finding]]:
     except _Refused as exc:
         return None, [_json_finding(str(exc))]
     except json.JSONDecodeError as exc:
-        return None, [_json_finding(f"{exc.msg} at line {exc.lineno} column {exc.colno}")]
+        # Some of the decoder's messages end in "at" themselves ("Unterminated string starting at").
+        return None, [_json_finding(f"{exc.msg.removesuffix(' at')} at line {exc.lineno} column {exc.colno}")]
     except deepjson.DeepJSONError as exc:
         return None, [_json_finding(str(exc))]
 
-    findings: list[Finding] = []
     # One regex pass: on text thick with backslashes a substring test first is slower.
-    needs_walk = bool(duplicates) or _SURROGATE_ESCAPE.search(raw) is not None
-    if needs_walk:
-        lost = {(id(obj), name) for obj, name in duplicates}
-        nodes = _walk(value)
+    if duplicates or _SURROGATE_ESCAPE.search(raw) is not None:
+        findings = sorted(_decoded_findings(value, duplicates), key=lambda f: (f.code, f.path))
+        if findings:
+            return None, capped(findings)
+    return value, []
+
+
+def _decoded_findings(value: Any, duplicates: list[tuple[dict[str, Any], str]]) -> Iterator[Finding]:
+    """Duplicate members and lone surrogates of a decoded document, in one walk."""
+    lost = {(id(obj), name) for obj, name in duplicates}
+    nodes = list(_walk(value))
+    if lost:
         for node in nodes:
             if isinstance(node.value, dict):
-                findings.extend(
-                    Finding("duplicate-key", node.path(name), f"member {quote(name)} appears more than once")
-                    for name in node.value
-                    if (id(node.value), name) in lost
-                )
-        findings.extend(lone_surrogates(value, nodes))
-    if findings:
-        return None, sorted(findings, key=lambda f: (f.code, f.path))
-    return value, []
+                for name in node.value:
+                    if (id(node.value), name) in lost:
+                        yield Finding("duplicate-key", node.path(name), f"member {quote(name)} appears more than once")
+    yield from (finding for _, finding in _data_findings(nodes))
 
 
 def parse_packet(data: bytes | str) -> tuple[dict[str, Any] | None, list[Finding]]:

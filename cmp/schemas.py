@@ -49,10 +49,13 @@ def builder(version: str) -> Callable[[Any], tuple[Packet, int] | None]:
     return compile_builder(load_schema(version), SCHEMA_CLASSES, {"_conforming": True})
 
 
-def schema_findings(obj: Mapping[str, Any], version: str) -> list[Finding]:
-    """Every schema violation of ``obj`` against ``version``, sorted by path (empty when valid)."""
+def schema_findings(obj: Mapping[str, Any], version: str, *, capped: bool = True) -> list[Finding]:
+    """The schema violations of ``obj`` against ``version``, sorted by path (empty when valid).
+
+    Capped: the first 100, then a ``truncated`` finding counting the rest.
+    """
     if acceptor(version)(obj):
         return []
     from cmp.explain import explain
 
-    return explain(obj, version)
+    return explain(obj, version) if capped else explain(obj, version, limit=None)

@@ -6,8 +6,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from cmp.findings import QUOTE_LIMIT, Finding
-from cmp.schemas import SCHEMA_VERSIONS
+from cmp.findings import QUOTE_LIMIT, Finding, capped
+from cmp.intake import data_findings
+from cmp.schemas import SCHEMA_VERSIONS, schema_findings
 
 SUPPORTED_VERSIONS: tuple[str, ...] = SCHEMA_VERSIONS
 
@@ -16,10 +17,12 @@ def route(obj: Mapping[str, Any]) -> str | Finding:
     """The declared version when supported, else the finding that refuses it.
 
     Never trims or coerces: ``" 0.2"``, ``"v0.2"`` and ``"0.2.0"`` are unsupported.
+    The reference says "missing required field" for all three ``version-missing``
+    cases; the message here says which one it is.
     """
-    version = obj.get("ltm_version")
+    version: Any = obj.get("ltm_version", _ABSENT)
     if not isinstance(version, str) or version == "":
-        return Finding("version-missing", "$.ltm_version", "missing required field 'ltm_version'")
+        return Finding("version-missing", "$.ltm_version", _missing_message(version))
     if version not in SUPPORTED_VERSIONS:
         shown = json.dumps(version[:QUOTE_LIMIT], ensure_ascii=False)
         if len(version) > QUOTE_LIMIT:
@@ -27,3 +30,42 @@ def route(obj: Mapping[str, Any]) -> str | Finding:
         listed = ", ".join(SUPPORTED_VERSIONS)
         return Finding("version-unsupported", "$.ltm_version", f"unsupported ltm_version {shown} (supported: {listed})")
     return version
+
+
+_ABSENT = object()
+
+
+def _missing_message(version: Any) -> str:
+    if version is _ABSENT:
+        return "missing required field 'ltm_version'"
+    if version == "":
+        return 'ltm_version is empty; it must name a version such as "0.2"'
+    if version is None or isinstance(version, bool):
+        found = json.dumps(version)
+    elif isinstance(version, (int, float)):
+        text = json.dumps(version)
+        found = "the number " + (text if len(text) <= QUOTE_LIMIT else text[:QUOTE_LIMIT] + "…")
+    else:
+        kinds: dict[type, str] = {dict: "an object", list: "an array"}
+        found = kinds.get(type(version), f"a {type(version).__name__}")
+    return f'ltm_version must be a string such as "0.2", found {found}'
+
+
+def validate(obj: Any) -> list[Finding]:
+    """Findings for a packet the caller already parsed into Python data (empty when valid).
+
+    Data from the caller never passed intake, so it is first checked for what JSON
+    text cannot hold (member names that are not strings, reference cycles, lone
+    surrogates); only data free of the first two goes on to routing and the schema.
+    """
+    if not isinstance(obj, dict):
+        return [Finding("not-object", "$", "packet must be a JSON object")]
+    structural, surrogates = data_findings(obj)
+    if structural:
+        return capped(structural)
+    routed = route(obj)
+    if isinstance(routed, Finding):
+        return [routed]
+    if not surrogates:
+        return schema_findings(obj, routed)
+    return capped([*surrogates, *schema_findings(obj, routed, capped=False)])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -18,6 +19,12 @@ from tests.strategies import packets, renderings
 def oracle(packet: cmp.Packet) -> bytes:
     """The conformance generator's encoder (json module plus Go's extra escapes): written apart."""
     text: str = GENERATOR.canonical(model.to_obj(packet))
+    return text.encode("utf-8")
+
+
+def encode_oracle(obj: dict[str, Any]) -> bytes:
+    """The generator's canonical bytes of parsed data."""
+    text: str = GENERATOR.canonical(obj)
     return text.encode("utf-8")
 
 
@@ -156,15 +163,53 @@ def test_maximal_members() -> None:
     assert cmp.loads(cmp.dumps(packet)) == packet
 
 
-def test_compact_packet_that_grows_past_the_limit_is_refused() -> None:
-    obj = {**minimal(), "constraints": ["<" * 1000] * 30}
-    raw = encode(obj)
+def test_compact_packet_that_grows_past_the_limit_is_refused_when_checked() -> None:
+    """REFERENCE 6.5: `ok` must always mean that dumps succeeds."""
+    obj = {**minimal(), "constraints": ["<" * 1024] * 6}
+    raw = json.dumps(obj, separators=(",", ":")).encode()
     assert len(raw) < cmp.MAX_PACKET_BYTES
-    packet = cmp.loads(raw)
+    report = cmp.check(raw)
+    assert not report.ok and report.packet is None
+    (finding,) = report.errors
+    size = len(encode_oracle(obj))
+    assert size > cmp.MAX_PACKET_BYTES
+    assert (finding.code, finding.path) == ("size", "$")
+    assert (
+        finding.message == f"canonical form is {size} bytes, max is 32768 (the packet as written is {len(raw)} bytes)"
+    )
+    with pytest.raises(cmp.PacketError):
+        cmp.loads(raw)
+    # A hand-built model of the same packet is refused by dumps itself.
+    packet = cmp.Packet.new(goal="g", next_step="n", constraints=["<" * 1024] * 6)
     with pytest.raises(cmp.PacketError) as caught:
         cmp.dumps(packet)
-    (finding,) = caught.value.findings
-    assert finding.code == "size" and "max is 32768" in finding.message
+    assert caught.value.findings[0].code == "size"
+
+
+@pytest.mark.parametrize("extra", range(-3, 4))
+def test_growth_by_indentation_alone_on_both_sides_of_the_limit(extra: int) -> None:
+    """Nothing to escape: the canonical layout alone (line breaks, indents) takes a compact
+    packet of well under 32,768 bytes to `extra` bytes around the limit."""
+    obj: dict[str, Any] = {
+        **minimal(),
+        "decisions": [{"what": "w", "why": "y"}] * 64,
+        "attempts": [{"tried": "t", "outcome": "failed"}] * 64,
+        "tags": ["a"] * 16,
+        "constraints": [],
+    }
+    target = cmp.MAX_PACKET_BYTES + extra
+    while len(encode_oracle(obj)) + 1024 + 16 < target:
+        obj["constraints"].append("c" * 1000)
+    obj["goal"] = "g" * (len(obj["goal"]) + target - len(encode_oracle(obj)))
+    raw = json.dumps(obj, separators=(",", ":")).encode()
+    assert len(encode_oracle(obj)) == target
+    assert len(raw) < cmp.MAX_PACKET_BYTES - 3000
+    report = cmp.check(raw)
+    assert report.ok is (extra <= 0)
+    if report.ok:
+        assert report.packet is not None and len(cmp.dumps(report.packet)) == target
+    else:
+        assert [f.code for f in report.errors] == ["size"]
 
 
 def test_dumps_refuses_non_conforming_models() -> None:
@@ -172,8 +217,13 @@ def test_dumps_refuses_non_conforming_models() -> None:
     with pytest.raises(cmp.PacketError) as caught:
         cmp.dumps(packet)
     assert [f.path for f in caught.value.findings] == ["$.goal", "$.tags[0]"]
-    with pytest.raises(cmp.PacketError):
-        cmp.dumps(dataclasses.replace(packet, goal="g", tags=(), project={"name": "x"}))  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        dataclasses.replace(packet, goal="g", tags=(), project={"name": "x"})  # type: ignore[arg-type]
+    for not_a_packet in (None, {"goal": "g"}, b"{}"):
+        with pytest.raises(TypeError, match=r"takes a cmp\.Packet"):
+            cmp.dumps(not_a_packet)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=r"takes a cmp\.Packet"):
+            cmp.state_digest(not_a_packet)  # type: ignore[arg-type]
 
 
 def test_state_digest_ignores_id_and_created_at_only() -> None:

@@ -76,6 +76,7 @@ def test_finding_codes_are_documented() -> None:
         "version-missing",
         "version-unsupported",
         "schema",
+        "truncated",
     }
 
 
@@ -112,9 +113,47 @@ def test_hand_built_packet_with_lone_surrogate() -> None:
 
 
 def test_validate_survives_non_json_python_values() -> None:
-    obj = {**full(), 1: "x", "tags": ("gpu",), "goal": b"bytes"}
-    found = {(f.path, f.keyword) for f in cmp.validate(obj)}
-    assert found == {("$[1]", "additionalProperties"), ("$.tags", "type"), ("$.goal", "type")}
+    obj = {**full(), "tags": ("gpu",), "goal": b"bytes", "x": {1, 2}}
+    found = {(f.path, f.keyword, f.message) for f in cmp.validate(obj)}
+    assert found == {
+        ("$.x", "additionalProperties", "unexpected member 'x'"),
+        ("$.tags", "type", "expected array, got tuple"),
+        ("$.goal", "type", "expected string, got bytes"),
+    }
+
+
+@pytest.mark.parametrize("name", [None, 1.5, b"goal", ("a", "b"), 7])
+def test_validate_refuses_member_names_that_are_not_strings(name: Any) -> None:
+    """YAML loaders make such names; JSON cannot hold them."""
+    obj = full()
+    obj["decisions"][0][name] = "x"
+    (finding,) = cmp.validate(obj)
+    assert (finding.code, finding.path) == ("json", "$")
+    kind = type(name).__name__
+    assert finding.message == f"invalid json: member name of type {kind} in $.decisions[0] is not a string"
+
+
+def test_validate_refuses_reference_cycles_without_growing() -> None:
+    obj = full()
+    obj["decisions"][0]["self"] = obj["decisions"]
+    looped: list[Any] = []
+    looped.append(looped)
+    obj["tags"] = looped
+    found = [f.message for f in cmp.validate(obj)]
+    assert found == [
+        "invalid json: $.decisions[0].self holds itself (a reference cycle)",
+        "invalid json: $.tags[0] holds itself (a reference cycle)",
+    ]
+    # Shared (not cyclic) containers are fine: JSON just writes them twice.
+    shared = ["gpu"]
+    assert cmp.validate({**full(), "tags": shared, "constraints": shared}) == []
+
+
+def test_check_refuses_a_released_memoryview_with_a_type_error() -> None:
+    view = memoryview(encode(full()))
+    view.release()
+    with pytest.raises(TypeError, match="released memoryview"):
+        cmp.check(view)
 
 
 # --- the quick path (one decode, one compiled walk) against the long way round ---

@@ -15,10 +15,30 @@ def only(report: cmp.Report) -> tuple[str, str, str]:
     return finding.code, finding.path, finding.message
 
 
-@pytest.mark.parametrize("value", [None, 2, 0.2, True, [], {}, ""])
-def test_missing_non_string_or_empty_version(value: Any) -> None:
+@pytest.mark.parametrize(
+    ("value", "found"),
+    [
+        (None, "null"),
+        (2, "the number 2"),
+        (0.2, "the number 0.2"),
+        (True, "true"),
+        ([], "an array"),
+        ({}, "an object"),
+        (int("9" * 40), "the number " + "9" * 32 + "…"),
+    ],
+)
+def test_non_string_version_says_what_was_found(value: Any, found: str) -> None:
+    """The reference says "missing required field" for all of these; the code is the same,
+    the message says what is wrong."""
     report = cmp.check(encode(put(minimal(), "ltm_version", value)))
-    assert only(report) == ("version-missing", "$.ltm_version", "missing required field 'ltm_version'")
+    message = f'ltm_version must be a string such as "0.2", found {found}'
+    assert only(report) == ("version-missing", "$.ltm_version", message)
+
+
+def test_empty_version() -> None:
+    report = cmp.check(encode(put(minimal(), "ltm_version", "")))
+    message = 'ltm_version is empty; it must name a version such as "0.2"'
+    assert only(report) == ("version-missing", "$.ltm_version", message)
 
 
 def test_absent_version() -> None:
