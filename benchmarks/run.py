@@ -2,6 +2,7 @@
 
     python benchmarks/run.py            # everything (about two minutes)
     python benchmarks/run.py --quick    # fewer repeats, no batch or start-up runs
+    python benchmarks/run.py --hostile  # also the hostile inputs' table (benchmarks/hostile.py)
 
 Prints Markdown tables. Nothing here asserts a time: the tests assert behaviour.
 """
@@ -188,6 +189,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--count", type=int, default=10_000, help="packets in the batch run")
+    parser.add_argument("--hostile", action="store_true", help="also time the hostile inputs (hostile.py)")
     args = parser.parse_args()
     global BUDGET
     repeat = 5 if args.quick else 11
@@ -199,6 +201,11 @@ def main() -> int:
         print(batch(args.count))
         print()
         print(startup(15))
+    if args.hostile:
+        import hostile
+
+        print()
+        print(hostile.report(quick=args.quick))
     return 0
 
 
