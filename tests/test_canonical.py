@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import cmp
 from cmp import model
 from tests.packets import GENERATOR, encode, full, minimal
-from tests.strategies import packets, renderings
+from tests.strategies import mutated, packets, renderings
 
 
 def oracle(packet: cmp.Packet) -> bytes:
@@ -282,3 +282,47 @@ def test_ascii_and_wider_text_escape_alike(accent: str) -> None:
         goal=f'"{accent}"\x00\x1f\t', next_step="\\\n", constraints=("<&>", "x\x7fy" if accent else "plain")
     )
     assert cmp.dumps(packet) == oracle(packet)
+
+
+# Literal text that looks like an escape (a backslash, then `u007f`) must be written as
+# text; the escaper once split its output at the escape DEL becomes in ASCII text.
+ESCAPE_LOOKALIKES = ["\\u007f", "\\u2028", "\\u003c", "\\n", "\\\\", '\\"', "\\", "\x7f", "\u2028", "<", "é", "u007f"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from(ESCAPE_LOOKALIKES), max_size=6).map("".join), min_size=3, max_size=3),
+    st.booleans(),
+)
+def test_literal_escape_lookalikes_are_written_as_text(texts: list[str], ascii_input: bool) -> None:
+    obj = {**minimal(), "goal": "DEL is " + texts[0], "constraints": texts[1:], "next_step": "n" + texts[0]}
+    report = cmp.check(json.dumps(obj, ensure_ascii=ascii_input))
+    assert report.ok and report.packet is not None
+    data = cmp.dumps(report.packet)
+    assert data == encode_oracle(obj)
+    again = cmp.check(data)
+    assert again.ok and again.packet == report.packet
+
+
+def test_the_reported_crash() -> None:
+    """An ASCII packet whose goal holds the six characters backslash, u, 0, 0, 7, f."""
+    raw = json.dumps({**minimal(), "goal": "DEL is \\u007f in Go"}).encode()
+    assert b'"DEL is \\\\u007f in Go"' in raw
+    packet = cmp.loads(raw)
+    assert cmp.dumps(packet) == encode_oracle({**minimal(), "goal": "DEL is \\u007f in Go"})
+    assert cmp.state_digest(packet).startswith("sha256:")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_whatever_check_calls_conforming_dumps_writes_and_check_accepts_again(data: st.DataObject) -> None:
+    """`ok` (indeed `conforming`) always means dumps succeeds, and its bytes conform."""
+    raw = data.draw(st.one_of(mutated(), packets().flatmap(renderings)))
+    report = cmp.check(raw)
+    if not report.conforming:
+        return
+    assert report.packet is not None
+    written = cmp.dumps(report.packet)
+    again = cmp.check(written)
+    assert again.conforming and again.packet is not None
+    assert cmp.dumps(again.packet) == written
