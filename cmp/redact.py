@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import re2
 
+from cmp.findings import BoundedPath
+
 if TYPE_CHECKING:
     from cmp.model import Packet
 
@@ -259,5 +261,37 @@ def source_is_clean(raw: bytes) -> bool:
 
 
 def redact_obj(obj: Mapping[str, Any]) -> list[Redaction]:
-    """The same scan over raw parsed JSON, for packets that did not reach the typed model."""
-    return scan(list(texts(obj)))
+    """The same scan over raw parsed JSON, for packets that did not reach the typed model.
+
+    A server in lenient mode stores such a packet as it came, so every string under a
+    scanned member name is scanned, whatever its shape (see :func:`lenient_texts`).
+    """
+    return scan(list(lenient_texts(obj)))
+
+
+def lenient_texts(obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """(name, text) for every string anywhere under a scanned top-level member.
+
+    Where the value has the schema's shape, names and order are the reference's
+    (``constraints[0]``, ``decisions[1].why``); inside an object item, the scanned
+    members come first, then every other member in document order. Anything else is
+    named by its path: ``constraints`` for a string where an array belongs,
+    ``decisions[0][0]``, ``decisions.what``. No recursion: values may nest 10,000 deep.
+    """
+    for top, members in _GROUPS:
+        if top not in obj:
+            continue
+        root = obj[top]
+        # The scanned members lead inside the items of a top-level array of objects.
+        item_first = members if members else ()
+        stack: list[tuple[Any, BoundedPath, tuple[str, ...]]] = [(root, BoundedPath().child(top), ())]
+        while stack:
+            value, path, first = stack.pop()
+            if isinstance(value, str):
+                yield path.text[2:], value
+            elif isinstance(value, Mapping):
+                names = [*(n for n in first if n in value), *(n for n in value if n not in first)]
+                stack.extend((value[n], path.child(n), ()) for n in reversed(names) if isinstance(n, str))
+            elif isinstance(value, (list, tuple)):
+                lead = item_first if value is root else ()
+                stack.extend((item, path.child(i), lead) for i, item in reversed(list(enumerate(value))))

@@ -259,11 +259,58 @@ def test_joined_prefilter_never_hides_a_field_hit(texts: list[str]) -> None:
     assert [(r.field, r.category, r.found) for r in scan(fields)] == expected
 
 
-def test_scanning_ignores_non_strings_in_raw_objects() -> None:
+def test_raw_objects_are_scanned_whatever_their_shape() -> None:
+    """Lenient mode stores a packet as it came: every string under a scanned member counts."""
     from cmp.redact import redact_obj
 
-    raw: dict[str, Any] = {"goal": 5, "decisions": [None, "x", {"what": AWS}], "methods": {"how": AWS}}
-    assert [str(r) for r in redact_obj(raw)] == [f"decisions[2].what/aws-key: {AWS}"]
+    raw: dict[str, Any] = {
+        "goal": 5,
+        "decisions": [None, f"x {AWS}", {"why": "w", "note": AWS, "what": AWS}],
+        "methods": {"how": AWS},
+        "tags": [AWS],  # not a scanned member: the reference never scans tags
+    }
+    assert [str(r) for r in redact_obj(raw)] == [
+        f"decisions[1]/aws-key: {AWS}",
+        f"decisions[2].what/aws-key: {AWS}",
+        f"decisions[2].note/aws-key: {AWS}",
+        f"methods.how/aws-key: {AWS}",
+    ]
+
+
+GH_TOKEN = "ghp_" + "a1B2" * 9
+
+
+@pytest.mark.parametrize(
+    ("member", "value", "field", "category"),
+    [
+        ("constraints", AWS, "constraints", "aws-key"),
+        ("goal", [AWS], "goal[0]", "aws-key"),
+        ("decisions", [[GH_TOKEN]], "decisions[0][0]", "gh-token"),
+        ("decisions", {"what": "-----BEGIN RSA PRIVATE KEY-----"}, "decisions.what", "private-key"),
+        ("attempts", [{"tried": "t", "outcome": AWS}], "attempts[0].outcome", "aws-key"),
+        ("methods", [{"name": [AWS], "when_applicable": "w", "how": "h"}], "methods[0].name[0]", "aws-key"),
+        ("open_questions", {"a": {"b": [AWS]}}, "open_questions.a.b[0]", "aws-key"),
+    ],
+)
+def test_lenient_mode_scans_secrets_in_members_of_the_wrong_shape(
+    member: str, value: Any, field: str, category: str
+) -> None:
+    """The packet is refused in strict mode and, in lenient mode, blocked by the secret."""
+    data = encode(put(minimal(), member, value))
+    assert not cmp.check(data).conforming
+    report = cmp.check(data, lenient=True)
+    assert [(r.field, r.category) for r in report.redactions] == [(field, category)]
+    assert report.blocked and not report.accepted
+    assert cmp.check(data, lenient=True, allow_unredacted=True).accepted
+
+
+def test_lenient_scanning_of_deep_values_stays_linear() -> None:
+    deep = "[" * 9000 + f'"{AWS}"' + "]" * 9000
+    text = encode(minimal()).decode()[:-1] + ', "constraints": ' + deep + "}"
+    report = cmp.check(text, lenient=True)
+    (hit,) = report.redactions
+    assert hit.category == "aws-key" and hit.field.startswith("constraints[0][0]") and "…" in hit.field
+    assert len(hit.field) <= 201
 
 
 @settings(max_examples=300, deadline=None)
