@@ -997,6 +997,17 @@ TIMES_BAD = {
     "empty": "",
     "date-only": "2026-04-21",
     "unix-seconds": "1776767400",
+    "one-digit-hour": "2026-04-21T1:00:00Z",
+}
+# created_at written with a JSON escape, as JSON text (REFERENCE 3: the reference reads
+# the raw token without unescaping it, so each of these is refused though it decodes
+# to a valid date-time).
+TIMES_ESCAPED = {
+    "start-u0032": "\\u0032026-04-21T12:00:00Z",
+    "middle-u002e": "2026-04-21T12:00:00\\u002e5Z",
+    "end-u005a": "2026-04-21T12:00:00\\u005a",
+    "middle-u003a": "2026-04-21T12\\u003a00:00Z",
+    "every-char": "".join(f"\\u{ord(c):04x}" for c in "2026-04-21T12:00:00Z"),
 }
 
 
@@ -1019,6 +1030,24 @@ def created_at() -> None:
             with_value(minimal(), "created_at", value),
             schema_error("$.created_at", "format"),
         )
+    plain = text_of(minimal())
+    assert '"2026-04-21T10:30:00Z"' in plain
+    for name, escaped in TIMES_ESCAPED.items():
+        refuse(
+            a,
+            f"bad-escaped-{name}",
+            "created_at written with a JSON escape: the reference reads its raw text, unescaped",
+            "REFERENCE 3",
+            plain.replace('"2026-04-21T10:30:00Z"', f'"{escaped}"'),
+            schema_error("$.created_at", "format"),
+        )
+    accept(
+        a,
+        "ok-escaped-member-name",
+        "an escape in the member name is fine: only the value is read raw",
+        "REFERENCE 3",
+        plain.replace('"created_at"', '"created\\u005fat"'),
+    )
     refuse(
         a,
         "not-a-string",
@@ -1347,6 +1376,50 @@ def canonical_area() -> None:
         clause,
         without(without(full(), "attempts[0].confidence"), "provenance.confidence"),
     )
+    lookalikes = {
+        "u007f": "\\u007f",
+        "u2028": "\\u2028",
+        "u003c": "\\u003c",
+        "n": "\\n",
+        "backslash": "\\",
+        "quote": '\\"',
+        "all": '\\u007f \\u2028 \\u003c \\n \\ \\"',
+    }
+    for name, literal in lookalikes.items():
+        for script, extra in (("ascii", ""), ("non-ascii", " é 漢 😀")):
+            accept(
+                a,
+                f"literal-{name}-{script}",
+                f"literal text {literal!r} (a backslash and letters, not an escape) is written as text",
+                clause,
+                with_value(with_value(full(), "goal", f"DEL is {literal} in Go{extra}"), "constraints[0]", literal),
+            )
+    accept(
+        a,
+        "literal-u007f-with-del",
+        "literal \\u007f text beside a raw DEL",
+        clause,
+        with_value(full(), "goal", "\\u007f and \x7f"),
+    )
+    growth_clause = "REFERENCE 5, 6.5"
+    refuse(
+        a,
+        "growth-escapes-over",
+        "6,280 bytes as written, 37,058 in canonical form: six constraints of 1,024 `<`",
+        growth_clause,
+        compact(with_value(minimal(), "constraints", ["<" * 1024] * 6)),
+        [("size", "$", None)],
+    )
+    for extra in (0, 1):
+        verdict = "at" if extra == 0 else "one byte over"
+        escaped = grown_to(MAX + extra, escapes=True)
+        indented = grown_to(MAX + extra, escapes=False)
+        for name, obj in (("escapes", escaped), ("indentation", indented)):
+            description = f"canonical form {verdict} the limit, grown by {name} alone from a compact text"
+            if extra == 0:
+                accept(a, f"growth-{name}-at-limit", description, growth_clause, compact(obj))
+            else:
+                refuse(a, f"growth-{name}-over-limit", description, growth_clause, compact(obj), [("size", "$", None)])
     accept(a, "v01-full", "a v0.1 packet writes as v0.1", clause, full("0.1"))
     accept(
         a,
@@ -1355,6 +1428,34 @@ def canonical_area() -> None:
         clause,
         with_value(full("0.1"), "created_at", "2026-04-21T12:00:00.250+00:00"),
     )
+
+
+def compact(obj: dict[str, Any]) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def grown_to(size: int, escapes: bool) -> dict[str, Any]:
+    """A packet whose canonical form is exactly ``size`` bytes while its compact text is
+    well under the limit: grown by `<` escapes (six bytes each), or by the layout alone
+    (many short items, then plain constraints)."""
+    obj = minimal()
+    obj["constraints"] = []
+    if not escapes:
+        obj["decisions"] = [{"what": "w", "why": "y"}] * 64
+        obj["attempts"] = [{"tried": "t", "outcome": "failed"}] * 64
+        obj["tags"] = ["a"] * 16
+    room = 6 * 1024 if escapes else 1024  # what one more constraint can add
+    while True:
+        base = len(canonical({**obj, "constraints": [*obj["constraints"], ""]}).encode())
+        need = size - base
+        if need <= room:
+            break
+        obj["constraints"].append("<" * 1024 if escapes else "c" * 1024)
+    last = "<" * (need // 6) + "c" * (need % 6) if escapes else "c" * need
+    obj["constraints"].append(last)
+    assert len(canonical(obj).encode()) == size and len(compact(obj).encode()) < MAX
+    assert len(obj["constraints"]) <= 32
+    return obj
 
 
 def build() -> dict[str, dict[str, Any]]:
