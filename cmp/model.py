@@ -3,14 +3,25 @@
 Empty means absent, as in the reference's Go structs: an optional text member that
 is ``""``, an array that is ``()`` and ``locked=False`` are not written by
 :func:`cmp.dumps`. ``created_at`` keeps the exact text it was given.
+
+Every construction (``Packet(...)``, :meth:`Packet.new`, ``dataclasses.replace``,
+:func:`from_obj`) checks the type of each member, as its annotation states it, and
+raises :class:`TypeError` naming the class and the member; a list given for an array
+is stored as a tuple. Values (lengths, patterns, enums) are left to the schema, which
+:func:`cmp.dumps` applies. The compiled builder of :mod:`cmp.fastpath` fills the
+slots without ``__init__``, so it skips these checks: it builds only from data its
+schema accepted, which are of these types.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
+import types
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from cmp import timestamps
 
@@ -18,10 +29,88 @@ Outcome = Literal["succeeded", "failed", "partial"]
 Confidence = Literal["low", "medium", "high", ""]
 
 
+class _Rule(NamedTuple):
+    """The type one member must have: ``kind`` itself, or None too, or a tuple or list of ``kind``."""
+
+    kind: type
+    optional: bool = False
+    array: bool = False
+
+
+def _rule(hint: Any) -> _Rule:
+    """The rule an evaluated field annotation states."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is Literal and all(type(arg) is str for arg in args):
+        return _Rule(str)  # Outcome, Confidence: which strings is the schema's rule
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return _Rule(_plain(args[0]), array=True)
+    if origin in (typing.Union, types.UnionType) and len(args) == 2 and type(None) in args:
+        (other,) = (arg for arg in args if arg is not type(None))
+        return _Rule(_plain(other), optional=True)
+    if isinstance(hint, type) and origin is None:
+        return _Rule(hint)
+    raise TypeError(f"no type rule for annotation {hint!r}")
+
+
+def _plain(hint: Any) -> type:
+    """The type an array item or an optional member must have (itself neither array nor optional)."""
+    rule = _rule(hint)
+    if rule.optional or rule.array:
+        raise TypeError(f"no type rule for nested annotation {hint!r}")
+    return rule.kind
+
+
+_RULES: dict[type, tuple[tuple[str, _Rule], ...]] = {}
+
+
+def _rules(cls: type) -> tuple[tuple[str, _Rule], ...]:
+    """The rule of each member of a model class, from its annotations (worked out once per class)."""
+    rules = _RULES.get(cls)
+    if rules is None:
+        hints = typing.get_type_hints(cls)
+        rules = _RULES[cls] = tuple((f.name, _rule(hints[f.name])) for f in dataclasses.fields(cls) if f.init)
+    return rules
+
+
+def _a(kind: type) -> str:
+    return ("an " if kind.__name__[0] in "AEIOU" else "a ") + kind.__name__
+
+
+def _check_members(self: object) -> None:
+    """``__post_init__`` of every model class: refuse a member of the wrong type; store lists as tuples.
+
+    Types must match exactly (``type(x) is str``, not a subclass), as in the schema's
+    compiled checks: a subclass of str may override ``encode`` or ``__len__`` and so
+    show the checks and the redaction scan something other than what is written.
+    """
+    for name, rule in _rules(type(self)):
+        value = getattr(self, name)
+        if rule.array:
+            if type(value) is not tuple:
+                if type(value) is not list:
+                    raise _refusal(self, name, f"a tuple or list of {rule.kind.__name__}", value)
+                value = tuple(value)
+                object.__setattr__(self, name, value)
+            for index, item in enumerate(value):
+                if type(item) is not rule.kind:
+                    raise _refusal(self, f"{name}[{index}]", _a(rule.kind), item)
+        elif type(value) is not rule.kind and not (rule.optional and value is None):
+            raise _refusal(self, name, _a(rule.kind) + (" or None" if rule.optional else ""), value)
+
+
+def _refusal(self: object, member: str, expected: str, value: object) -> TypeError:
+    """``Decision.locked must be a bool, not str``: never the value, which may be a secret."""
+    found = "None" if value is None else type(value).__name__
+    return TypeError(f"{type(self).__name__}.{member} must be {expected}, not {found}")
+
+
 @dataclass(frozen=True, slots=True)
 class Project:
     name: str = ""
     ref: str = ""
+
+    def __post_init__(self) -> None:
+        _check_members(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,12 +120,18 @@ class Decision:
     consequences: str = ""
     locked: bool = False
 
+    def __post_init__(self) -> None:
+        _check_members(self)
+
 
 @dataclass(frozen=True, slots=True)
 class Method:
     name: str
     when_applicable: str
     how: str
+
+    def __post_init__(self) -> None:
+        _check_members(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +141,9 @@ class Attempt:
     learned: str = ""
     confidence: Confidence = ""
 
+    def __post_init__(self) -> None:
+        _check_members(self)
+
 
 @dataclass(frozen=True, slots=True)
 class Provenance:
@@ -53,6 +151,9 @@ class Provenance:
     author_human: str = ""
     source_hash: str = ""
     confidence: Confidence = ""
+
+    def __post_init__(self) -> None:
+        _check_members(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,12 +184,17 @@ class Packet:
     # dumps may write them between quotes without an escaping pass.
     _escape_free: bool = field(default=False, init=False, repr=False, compare=False)
 
+    def __post_init__(self) -> None:
+        _check_members(self)
+
     @classmethod
     def new(cls, *, goal: str, next_step: str, **fields: Any) -> Packet:
         """A fresh v0.2 packet: a new ULID ``id`` and ``created_at`` of now, in UTC.
 
-        Lists given for array members are stored as tuples. The packet is not
-        validated here; :func:`cmp.dumps` refuses one that does not conform.
+        Members are type-checked as by the constructor (a list given for an array
+        member is stored as a tuple; a string, a set or a generator is a TypeError).
+        Values are not validated here; :func:`cmp.dumps` refuses a packet that does
+        not conform.
         """
         from ulid import ULID  # only writers need it; check() should not pay for the import
 
@@ -99,18 +205,12 @@ class Packet:
             "created_at": now.strftime("%Y-%m-%dT%H:%M:%S") + _fraction(now.microsecond) + "Z",
         }
         values.update(fields)
-        for name in _ARRAY_MEMBERS:
-            if name in values and not isinstance(values[name], tuple):
-                values[name] = tuple(values[name])
         return cls(goal=goal, next_step=next_step, **values)
 
     @property
     def created_at_datetime(self) -> _dt.datetime:
         """``created_at`` as an aware datetime (digits past microseconds dropped)."""
         return timestamps.to_datetime(self.created_at)
-
-
-_ARRAY_MEMBERS = ("success_criteria", "constraints", "decisions", "methods", "attempts", "open_questions", "tags")
 
 
 def _fraction(microsecond: int) -> str:
@@ -156,6 +256,8 @@ SCHEMA_CLASSES: dict[str, type] = {
     "$.attempts[]": Attempt,
     "$.provenance": Provenance,
 }
+for _model in SCHEMA_CLASSES.values():
+    _rules(_model)  # now, so that an annotation without a type rule fails at import
 
 
 def to_obj(packet: Packet) -> dict[str, Any]:
