@@ -171,7 +171,7 @@ def walk(rules: _Rules, instance: Any, path: str = "$", escaped: frozenset[str] 
         missing = rules.required - names
         if missing:
             names |= missing
-        for name in sorted(names):
+        for name in sorted(names, key=_name_order):
             below = properties.get(name)
             if name in missing:
                 yield Finding("schema", path_join(path, name), f"missing required member {name!r}", keyword="required")
@@ -187,6 +187,14 @@ def walk(rules: _Rules, instance: Any, path: str = "$", escaped: frozenset[str] 
     elif isinstance(instance, list) and rules.items is not None:
         for index, item in enumerate(instance):
             yield from walk(rules.items, item, f"{path}[{index}]")
+
+
+def _name_order(name: Any) -> tuple[int, Any]:
+    # JSON names are strings; Python data may hold others (validate refuses them first).
+    # Integers sort before strings as a path's array indices do.
+    if isinstance(name, str):
+        return (1, name)
+    return (0, name) if isinstance(name, int) else (2, repr(name))
 
 
 def count(rules: _Rules, instance: Any, escaped: frozenset[str] = frozenset()) -> int:

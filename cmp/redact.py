@@ -10,7 +10,7 @@ import functools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, is_dataclass
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import re2
 
@@ -92,12 +92,45 @@ class Redaction:
         return {"field": self.field, "category": self.category, "found": self.shown, "text": str(self)}
 
 
-def _compile_set() -> Any:
+def _compile_set(patterns: list[tuple[int, Pattern]]) -> Any:
     pattern_set = re2.Set.SearchSet(re2.Options())
-    for pattern in PATTERNS:
+    for _, pattern in patterns:
         pattern_set.Add(pattern.regex)
     pattern_set.Compile()
     return pattern_set
+
+
+class _Screen:
+    """Which patterns match somewhere in a text, as RE2 sets answer it (one pass each).
+
+    One set of all ten patterns is quickest, but a set runs one DFA over the product of
+    its patterns, and google-api-key's exact count (``AIza`` + 35 characters, then a
+    boundary, where ``-`` may start a new ``AIza`` inside the count) lets crafted text
+    keep thousands of overlapping counts alive: 20-45 ms for 32 KB, against 50 us for
+    the other nine together. So a pattern listed in ISOLATED runs in a set of its own,
+    and only over text holding the literal that every match of it contains; text
+    without that literal never pays for it.
+    """
+
+    ISOLATED: ClassVar[dict[str, str]] = {"google-api-key": "AIza"}
+
+    def __init__(self) -> None:
+        indexed = list(enumerate(PATTERNS))
+        shared = [(i, p) for i, p in indexed if p.category not in self.ISOLATED]
+        self._shared_index = [i for i, _ in shared]
+        self._shared = _compile_set(shared)
+        self._isolated = [
+            (i, self.ISOLATED[p.category], _compile_set([(i, p)])) for i, p in indexed if p.category in self.ISOLATED
+        ]
+
+    def hits(self, text: str | bytes) -> list[int]:
+        """Indices into PATTERNS of the patterns that match somewhere in ``text``, ascending."""
+        found = [self._shared_index[k] for k in self._shared.Match(text) or ()]
+        for index, literal, alone in self._isolated:
+            present = literal.encode() in text if isinstance(text, bytes) else literal in text
+            if present and alone.Match(text):
+                found.append(index)
+        return sorted(found)
 
 
 @functools.cache
@@ -106,7 +139,7 @@ def _searches() -> tuple[Any, ...]:
     return tuple(re2.compile(p.regex) for p in PATTERNS)
 
 
-_SET = _compile_set()
+_SCREEN = _Screen()
 # Any separator that is not a word character keeps every in-field match (and its
 # boundaries) a match of the joined text, so one pass can rule a packet clean.
 _SEPARATOR = "\n"
@@ -169,9 +202,9 @@ def scan(fields: list[tuple[str, str]]) -> list[Redaction]:
         return []
     values = [text for _, text in fields]
     try:
-        if not _SET.Match(_SEPARATOR.join(values)):
+        if not _SCREEN.hits(_SEPARATOR.join(values)):
             return []
-        hit_lists = [_SET.Match(text) for text in values]
+        hit_lists = [_SCREEN.hits(text) for text in values]
     except UnicodeEncodeError:
         # Lone surrogates (only in hand-built models) cannot be UTF-8 for RE2. They are
         # not word characters and no pattern matches them, so U+FFFD stands in for them.
@@ -180,7 +213,7 @@ def scan(fields: list[tuple[str, str]]) -> list[Redaction]:
     return _extract([name for name, _ in fields], values, hit_lists)
 
 
-def _extract(names: list[str], values: list[str], hit_lists: list[list[int] | None]) -> list[Redaction]:
+def _extract(names: list[str], values: list[str], hit_lists: list[list[int]]) -> list[Redaction]:
     """The leftmost match of each pattern the set reported, field by field."""
     found: list[Redaction] = []
     for name, text, hits in zip(names, values, hit_lists, strict=True):
@@ -189,7 +222,7 @@ def _extract(names: list[str], values: list[str], hit_lists: list[list[int] | No
         # On bytes, google-re2 skips mapping offsets back to characters (twice as fast);
         # RE2 matches whole UTF-8 characters, so every match decodes cleanly.
         data = text.encode("utf-8")
-        for index in sorted(hits):
+        for index in hits:
             match = _searches()[index].search(data)
             if match is not None:
                 pattern = PATTERNS[index]
@@ -241,9 +274,9 @@ def redact(packet: Packet) -> list[Redaction]:
     """Redaction findings for a typed :class:`cmp.Packet`, in the reference's order."""
     try:
         values = _plain_texts(packet)
-        if not _SET.Match(_SEPARATOR.join(values)):
+        if not _SCREEN.hits(_SEPARATOR.join(values)):
             return []
-        hit_lists = [_SET.Match(text) for text in values]
+        hit_lists = [_SCREEN.hits(text) for text in values]
     except (UnicodeEncodeError, TypeError, AttributeError):
         return scan(list(texts(packet)))  # a hand-built model with odd values: the careful walk copes
     return _extract(_plain_names(packet), values, hit_lists)
@@ -257,7 +290,7 @@ def source_is_clean(raw: bytes) -> bool:
     not word characters, and no pattern is anchored. A match may come from a member
     that is not scanned; then the caller scans field by field.
     """
-    return not _SET.Match(raw)
+    return not _SCREEN.hits(raw)
 
 
 def redact_obj(obj: Mapping[str, Any]) -> list[Redaction]:

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 import pytest
+import re2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -338,3 +339,26 @@ def test_a_clean_source_never_hides_a_field_hit(texts: list[str], site: str) -> 
         assert redact_obj(packet) == []
     expected = [(name, category, found) for name, text in texts_of(packet) for category, found in oracle(text)]
     assert [(r.field, r.category, r.found) for r in cmp.check(raw, lenient=True).redactions] == expected
+
+
+def test_isolated_patterns_need_their_literal() -> None:
+    """The screen skips an isolated pattern on text without its literal: every match of
+    the pattern must contain that literal, which holds when the regex starts with it
+    after an optional boundary and has no alternation before it."""
+    from cmp.redact import _Screen
+
+    by_category = {p.category: p.regex for p in PATTERNS}
+    for category, literal in _Screen.ISOLATED.items():
+        regex = by_category[category]
+        assert regex.removeprefix("\\b").startswith(literal), category
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([*FRAGMENTS, "-AIza", "AIza", "0123456789abcdefghijABCDEFGHIJ_-xyz"]), max_size=12))
+def test_the_screen_agrees_with_one_search_per_pattern(parts: list[str]) -> None:
+    from cmp.redact import _SCREEN
+
+    text = "".join(parts)
+    expected = [i for i, p in enumerate(PATTERNS) if re2.search(p.regex, text)]
+    assert _SCREEN.hits(text) == expected
+    assert _SCREEN.hits(text.encode()) == expected
