@@ -87,25 +87,36 @@ class BoundedPath:
     ``child`` costs the same at any depth: a finding 10,000 levels down does not
     rebuild its path from the root, so a document full of findings costs time and
     memory in proportion to its size. ``text`` always equals ``bounded_path`` of the
-    full path (a property test holds it to that).
+    full path (a property test holds it to that). A short path keeps its whole text;
+    a long one only its first and last PATH_LIMIT / 2 characters.
     """
 
-    __slots__ = ("head", "length", "tail", "text")
+    __slots__ = ("_head", "_tail", "_whole", "length")
 
-    def __init__(self, text: str = "$", head: str | None = None, tail: str | None = None, length: int = 0) -> None:
-        self.text = text
-        self.length = length or len(text)
-        self.head = text[:_HALF] if head is None else head
-        self.tail = text[-_HALF:] if tail is None else tail
+    def __init__(self, whole: str = "$") -> None:
+        self._whole: str | None = whole
+        self._head = self._tail = ""
+        self.length = len(whole)
+
+    @property
+    def text(self) -> str:
+        return self._whole if self._whole is not None else self._head + "…" + self._tail
 
     def child(self, key: str | int) -> BoundedPath:
-        step = path_join("", key)
-        length = self.length + len(step)
-        if length <= PATH_LIMIT:
-            return BoundedPath(self.text + step)
-        head = self.head if self.length >= _HALF else (self.text + step)[:_HALF]
-        tail = (self.tail + step)[-_HALF:]
-        return BoundedPath(head + "…" + tail, head, tail, length)
+        step = f"[{key}]" if type(key) is int else path_join("", key)
+        child = BoundedPath.__new__(BoundedPath)
+        child.length = self.length + len(step)
+        if self._whole is not None:
+            whole = self._whole + step
+            if child.length <= PATH_LIMIT:
+                child._whole = whole
+                child._head = child._tail = ""
+                return child
+            child._head, child._tail = whole[:_HALF], whole[-_HALF:]
+        else:
+            child._head, child._tail = self._head, (self._tail + step)[-_HALF:]
+        child._whole = None
+        return child
 
 
 # A report lists at most this many findings; one `truncated` finding stands for the rest.

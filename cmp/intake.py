@@ -205,24 +205,26 @@ class _Node:
         return (trail if last is None else trail.child(last)).text
 
 
-def _walk(root: Any) -> Iterator[_Node]:
+def _walk(root: Any, python_data: bool = False) -> Iterator[_Node]:
     """Every value in the document, depth first, without recursion (documents may nest 10,000 deep).
 
-    Each container is entered once: one met again while inside itself is a reference
-    cycle (only Python data can hold one), reported by yielding its node a second time
-    with ``key`` set and ``value`` marked by :data:`_CYCLE`; one shared by two parents is
-    walked under the first only.
+    With ``python_data`` each container is entered once: one met again while inside
+    itself is a reference cycle (only Python data can hold one), reported by yielding
+    a node at that place whose value is :data:`_CYCLE`; one shared by two parents is
+    walked under the first only. Decoded JSON can hold neither, and skips the bookkeeping.
     """
     entered: set[int] = set()
     open_now: set[int] = set()
     stack: list[_Node | int] = [_Node(root, None, None)]
     while stack:
         top = stack.pop()
-        if isinstance(top, int):  # leaving a container
+        if type(top) is int:  # leaving a container
             open_now.discard(top)
             continue
+        assert isinstance(top, _Node)
         value = top.value
-        if isinstance(value, (dict, list)):
+        is_dict, is_list = isinstance(value, dict), isinstance(value, list)
+        if python_data and (is_dict or is_list):
             ident = id(value)
             if ident in open_now:
                 yield _Node(_CYCLE, top.parent, top.key)
@@ -233,10 +235,10 @@ def _walk(root: Any) -> Iterator[_Node]:
             open_now.add(ident)
             stack.append(ident)
         yield top
-        if isinstance(value, dict):
-            stack.extend(_Node(item, top, key) for key, item in reversed(value.items()))
-        elif isinstance(value, list):
-            stack.extend(_Node(item, top, index) for index, item in reversed(list(enumerate(value))))
+        if is_dict:
+            stack.extend([_Node(item, top, key) for key, item in reversed(value.items())])
+        elif is_list:
+            stack.extend([_Node(value[i], top, i) for i in range(len(value) - 1, -1, -1)])
 
 
 _CYCLE = object()
@@ -270,7 +272,7 @@ def data_findings(value: Any) -> tuple[list[Finding], list[Finding]]:
     """
     structural: list[Finding] = []
     surrogates: list[Finding] = []
-    for is_structural, finding in _data_findings(_walk(value)):
+    for is_structural, finding in _data_findings(_walk(value, python_data=True)):
         (structural if is_structural else surrogates).append(finding)
     return structural, surrogates
 

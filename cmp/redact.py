@@ -302,6 +302,9 @@ def redact_obj(obj: Mapping[str, Any]) -> list[Redaction]:
     return scan(list(lenient_texts(obj)))
 
 
+_ROOT = BoundedPath()
+
+
 def lenient_texts(obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
     """(name, text) for every string anywhere under a scanned top-level member.
 
@@ -317,14 +320,18 @@ def lenient_texts(obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
         root = obj[top]
         # The scanned members lead inside the items of a top-level array of objects.
         item_first = members if members else ()
-        stack: list[tuple[Any, BoundedPath, tuple[str, ...]]] = [(root, BoundedPath().child(top), ())]
+        # Entries are (value, its parent's path, its key): a path is made only for a
+        # string or a container with something in it, so 10,000 empty items cost little.
+        stack: list[tuple[Any, BoundedPath, str | int, tuple[str, ...]]] = [(root, _ROOT, top, ())]
         while stack:
-            value, path, first = stack.pop()
-            if isinstance(value, str):
-                yield path.text[2:], value
-            elif isinstance(value, Mapping):
+            value, parent, key, first = stack.pop()
+            if type(value) is str:
+                yield parent.child(key).text[2:], value
+            elif type(value) is dict and value:
+                path = parent.child(key)
                 names = [*(n for n in first if n in value), *(n for n in value if n not in first)]
-                stack.extend((value[n], path.child(n), ()) for n in reversed(names) if isinstance(n, str))
-            elif isinstance(value, (list, tuple)):
+                stack.extend((value[n], path, n, ()) for n in reversed(names))
+            elif type(value) is list and value:
+                path = parent.child(key)
                 lead = item_first if value is root else ()
-                stack.extend((item, path.child(i), lead) for i, item in reversed(list(enumerate(value))))
+                stack.extend((value[i], path, i, lead) for i in range(len(value) - 1, -1, -1))

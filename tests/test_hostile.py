@@ -131,7 +131,60 @@ def test_deep_duplicate_path_is_bounded() -> None:
 def test_many_findings_stay_bounded(tmp_path: Path) -> None:
     obj = full()
     for i in range(2000):
-        obj[f"x{i}"] = i
+        obj[f"x{i:04}"] = i
     report = cmp.check(encode(obj))
-    assert len(report.errors) == 2000
-    assert all(f.keyword == "additionalProperties" for f in report.errors)
+    assert len(report.errors) == 101
+    assert [f.path for f in report.errors[:100]] == [f"$.x{i:04}" for i in range(100)]
+    assert all(f.keyword == "additionalProperties" for f in report.errors[:100])
+    assert report.errors[100].code == "truncated" and report.errors[100].message.startswith("1,900 more findings")
+
+
+def calls_made(function: Any, *args: Any) -> int:
+    """How many Python and C function calls ``function(*args)`` makes: a measure of work
+    that, unlike a clock, does not vary from run to run."""
+    import sys
+
+    made = 0
+
+    def count(frame: Any, event: str, arg: Any) -> None:
+        nonlocal made
+        if event in ("call", "c_call"):
+            made += 1
+
+    sys.setprofile(count)
+    try:
+        function(*args)
+    finally:
+        sys.setprofile(None)
+    return made
+
+
+@pytest.mark.parametrize("kind", ["surrogates", "duplicates"])
+def test_finding_paths_cost_the_same_at_any_depth(kind: str) -> None:
+    """Paths grow one step per level, once: the work stays proportional to the document,
+    however many findings sit at the bottom of a deep one (it was findings x depth)."""
+
+    def document(depth: int, count: int) -> str:
+        inner = ",".join(['"\\ud800"'] * count)  # JSON text: lone surrogate escapes
+        if kind == "duplicates":
+            inner = "{" + ",".join(f'"a{i}":1,"a{i}":2' for i in range(count)) + "}"
+        return "[" * depth + inner + "]" * depth
+
+    report = cmp.check(document(3000, 400))
+    assert len(report.errors) == 101 and report.errors[-1].code == "truncated"
+    assert all(len(f.message) < MESSAGE_LIMIT for f in report.errors)
+    small = calls_made(cmp.check, document(1500, 200))
+    large = calls_made(cmp.check, document(3000, 400))
+    assert large < 2.5 * small  # twice the document, about twice the work (was four times)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 10**6), st.text(max_size=40)), max_size=60))
+def test_bounded_paths_grown_step_by_step_equal_the_whole_path_bounded(keys: list[str | int]) -> None:
+    from cmp.findings import BoundedPath, bounded_path, path_join
+
+    grown, whole = BoundedPath(), "$"
+    for key in keys:
+        grown, whole = grown.child(key), path_join(whole, key)
+        assert grown.text == bounded_path(whole)
+        assert grown.length == len(whole)
