@@ -10,7 +10,9 @@ import json
 import math
 import re
 import threading
+from array import array
 from collections.abc import Iterable, Iterator
+from itertools import accumulate
 from typing import Any
 
 from cmp import deepjson
@@ -125,6 +127,7 @@ RAW_TEXT_MEMBERS: frozenset[str] = frozenset({"created_at"})
 
 # A JSON string token, or one structural character. On valid JSON text, scanning with it
 # from the start never lands inside a string.
+_STRING_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"')
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}:]')
 
 
@@ -301,6 +304,23 @@ def _decode(text: str, duplicates: list[tuple[dict[str, Any], str]]) -> Any:
         return _decode_deep(text, duplicates)
 
 
+_OPENERS_AND_CLOSERS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
+_NOT_BRACKETS = bytes(set(range(256)) - set(b"[]{}"))
+
+
+def _nests_deeper_than(raw: bytes, limit: int) -> bool:
+    """Whether the brackets outside strings nest deeper than ``limit`` (exact for valid JSON).
+
+    Only a text with more than ``limit`` opening brackets can; for those (hostile, or
+    wide: ten thousand small items) the depth is measured at C speed: strings dropped,
+    brackets kept as +1 and -1, the highest running sum.
+    """
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return False
+    brackets = _STRING_TOKEN.sub(b"", raw).translate(None, _NOT_BRACKETS)
+    return max(accumulate(array("b", brackets.translate(_OPENERS_AND_CLOSERS))), default=0) > limit
+
+
 def parse_json(text: str, raw: bytes) -> tuple[Any, list[Finding]]:
     """Parse strict JSON; return the value and the findings that refuse it (empty when fine).
 
@@ -308,10 +328,10 @@ def parse_json(text: str, raw: bytes) -> tuple[Any, list[Finding]]:
     """
     duplicates: list[tuple[dict[str, Any], str]] = []
     _state.duplicates = duplicates
-    # Only a text with more than MAX_DEPTH brackets can nest too deep; only those pay
-    # for the iterative parser, which counts levels (the C decoder's own limit differs
-    # between Python versions). The C decoder's RecursionError sends the rest there too.
-    deep = len(raw) > MAX_DEPTH and raw.count(b"[") + raw.count(b"{") > MAX_DEPTH
+    # Only a text nesting deeper than MAX_DEPTH goes straight to the iterative parser,
+    # which counts levels (the C decoder's own limit differs between Python versions and
+    # follows the process's recursion limit). Its RecursionError sends the rest there too.
+    deep = _nests_deeper_than(raw, MAX_DEPTH)
     try:
         value = _decode_deep(text, duplicates) if deep else _decode(text, duplicates)
     except _Refused as exc:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import cmp
 from cmp.findings import Finding
@@ -240,3 +242,46 @@ def test_counted_read_counts_every_name_and_string_value() -> None:
 )
 def test_counted_read_declines_anything_unusual(raw: bytes) -> None:
     assert parse_counted(raw) is None
+
+
+def _depth_oracle(value: object) -> int:
+    """Nesting depth of parsed JSON: 0 for a scalar, 1 for [] or {}."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (list, dict)):
+            deepest = max(deepest, level)
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.recursive(
+        st.text(alphabet='[]{}"\\ax', max_size=6) | st.integers(),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(alphabet='[{}]"', max_size=3), inner),
+        max_leaves=12,
+    ),
+    st.integers(0, 6),
+)
+def test_depth_measure_is_exact_and_ignores_brackets_in_strings(value: object, limit: int) -> None:
+    from cmp.intake import _nests_deeper_than
+
+    raw = json.dumps(value).encode()
+    depth = _depth_oracle(value)
+    opener_count = raw.count(b"[") + raw.count(b"{")
+    # Below `limit` openers nothing is measured (it cannot be deeper); above, exactly.
+    assert _nests_deeper_than(raw, limit) is (depth > limit and opener_count > limit)
+
+
+def test_wide_documents_are_not_taken_for_deep_ones() -> None:
+    from cmp.intake import _nests_deeper_than
+
+    wide = json.dumps({**minimal(), "attempts": [{}] * 10_900}).encode()
+    assert wide.count(b"{") > MAX_DEPTH and not _nests_deeper_than(wide, MAX_DEPTH)
+    quoted = json.dumps({"goal": "[" * (MAX_DEPTH + 5)}).encode()
+    assert not _nests_deeper_than(quoted, MAX_DEPTH)
+    deep = b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1)
+    assert _nests_deeper_than(deep, MAX_DEPTH)
+    assert not _nests_deeper_than(b"[" * MAX_DEPTH + b"]" * MAX_DEPTH, MAX_DEPTH)
