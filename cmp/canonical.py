@@ -168,8 +168,11 @@ def growth_finding(packet: Packet, source_bytes: int) -> Finding | None:
     """
     if source_bytes * MAX_GROWTH <= MAX_PACKET_BYTES:
         return None
-    size = len(encode(packet))
+    data = encode(packet)
+    size = len(data)
     if size <= MAX_PACKET_BYTES:
+        if packet._conforming:  # dumps will want them: written once, not twice
+            object.__setattr__(packet, "_canonical", data)
         return None
     return Finding(
         "size",
@@ -189,6 +192,8 @@ def dumps(packet: Packet) -> bytes:
     """
     if not isinstance(packet, Packet):
         raise TypeError(f"dumps() takes a cmp.Packet, not {type(packet).__name__}")
+    if packet._canonical is not None:
+        return packet._canonical
     if not packet._conforming:
         try:
             obj = to_obj(packet)

@@ -183,6 +183,9 @@ class Packet:
     # no string of theirs can hold a quote, a backslash or a control character, so
     # dumps may write them between quotes without an escaping pass.
     _escape_free: bool = field(default=False, init=False, repr=False, compare=False)
+    # The canonical bytes, kept when check() had to write them to measure a large
+    # packet (see cmp.canonical.growth_finding); frozen members keep them right.
+    _canonical: bytes | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         _check_members(self)

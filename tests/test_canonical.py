@@ -326,3 +326,20 @@ def test_whatever_check_calls_conforming_dumps_writes_and_check_accepts_again(da
     again = cmp.check(written)
     assert again.conforming and again.packet is not None
     assert cmp.dumps(again.packet) == written
+
+
+def test_large_packets_keep_the_bytes_check_wrote_to_measure_them() -> None:
+    """check writes a packet over 32,768 / MAX_GROWTH bytes once to measure it; dumps
+    returns those bytes, which must be what a fresh write gives."""
+    from cmp.canonical import MAX_GROWTH
+    from cmp.canonical import encode as write
+
+    obj = {**full(), "constraints": ["c<é\\u2028" * 100] * 10}
+    raw = json.dumps(obj, ensure_ascii=False).encode()
+    assert len(raw) * MAX_GROWTH > cmp.MAX_PACKET_BYTES
+    packet = cmp.check(raw).packet
+    assert packet is not None and packet._canonical is not None
+    assert cmp.dumps(packet) == encode_oracle(obj) == write(dataclasses.replace(packet))
+    assert dataclasses.replace(packet)._canonical is None  # a changed copy writes afresh
+    small = cmp.check(encode(full())).packet
+    assert small is not None and small._canonical is None
