@@ -140,9 +140,9 @@ def _quick_check(raw: bytes, lenient: bool, allow_unredacted: bool) -> Report | 
     if built is None or built[1] != strings:
         return None
     packet = built[0]
+    object.__setattr__(packet, "_escape_free", True)
     if growth_finding(packet, len(raw)) is not None:
         return None  # the long way says so
-    object.__setattr__(packet, "_escape_free", True)
     # The text holds every string verbatim between quotes: if no pattern matches
     # anywhere in it, none matches in any scanned field.
     redactions = () if source_is_clean(raw) else tuple(redact(packet))

@@ -343,18 +343,22 @@ def test_a_clean_source_never_hides_a_field_hit(texts: list[str], site: str) -> 
 
 @settings(max_examples=500, deadline=None)
 @given(st.lists(st.sampled_from([*FRAGMENTS, "-AIza", "AIza", "0123456789abcdefghijABCDEFGHIJ_-xyz"]), max_size=12))
-def test_the_screen_flags_every_text_a_pattern_matches(parts: list[str]) -> None:
-    """The one-pass screen is a superset: no match of any pattern gets past it."""
+def test_the_screen_agrees_with_one_search_per_pattern(parts: list[str]) -> None:
     from cmp.redact import _SCREEN
 
     text = "".join(parts)
-    flagged = set(_SCREEN.hits(text))
-    assert flagged == set(_SCREEN.hits(text.encode()))
-    for index, pattern in enumerate(PATTERNS):
-        if re2.search(pattern.regex, text):
-            assert index in flagged, pattern.category
-        if pattern.screen is None:  # exact where no looser screen is given
-            assert (index in flagged) == bool(re2.search(pattern.regex, text))
+    expected = [i for i, p in enumerate(PATTERNS) if re2.search(p.regex, text)]
+    assert _SCREEN.hits(text) == expected
+    assert _SCREEN.hits(text.encode()) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([*FRAGMENTS, "-AIza", "AIza", "0123456789abcdefghijABCDEFGHIJ_-xyz"]), max_size=12))
+def test_a_loose_screen_matches_wherever_its_pattern_does(parts: list[str]) -> None:
+    text = "".join(parts)
+    for pattern in PATTERNS:
+        if pattern.screen is not None and re2.search(pattern.regex, text):
+            assert re2.search(pattern.screen, text), pattern.category
 
 
 def test_a_screen_flag_without_a_match_reports_nothing() -> None:
