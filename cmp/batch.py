@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
-import os
+import json
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections import deque
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from cmp.check import Report, check
-from cmp.inputs import InputError
 from cmp.intake import MAX_PACKET_BYTES, size_finding
 
-# Jobs handed to the workers at a time: enough to keep both cores busy, few enough
-# that an endless stream never piles up in memory.
-BATCH = 2000
+if TYPE_CHECKING:
+    from concurrent.futures import Executor, Future
+    from typing import TypeAlias
+
+# A chunk is what one worker judges at a time: enough jobs that handing it over costs
+# little next to judging it. At most IN_FLIGHT_PER_WORKER chunks per worker are out at
+# once, so however long the input, only a few chunks of jobs and results are in memory.
 CHUNK = 100
+CHUNK_BYTES = 256 * 1024
+IN_FLIGHT_PER_WORKER = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,16 +40,53 @@ class Job:
 
 
 @dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A source that could not be read. It travels with the jobs so that it is reported in input order."""
+
+    file: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class Verdict:
-    """A judged job, reduced to what the CLI prints (small and picklable for workers)."""
+    """A judged job, reduced to what the CLI prints.
+
+    Only what the chosen format needs is rendered, and rendered where the job was
+    judged: a worker hands back one string per line (``lines``, text output) or one
+    JSON object as text (``entry``, JSON output; ``lines`` is then empty), which costs
+    a fraction of the memory and pickling of the report or its dictionaries.
+    """
 
     name: str
     accepted: bool
-    result: dict[str, Any]
     lines: tuple[str, ...]
+    entry: str = ""
+
+
+class WorkersFailed(Exception):
+    """The worker processes could not start, or one died: the run cannot go on as asked.
+
+    ``pending`` is the first job left unjudged; every result before it was yielded.
+    """
+
+    def __init__(self, message: str, pending: Job) -> None:
+        super().__init__(message)
+        self.pending = pending
+
+
+def json_entry(result: dict[str, Any]) -> str:
+    """One result as the JSON text ``--format json`` prints for it (two-space indent)."""
+    return json.dumps(result, ensure_ascii=False, indent=2)
+
+
+def error_entry(file: str, line: int | None, message: str) -> str:
+    """The JSON entry of a source or job that could not be judged."""
+    where: dict[str, Any] = {"file": file} if line is None else {"file": file, "line": line}
+    return json_entry({**where, "ok": False, "error": message})
 
 
 def report_lines(name: str, report: Report) -> list[str]:
+    """The text output of one report, one result per line (escaped for printing by the CLI)."""
     lines = []
     schema_only = all(f.code == "schema" for f in report.errors)
     error_prefix = "warning: " if report.lenient and schema_only else ""
@@ -58,44 +101,174 @@ def report_lines(name: str, report: Report) -> list[str]:
 
 
 def judge_report(data: bytes, size: int | None, lenient: bool, allow_unredacted: bool) -> Report:
+    """``check`` of a source, or the size finding for one that was cut at the read limit."""
     if len(data) > MAX_PACKET_BYTES:
         return Report(None, (size_finding(size),), (), None, lenient, allow_unredacted)
     return check(data, lenient=lenient, allow_unredacted=allow_unredacted)
 
 
-def judge(job: Job, lenient: bool, allow_unredacted: bool) -> Verdict:
+def judge(job: Job, lenient: bool, allow_unredacted: bool, as_json: bool = False) -> Verdict:
+    """One job judged and rendered for the text output, or with ``as_json`` for the JSON output."""
     report = judge_report(job.data, job.size, lenient, allow_unredacted)
-    where: dict[str, Any] = {"file": job.file} if job.line is None else {"file": job.file, "line": job.line}
-    return Verdict(job.name, report.accepted, {**where, **report.to_json()}, tuple(report_lines(job.name, report)))
+    if as_json:
+        where: dict[str, Any] = {"file": job.file} if job.line is None else {"file": job.file, "line": job.line}
+        return Verdict(job.name, report.accepted, (), json_entry({**where, **report.to_json()}))
+    return Verdict(job.name, report.accepted, tuple(report_lines(job.name, report)))
 
 
-def _judge_packed(args: tuple[Job, bool, bool]) -> Verdict:
-    return judge(*args)
+def _judge_chunk(jobs: list[Job], lenient: bool, allow_unredacted: bool, as_json: bool) -> list[Verdict]:
+    return [judge(job, lenient, allow_unredacted, as_json) for job in jobs]
 
 
-def _batches(jobs: Iterable[Job]) -> Iterator[list[Job]]:
-    batch: list[Job] = []
-    for job in jobs:
-        batch.append(job)
-        if len(batch) >= BATCH:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+def _chunks(items: Iterable[Job | Unreadable]) -> Iterator[list[Job | Unreadable]]:
+    """Items in lists of at most CHUNK jobs or about CHUNK_BYTES of packet bytes.
+
+    The byte bound keeps a chunk of large packets (whose results can be large too)
+    as small in memory as a chunk of typical ones.
+    """
+    chunk: list[Job | Unreadable] = []
+    count = size = 0
+    for item in items:
+        chunk.append(item)
+        if isinstance(item, Job):
+            count += 1
+            size += len(item.data)
+        if count >= CHUNK or size >= CHUNK_BYTES:
+            yield chunk
+            chunk, count, size = [], 0, 0
+    if chunk:
+        yield chunk
 
 
-def judge_all(jobs: Iterable[Job], lenient: bool, allow_unredacted: bool, workers: int) -> Iterator[Verdict]:
-    """Verdicts in input order; ``workers`` > 1 spreads the work over processes."""
+def judge_all(
+    items: Iterable[Job | Unreadable], lenient: bool, allow_unredacted: bool, workers: int, as_json: bool = False
+) -> Generator[Verdict | Unreadable, None, None]:
+    """Verdicts (and unreadable sources) in input order; ``workers`` > 1 spreads the work over processes.
+
+    Raises :class:`WorkersFailed` after yielding every result it could when the
+    worker processes cannot start or one of them dies.
+    """
     if workers <= 1:
-        for job in jobs:
-            yield judge(job, lenient, allow_unredacted)
+        for item in items:
+            yield item if isinstance(item, Unreadable) else judge(item, lenient, allow_unredacted, as_json)
         return
-    from concurrent.futures import ProcessPoolExecutor  # a one-file check should not pay for it
+    yield from _judge_in_workers(items, (lenient, allow_unredacted, as_json), workers)
 
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        for batch in _batches(jobs):
-            packed = [(job, lenient, allow_unredacted) for job in batch]
-            yield from pool.map(_judge_packed, packed, chunksize=CHUNK)
+
+if TYPE_CHECKING:
+    # What a chunk turned into: the future of its verdicts, why it could not be handed
+    # out, or nothing (a chunk of unreadable sources only).
+    _Outcome: TypeAlias = "Future[list[Verdict]] | str | None"
+
+
+def _judge_in_workers(
+    items: Iterable[Job | Unreadable], options: tuple[bool, bool, bool], workers: int
+) -> Iterator[Verdict | Unreadable]:
+    """A bounded window of chunks in flight, so memory stays flat however long the input.
+
+    Results are yielded in input order as soon as the oldest chunk is done; when the
+    pool fails, everything before the first chunk it lost is still yielded.
+    """
+    pool: Executor | None = None
+    window: deque[tuple[list[Job | Unreadable], _Outcome]] = deque()
+    completed = False
+    try:
+        for chunk in _chunks(items):
+            outcome: _Outcome = None
+            if any(isinstance(item, Job) for item in chunk):
+                if pool is None:
+                    pool, outcome = _start_pool(workers)
+                if pool is not None:
+                    outcome = _submit(pool, [item for item in chunk if isinstance(item, Job)], options)
+            window.append((chunk, outcome))
+            if isinstance(outcome, str):
+                break  # no point reading on: nothing more can be judged
+            # Wait for the oldest chunk when too many are out; print any that are done anyway.
+            while window and (len(window) > IN_FLIGHT_PER_WORKER * workers or _done(window[0][1])):
+                yield from _in_order(*window.popleft())
+        while window:
+            yield from _in_order(*window.popleft())
+        completed = True
+    finally:
+        if pool is not None:
+            _stop_pool(pool, completed)
+
+
+def _done(outcome: _Outcome) -> bool:
+    return outcome is None or isinstance(outcome, str) or outcome.done()
+
+
+def _start_pool(workers: int) -> tuple[Executor | None, str | None]:
+    """A process pool, or ``(None, why not)``. Imported here: a one-file check should not pay for it."""
+    try:
+        from concurrent.futures import ProcessPoolExecutor
+
+        return ProcessPoolExecutor(max_workers=workers), None
+    except (OSError, ImportError, NotImplementedError, ValueError) as exc:
+        return None, f"cannot start worker processes ({_describe(exc)})"
+
+
+def _submit(pool: Executor, jobs: list[Job], options: tuple[bool, bool, bool]) -> _Outcome:
+    """Hand a chunk to the pool; processes are forked on the first call, so that may fail too."""
+    from concurrent.futures import BrokenExecutor
+
+    try:
+        return pool.submit(_judge_chunk, jobs, *options)
+    except BrokenExecutor:
+        return _WORKER_DIED
+    except OSError as exc:
+        return f"cannot start worker processes ({_describe(exc)})"
+
+
+_WORKER_DIED = "a worker process died"
+
+
+def _in_order(chunk: list[Job | Unreadable], outcome: _Outcome) -> Iterator[Verdict | Unreadable]:
+    """The items of one chunk in order: unreadable sources as they are, jobs as their verdicts."""
+    verdicts: Iterator[Verdict] | None = None
+    for item in chunk:
+        if isinstance(item, Unreadable):
+            yield item
+            continue
+        if verdicts is None:
+            verdicts = iter(_verdicts(outcome, item))
+        yield next(verdicts)
+
+
+def _verdicts(outcome: _Outcome, first: Job) -> list[Verdict]:
+    from concurrent.futures import BrokenExecutor
+
+    if isinstance(outcome, str) or outcome is None:
+        raise WorkersFailed(outcome or _WORKER_DIED, first)
+    try:
+        return outcome.result()
+    except BrokenExecutor:
+        raise WorkersFailed(_WORKER_DIED, first) from None
+
+
+def _stop_pool(pool: Executor, completed: bool) -> None:
+    """Shut the pool down; after a failure or an interruption, kill its workers first.
+
+    A worker left alive would block the interpreter's exit (it joins its children),
+    and one forked just before a failed fork has no manager to stop it. The process
+    table is private (Python 3.14 adds ``kill_workers()``), so it is read defensively.
+    """
+    if completed:
+        pool.shutdown(wait=True)
+        return
+    processes = getattr(pool, "_processes", None) or {}
+    for process in list(processes.values()):
+        try:
+            process.kill()
+        except (OSError, ValueError, AttributeError):
+            pass
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
+    return str(error) or type(error).__name__
 
 
 def read_jsonl(stream: BinaryIO, file: str) -> Iterator[Job]:
@@ -124,19 +297,6 @@ def read_jsonl(stream: BinaryIO, file: str) -> Iterator[Job]:
             yield Job(file, number, body, size)
 
 
-def open_jsonl(name: str) -> BinaryIO:
-    if name == "-":
-        if sys.stdin is None or sys.stdin.closed:
-            raise InputError("cannot read stdin: it is closed")
-        return sys.stdin.buffer
-    if os.path.isdir(name):
-        raise InputError("cannot read: is a directory")
-    try:
-        return open(name, "rb")
-    except OSError as exc:
-        raise InputError(f"cannot open: {exc.strerror or exc}") from None
-
-
 class Progress:
     """A one-line counter on stderr, only on a terminal and only once a run takes a while."""
 
@@ -163,7 +323,12 @@ class Progress:
         self.stream.flush()
         self.visible = True
 
-    def close(self) -> None:
+    def clear(self) -> None:
+        """Erase the counter, so that an error line written next starts on a clean line."""
         if self.visible:
             self.stream.write("\r\033[K")
             self.stream.flush()
+            self.visible = False
+
+    def close(self) -> None:
+        self.clear()

@@ -1,25 +1,41 @@
 """The command line: ``cmp check``, ``cmp fmt`` and ``cmp conformance``.
 
 Every result is rendered from the same Report/Finding/Redaction objects the library
-returns. Exit codes: 0 every file accepted, 1 any not, 2 a usage error or an
-unreadable file (the other files are still processed).
+returns. Exit codes: 0 every file accepted, 1 any not, 2 a usage error, an unreadable
+file (the other files are still processed), a file ``fmt --write`` could not or would
+not rewrite, or worker processes that failed; 128 + N when stopped by signal N.
+Text output is one result per physical line (:func:`render_line`).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import errno
 import os
+import re
+import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any, TextIO, TypeVar
+from collections.abc import Callable, Generator, Iterator, Sequence
+from contextlib import closing, contextmanager, nullcontext
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any, TextIO
 
 from cmp import __version__
-from cmp.batch import Job, Progress, judge_all, judge_report, open_jsonl, read_jsonl
+from cmp.batch import (
+    Job,
+    Progress,
+    Unreadable,
+    Verdict,
+    WorkersFailed,
+    error_entry,
+    judge_all,
+    judge_report,
+    read_jsonl,
+)
 from cmp.canonical import dumps
 from cmp.findings import Finding
-from cmp.inputs import Input, InputError, display_name, read_source
+from cmp.inputs import Input, InputError, display_name, open_source, read_source
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -38,14 +54,48 @@ examples:
 """
 
 
+# What can end a line or disguise one in a terminal or a log: C0 controls, DEL, C1
+# controls (U+0085 is a line break too), the Unicode line and paragraph separators, and
+# the bidi embeddings, overrides and isolates that reorder what follows them.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    named = _NAMED_ESCAPES.get(char)
+    if named is not None:
+        return named
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def render_line(text: str) -> bytes:
+    """One line of text output as UTF-8 bytes, and never more than one line.
+
+    Every text line the CLI prints, on stdout or stderr, goes through here: file
+    names and quoted packet text are hostile, and a newline or carriage return in
+    them would forge or hide a result line. Such characters are written as visible
+    escapes (``\\n``, ``\\x1b``, ``\\u2028``); escaping twice changes nothing, as an
+    escape is plain ASCII. Backslashes are left as they are, so paths and patterns
+    read as usual.
+    """
+    return (_UNPRINTABLE.sub(_escape, text) + "\n").encode("utf-8", "backslashreplace")
+
+
 class _Output:
-    """UTF-8 lines to stdout whatever the locale; a closed stdout or pipe ends output cleanly."""
+    """UTF-8 to stdout whatever the locale; a closed stdout or pipe ends output cleanly."""
 
     def __init__(self, stream: TextIO | None) -> None:
         self.stream = stream
         self.lost = False  # something could not be written
 
     def line(self, text: str) -> None:
+        """One line of text output (escaped: see :func:`render_line`)."""
+        self.write(render_line(text))
+
+    def document(self, text: str) -> None:
+        """A JSON document, which escapes control characters itself and spans lines on purpose."""
         self.write((text + "\n").encode("utf-8", "backslashreplace"))
 
     def write(self, data: bytes) -> None:
@@ -60,20 +110,44 @@ class _Output:
 
 
 def _error_line(text: str) -> None:
+    """One ``cmp: `` line on stderr, escaped like every text line; a closed stderr is not an error."""
     if sys.stderr is not None:
         try:
-            sys.stderr.buffer.write(("cmp: " + text + "\n").encode("utf-8", "backslashreplace"))
+            sys.stderr.buffer.write(render_line("cmp: " + text))
             sys.stderr.flush()
         except (OSError, ValueError):
             pass
 
 
+class _JsonResults:
+    """``{"results": [...]}`` written one entry at a time, as results arrive.
+
+    Holding every result until the end cost memory in proportion to the input (a
+    packet with thousands of errors has a result of megabytes). The bytes are those
+    ``json.dumps({"results": entries}, indent=2)`` writes for the whole list: each
+    entry is an object rendered with ``indent=2``, indented two levels more here.
+    """
+
+    def __init__(self, out: _Output) -> None:
+        self.out = out
+        self.entries = 0
+        out.write(b'{\n  "results": [')
+
+    def add(self, entry: str) -> None:
+        separator = ",\n    " if self.entries else "\n    "
+        # JSON text holds no raw newline inside a string, so every newline is indentation.
+        self.out.write((separator + entry.replace("\n", "\n    ")).encode("utf-8", "backslashreplace"))
+        self.entries += 1
+
+    def close(self) -> None:
+        self.out.write(b"\n  ]\n}\n" if self.entries else b"]\n}\n")
+
+
 @dataclass
 class _Run:
-    """The exit status and JSON results of one command, as sources are read and judged."""
+    """The exit status of one command, as sources are read and judged."""
 
     status: int = EXIT_OK
-    results: list[dict[str, Any]] = field(default_factory=list)
 
     def fail(self, code: int) -> None:
         self.status = max(self.status, code)
@@ -81,39 +155,58 @@ class _Run:
     def unreadable(self, name: str, message: str) -> None:
         self.fail(EXIT_USAGE)
         _error_line(f"{name}: {message}")
-        self.results.append({"file": name, "ok": False, "error": message})
 
 
-_Opened = TypeVar("_Opened")
-
-
-def _opened(names: Sequence[str], run: _Run, opener: Callable[[str], _Opened]) -> Iterator[tuple[str, str, _Opened]]:
-    """(name as given, name to print, what ``opener`` made of it) for each name it could open.
-
-    The rest are reported as unreadable, and the run goes on.
-    """
-    for raw_name in names:
+def _sources(args: argparse.Namespace) -> Generator[Job | Unreadable, None, None]:
+    """Jobs from the FILE arguments, then from --jsonl; an unreadable source takes its place in the order."""
+    for raw_name in args.files:
         name = display_name(raw_name)
         try:
-            opened = opener(raw_name)
+            source = read_source(raw_name)
         except InputError as exc:
-            run.unreadable(name, str(exc))
+            yield Unreadable(name, str(exc))
             continue
-        yield raw_name, name, opened
-
-
-def _jobs(args: argparse.Namespace, run: _Run) -> Iterator[Job]:
-    """Jobs from the FILE arguments, then from --jsonl; unreadable sources are reported here."""
-    for _, name, source in _opened(args.files, run, read_source):
         yield Job(name, None, source.data, source.size)
-    for raw_name, name, stream in _opened(args.jsonl or (), run, open_jsonl):
+    for raw_name in args.jsonl or ():
+        name = display_name(raw_name)
+        try:
+            stream = open_source(raw_name)
+        except InputError as exc:
+            yield Unreadable(name, str(exc))
+            continue
         try:
             yield from read_jsonl(stream, name)
         except OSError as exc:
-            run.unreadable(name, f"cannot read: {exc.strerror or exc}")
+            yield Unreadable(name, f"cannot read: {exc.strerror or exc}")
         finally:
             if raw_name != "-":
                 stream.close()
+
+
+class _CheckOutput:
+    """Where ``cmp check`` results go: text lines, or entries of the streamed JSON document."""
+
+    def __init__(self, out: _Output, as_json: bool, progress: Progress) -> None:
+        self.out = out
+        self.progress = progress
+        self.document = _JsonResults(out) if as_json else None
+
+    def verdict(self, verdict: Verdict) -> None:
+        if self.document is not None:
+            self.document.add(verdict.entry)
+        for line in verdict.lines:
+            self.out.line(line)
+
+    def error(self, file: str, line: int | None, message: str) -> None:
+        """One line on stderr and, in JSON, an entry in its place among the results."""
+        self.progress.clear()
+        _error_line(f"{file if line is None else f'{file}:{line}'}: {message}")
+        if self.document is not None:
+            self.document.add(error_entry(file, line, message))
+
+    def close(self) -> None:
+        if self.document is not None:
+            self.document.close()
 
 
 def _cmd_check(args: argparse.Namespace, out: _Output) -> int:
@@ -126,20 +219,29 @@ def _cmd_check(args: argparse.Namespace, out: _Output) -> int:
     workers = args.jobs or os.cpu_count() or 1
     run = _Run()
     progress = Progress(None if args.jsonl else len(args.files))
+    results = _CheckOutput(out, args.format == "json", progress)
+    sources = _sources(args)
+    verdicts = judge_all(sources, args.lenient, args.allow_unredacted, workers, args.format == "json")
+    # With workers, a stop signal must unwind through judge_all, which then kills them.
+    stop = _StopSignals() if workers > 1 else nullcontext()
     try:
-        for verdict in judge_all(_jobs(args, run), args.lenient, args.allow_unredacted, workers):
-            progress.step()
-            if not verdict.accepted:
-                run.fail(EXIT_FAIL)
-            if args.format == "json":
-                run.results.append(verdict.result)
-            else:
-                for line in verdict.lines:
-                    out.line(line)
+        with stop, closing(sources), closing(verdicts):  # on any exit: workers stopped, --jsonl files closed, now
+            for item in verdicts:
+                if isinstance(item, Unreadable):
+                    run.fail(EXIT_USAGE)
+                    results.error(item.file, None, item.message)
+                    continue
+                progress.step()
+                if not item.accepted:
+                    run.fail(EXIT_FAIL)
+                results.verdict(item)
+    except WorkersFailed as exc:
+        run.fail(EXIT_USAGE)
+        pending = exc.pending
+        results.error(pending.file, pending.line, f"not checked: {exc}; nothing after it was checked either")
     finally:
         progress.close()
-    if args.format == "json":
-        out.line(json.dumps({"results": run.results}, ensure_ascii=False, indent=2))
+    results.close()
     return run.status
 
 
@@ -157,31 +259,183 @@ def _canonical(source: Input, allow_unredacted: bool) -> tuple[bytes | None, lis
         return None, [str(f) for f in findings] or [str(exc)]
 
 
-def write_atomically(path: str, data: bytes) -> None:
+class WriteRefused(Exception):
+    """A rewrite that would be unsafe or would lose someone else's change; the message is one line."""
+
+
+class Stopped(BaseException):
+    """SIGINT, SIGTERM or SIGHUP arrived during a rewrite.
+
+    Raised where the code was, like KeyboardInterrupt, so that the rewrite cleans up
+    on its way out; :func:`main` turns it into exit status 128 + the signal number.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+_STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+class _StopSignals:
+    """While entered, the first stop signal raises :class:`Stopped` where the code is.
+
+    Without this, SIGTERM kills the process on the spot: a rewrite leaves its
+    temporary file behind, and a ``--jobs`` run leaves its workers waiting forever
+    for work (they hold its stdout open, so a pipeline never ends). Later signals are
+    ignored, so that they cannot cut short the cleanup the first one started; inside
+    :meth:`deferred` the first one waits for the end of the block. A signal the
+    process ignores (``nohup``) stays ignored; outside the main thread, where no
+    handler can be set, nothing changes.
+    """
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self.owner = os.getpid()
+        self.deferring = False
+        self.previous: dict[int, Any] = {}
+
+    def _handler(self, signum: int, frame: FrameType | None) -> None:
+        if os.getpid() != self.owner:
+            # A worker process forked while the handler was set: it stops as it would have without it.
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        if self.received is not None:
+            return
+        self.received = signum
+        if not self.deferring:
+            raise Stopped(signum)
+
+    def __enter__(self) -> _StopSignals:
+        self.owner = os.getpid()
+        for number in _STOP_SIGNALS:
+            handler = signal.getsignal(number)
+            if handler is signal.SIG_IGN or handler is None:
+                continue
+            try:
+                self.previous[number] = signal.signal(number, self._handler)
+            except ValueError:  # not the main thread
+                break
+        return self
+
+    def __exit__(self, kind: object, error: BaseException | None, trace: object) -> None:
+        for number, handler in self.previous.items():
+            signal.signal(number, handler)
+        if self.received is not None and not isinstance(error, Stopped):
+            # Deferred, then overtaken by another error: the stop still wins, after the cleanup.
+            raise Stopped(self.received)
+
+    @contextmanager
+    def deferred(self) -> Iterator[None]:
+        """A stop signal arriving in this block is raised at its end: for steps that must not be cut in two."""
+        self.deferring = True
+        try:
+            yield
+        finally:
+            self.deferring = False
+        if self.received is not None:
+            raise Stopped(self.received)
+
+
+def _refuse_unsafe(path: str, info: os.stat_result) -> None:
+    """Refuse what a rename would quietly change: other names of the file, a write protection.
+
+    A rename gives ``path`` a new inode, so other hard links keep the old bytes; and
+    renaming needs only the folder to be writable, so a read-only file would be
+    rewritten anyway. Root passes every access check, so a file with no write bit at
+    all counts as read-only too.
+    """
+    if info.st_nlink > 1:
+        raise WriteRefused(
+            f"it has {info.st_nlink} hard links, which rewriting would split (--force to rewrite anyway)"
+        )
+    if not info.st_mode & 0o222 or not os.access(path, os.W_OK):
+        raise WriteRefused("it is read-only (--force to rewrite anyway)")
+
+
+def _refuse_changed(path: str, read: Input) -> None:
+    """Just before the rename, leave the file alone if it is no longer what was read.
+
+    Someone may have saved it meanwhile; the rename would throw their change away.
+    The file (inode, size, mtime) and its bytes must both be unchanged. A change in
+    the instant between this check and the rename cannot be seen; that is as close
+    as a rename-based write can get without locks every writer would have to honour.
+    """
+    try:
+        now = read_source(path)
+    except InputError:
+        now = None
+    if now is None or now.data != read.data or (read.stamp is not None and now.stamp != read.stamp):
+        raise WriteRefused("it changed since it was read; run fmt again")
+
+
+def _copy_owner(temporary: str, info: os.stat_result) -> None:
+    """Give the new file the original's owner and group where permitted.
+
+    Only root may give a file away and a user may only pick one of their groups, so
+    a refusal keeps the writer's ids rather than failing the rewrite; EINVAL is an id
+    this system cannot map (user namespaces), the same kind of refusal.
+    """
+    try:
+        os.chown(temporary, info.st_uid, info.st_gid)
+    except PermissionError:
+        pass
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:
+            raise
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def write_atomically(path: str, data: bytes, read: Input | None = None, force: bool = False) -> None:
     """Replace ``path`` with ``data``: temporary file in the same folder, fsync, rename.
 
-    On any error the original is untouched and the temporary file removed. A symlink
-    is followed, so the file it names is rewritten and the link stays a link.
+    On any error, and on SIGINT, SIGTERM or SIGHUP (:class:`Stopped`), the original is
+    untouched and the temporary file removed. A symlink is followed, so the file it
+    names is rewritten and the link stays a link. Mode, owner and group are carried
+    over (owner and group where permitted). Unless ``force``, a file with other hard
+    links or without write permission is refused (:class:`WriteRefused`). Given
+    ``read`` (what was read from the file), a file that changed since is left alone
+    (:class:`WriteRefused`).
     """
     import tempfile
 
     path = os.path.realpath(path)
     folder = os.path.dirname(path) or "."
-    mode = os.stat(path).st_mode & 0o7777
-    fd, temporary = tempfile.mkstemp(dir=folder, prefix=".cmp-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
+    info = os.stat(path)
+    if not force:
+        _refuse_unsafe(path, info)
+    with _StopSignals() as stop:
+        temporary = None
         try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+            with stop.deferred():  # a signal between creating and naming it would leak the file
+                fd, temporary = tempfile.mkstemp(dir=folder, prefix=".cmp-", suffix=".tmp")
+                stream = os.fdopen(fd, "wb")
+            with stream:
+                stream.write(data)
+                stream.flush()
+                os.fsync(stream.fileno())
+            _copy_owner(temporary, info)  # before chmod: chown may clear set-id bits
+            os.chmod(temporary, info.st_mode & 0o7777)
+            if read is not None:
+                _refuse_changed(path, read)
+            os.replace(temporary, path)
+        except BaseException:
+            if temporary is not None:
+                _remove(temporary)  # after a late signal the rename is done and this finds nothing
+            raise
+    _sync_folder(folder)
+
+
+def _sync_folder(folder: str) -> None:
+    """fsync the folder, so that the rename itself survives a crash (best effort)."""
     try:
         folder_fd = os.open(folder, os.O_RDONLY)
     except OSError:
@@ -194,6 +448,18 @@ def write_atomically(path: str, data: bytes) -> None:
         os.close(folder_fd)
 
 
+def _read_all(names: Sequence[str], run: _Run) -> Iterator[tuple[str, str, Input]]:
+    """(name as given, name to print, what was read) for each source; the rest are reported."""
+    for raw_name in names:
+        name = display_name(raw_name)
+        try:
+            source = read_source(raw_name)
+        except InputError as exc:
+            run.unreadable(name, str(exc))
+            continue
+        yield raw_name, name, source
+
+
 def _cmd_fmt(args: argparse.Namespace, out: _Output) -> int:
     if not (args.check or args.write) and len(args.files) != 1:
         _error_line("fmt prints one file; use --check or --write for several")
@@ -201,8 +467,11 @@ def _cmd_fmt(args: argparse.Namespace, out: _Output) -> int:
     if args.write and "-" in args.files:
         _error_line("fmt --write cannot rewrite stdin")
         return EXIT_USAGE
+    if args.force and not args.write:
+        _error_line("fmt --force only applies to --write")
+        return EXIT_USAGE
     run = _Run()
-    for raw_name, name, source in _opened(args.files, run, read_source):
+    for raw_name, name, source in _read_all(args.files, run):
         data, problems = _canonical(source, args.allow_unredacted)
         if data is None:
             for problem in problems:
@@ -215,7 +484,10 @@ def _cmd_fmt(args: argparse.Namespace, out: _Output) -> int:
         elif args.write:
             if data != source.data:
                 try:
-                    write_atomically(raw_name, data)
+                    write_atomically(raw_name, data, source, args.force)
+                except WriteRefused as exc:
+                    run.unreadable(name, f"not rewritten: {exc}")
+                    continue
                 except OSError as exc:
                     run.unreadable(name, f"cannot write: {exc.strerror or exc}; the file is unchanged")
                     continue
@@ -228,7 +500,8 @@ def _cmd_fmt(args: argparse.Namespace, out: _Output) -> int:
 def _cmd_conformance(args: argparse.Namespace, out: _Output) -> int:
     from cmp import conformance
 
-    return conformance.main(args, out.line, _error_line)
+    # Its JSON output is one multi-line document; its text output, lines like ours.
+    return conformance.main(args, out.document if args.format == "json" else out.line, _error_line)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -272,6 +545,9 @@ def build_parser() -> argparse.ArgumentParser:
     mode = fmt_cmd.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true", help="list files that are not canonical; exit 1 if any")
     mode.add_argument("--write", action="store_true", help="rewrite files in place, atomically")
+    fmt_cmd.add_argument(
+        "--force", action="store_true", help="with --write: rewrite read-only files and files with other hard links too"
+    )
     fmt_cmd.add_argument("--allow-unredacted", action="store_true", help="format packets with redaction findings too")
     fmt_cmd.set_defaults(handler=_cmd_fmt)
 
@@ -301,7 +577,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         status = handler(args, out)
     except KeyboardInterrupt:
         _error_line("interrupted")
-        return 130
+        return 128 + signal.SIGINT
+    except Stopped as exc:
+        _error_line("interrupted" if exc.signum == signal.SIGINT else f"stopped by {signal.Signals(exc.signum).name}")
+        return 128 + exc.signum
     if out.lost:
         _error_line("standard output is closed; results were not all written")
         if sys.stdout is not None:

@@ -223,10 +223,18 @@ def count(rules: _Rules, instance: Any, escaped: frozenset[str] = frozenset()) -
 
 
 def explain(
-    obj: Mapping[str, Any], version: str, *, escaped: frozenset[str] = frozenset(), limit: int | None = MAX_FINDINGS
+    obj: Mapping[str, Any],
+    version: str,
+    *,
+    escaped: frozenset[str] = frozenset(),
+    limit: int | None = MAX_FINDINGS,
+    listed_before: int = 0,
 ) -> list[Finding]:
     """The schema violations of ``obj`` against ``version``: the first ``limit`` in path
     order, then a ``truncated`` finding counting the rest (``limit=None``: all of them).
+
+    ``listed_before``: findings already listed ahead of these in the same report. They
+    take their share of ``limit``; past it, the ``truncated`` finding counts them too.
 
     ``escaped`` names the top-level members of :data:`cmp.intake.RAW_TEXT_MEMBERS` that
     the JSON text wrote with an escape.
@@ -235,10 +243,12 @@ def explain(
     found = walk(rules, obj, "$", escaped)
     if limit is None:
         return list(found)
-    listed = list(islice(found, limit + 1))
-    if len(listed) <= limit:
+    room = max(0, limit - listed_before)
+    listed = list(islice(found, room + 1))
+    if len(listed) <= room and listed_before <= limit:
         return listed
-    return [*listed[:limit], truncated(count(rules, obj, escaped) - limit)]
+    more = listed_before - (limit - room) + count(rules, obj, escaped) - room
+    return [*listed[:room], truncated(more)]
 
 
 def _plain_text(name: str, value: Any) -> str | None:

@@ -143,15 +143,18 @@ def escaped_members(raw: bytes, names: frozenset[str]) -> frozenset[str]:
     seen = 0
     depth = 0
     name: str | None = None  # the member whose value comes next, at depth 1
-    after_colon = False
+    value_at = -1  # where that value starts, once its colon was read
     for match in _TOKEN.finditer(raw):
         token = match.group()
         lead = token[:1]
-        if after_colon:
-            after_colon = False
+        if value_at >= 0:
+            # The token right after the colon is the value; a number, true, false or
+            # null is no token, and then the next token is already another member's.
+            is_value = not raw[value_at : match.start()].strip(b" \t\n\r")
+            value_at = -1
             if name in names:
                 seen += 1
-                if lead == b'"' and b"\\" in token:
+                if is_value and lead == b'"' and b"\\" in token:
                     found.add(name)
                 if seen == len(names):
                     break
@@ -162,8 +165,8 @@ def escaped_members(raw: bytes, names: frozenset[str]) -> frozenset[str]:
             depth += 1
         elif lead in (b"}", b"]"):
             depth -= 1
-        elif depth == 1:  # a colon: the value of ``name`` is the next token
-            after_colon = True
+        elif depth == 1:  # a colon: the value of ``name`` comes next
+            value_at = match.end()
     return frozenset(found)
 
 

@@ -7,6 +7,7 @@ them from here. Adding a scanned field is one more line in SCANNED_FIELDS.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, is_dataclass
 from operator import attrgetter
@@ -48,6 +49,11 @@ class Pattern:
     # A looser regex for the one-pass screen (see _Screen): it matches wherever
     # ``regex`` does, and its DFA stays small in a set with the others.
     screen: str | None = None
+    # For a pattern whose own RE2 DFA crafted text can blow up: the same pattern over
+    # UTF-8 bytes for Python's `re`, starting with a literal and spanning a fixed width,
+    # so every candidate costs a bounded number of steps (see _Screen). It confirms a
+    # screen's flag and finds the leftmost match; the tests hold it to ``regex``.
+    fixed_width: bytes | None = None
 
     @property
     def screened_by(self) -> str:
@@ -63,7 +69,14 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("gh-token", r"gh[pousr]_[A-Za-z0-9]{36,}"),
     Pattern("jwt", r"eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"),
     Pattern("private-key", r"-----BEGIN (?:RSA |EC |OPENSSH )?PRIVATE KEY-----", mask="-----BEGIN …"),
-    Pattern("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}\b", screen=r"\bAIza[0-9A-Za-z_-]"),
+    Pattern(
+        "google-api-key",
+        r"\bAIza[0-9A-Za-z_-]{35}\b",
+        screen=r"\bAIza[0-9A-Za-z_-]",
+        # AIza not after a word character, 35 of the class, then a word boundary (ASCII).
+        fixed_width=rb"AIza(?<![0-9A-Za-z_]AIza)[0-9A-Za-z_-]{35}"
+        rb"(?:(?<=[0-9A-Za-z_])(?![0-9A-Za-z_])|(?<![0-9A-Za-z_])(?=[0-9A-Za-z_]))",
+    ),
     Pattern("slack-token", r"\bxox[baprs]-[0-9A-Za-z-]{10,}\b"),
     Pattern("stripe-key", r"\b(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{20,}|whsec_[0-9A-Za-z]{32,})\b"),
     Pattern("ssh-public-key", r"\bssh-(?:rsa|ed25519|dss|ecdsa)[ \t\n\f\r]+AAAA[0-9A-Za-z+/=]{20,}"),
@@ -103,27 +116,37 @@ class _Screen:
     """Which patterns match somewhere in a text: one RE2 set pass, then a confirmation
     only for patterns screened loosely.
 
-    A set runs one DFA over the product of its patterns. google-api-key's exact count
-    (``AIza`` + 35 characters, then a boundary, where ``-`` may start another ``AIza``
-    inside the count) lets crafted text keep thousands of overlapping counts alive:
-    20-45 ms for 32 KB in a set, against 50 us for the other nine. So the set holds each
-    pattern's ``screened_by`` regex (for google-api-key only its start, which matches
-    wherever the pattern does), and a loose flag is confirmed by the exact pattern in a
-    set of its own, whose DFA stays small: at most one more pass, only over text that
-    holds a flagged start. The answer is exact (the tests hold it to one search per
-    pattern).
+    A set runs one DFA over the product of its patterns, and google-api-key's exact
+    count (``AIza`` + 35 characters, then a boundary, where ``-`` may start another
+    ``AIza`` inside the count) lets crafted text keep thousands of overlapping counts
+    alive: 20-80 ms for 32 KB, in a set or alone, RE2's DFA or its NFA. So the set holds
+    each pattern's ``screened_by`` regex (for google-api-key only its start, which
+    matches wherever the pattern does), and a loose flag is confirmed by the pattern's
+    ``fixed_width`` form: Python's `re` jumps from one ``AIza`` to the next and tries
+    the 39 bytes there, so crafted text costs at most 39 steps per candidate. The
+    answer is exact (the tests hold it to one RE2 search per pattern).
     """
 
     def __init__(self) -> None:
         self._set = _compile_set([p.screened_by for p in PATTERNS])
-        self._exact = {i: _compile_set([p.regex]) for i, p in enumerate(PATTERNS) if p.screen is not None}
+        self._confirm = {i: re.compile(p.fixed_width) for i, p in enumerate(PATTERNS) if p.fixed_width is not None}
 
     def hits(self, text: str | bytes) -> list[int]:
         """Indices into PATTERNS of the patterns that match somewhere in ``text``, ascending."""
         found = self._set.Match(text)
         if not found:
             return []
-        return sorted(i for i in found if i not in self._exact or self._exact[i].Match(text))
+        confirm = self._confirm
+        if confirm.keys().isdisjoint(found):
+            return sorted(found)
+        data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+        return sorted(i for i in found if i not in confirm or confirm[i].search(data))
+
+    def leftmost(self, index: int, data: bytes) -> bytes | None:
+        """The leftmost match of pattern ``index`` in UTF-8 ``data``, or None."""
+        search = self._confirm.get(index)
+        match = search.search(data) if search is not None else _searches()[index].search(data)
+        return None if match is None else bytes(match.group())
 
 
 def _compile_set(regexes: list[str]) -> Any:
@@ -225,10 +248,10 @@ def _extract(names: list[str], values: list[str], hit_lists: list[list[int]]) ->
         # RE2 matches whole UTF-8 characters, so every match decodes cleanly.
         data = text.encode("utf-8")
         for index in hits:
-            match = _searches()[index].search(data)
+            match = _SCREEN.leftmost(index, data)
             if match is not None:
                 pattern = PATTERNS[index]
-                found.append(Redaction(name, pattern.category, pattern.mask or match.group().decode("utf-8")))
+                found.append(Redaction(name, pattern.category, pattern.mask or match.decode("utf-8")))
     return found
 
 
@@ -314,7 +337,9 @@ def lenient_texts(obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
     (``constraints[0]``, ``decisions[1].why``); inside an object item, the scanned
     members come first, then every other member in document order. Anything else is
     named by its path: ``constraints`` for a string where an array belongs,
-    ``decisions[0][0]``, ``decisions.what``. No recursion: values may nest 10,000 deep.
+    ``decisions[0][0]``, ``decisions.what``. The member names of every object below
+    are scanned too, as ``decisions[0].(member name)``, ahead of its values. No
+    recursion: values may nest 10,000 deep.
     """
     for top, members in _GROUPS:
         if top not in obj:
@@ -332,6 +357,10 @@ def lenient_texts(obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
             elif type(value) is dict and value:
                 path = parent.child(key)
                 names = [*(n for n in first if n in value), *(n for n in value if n not in first)]
+                # A member name is stored as it came too; its finding names the object,
+                # never the name itself (which is what may hold the secret).
+                for name in names:
+                    yield f"{path.text[2:]}.(member name)", name
                 stack.extend((value[n], path, n, ()) for n in reversed(names))
             elif type(value) is list and value:
                 path = parent.child(key)

@@ -49,13 +49,15 @@ def builder(version: str) -> Callable[[Any], tuple[Packet, int] | None]:
     return compile_builder(load_schema(version), SCHEMA_CLASSES, {"_conforming": True})
 
 
-def schema_findings(obj: Mapping[str, Any], version: str, *, capped: bool = True) -> list[Finding]:
+def schema_findings(obj: Mapping[str, Any], version: str, *, listed_before: int = 0) -> list[Finding]:
     """The schema violations of ``obj`` against ``version``, sorted by path (empty when valid).
 
-    Capped: the first 100, then a ``truncated`` finding counting the rest.
+    Capped: with ``listed_before`` findings of another kind ahead of them in a report,
+    only as many as keep the report at 100 are listed, then a ``truncated`` finding
+    counting the rest of the report.
     """
     if acceptor(version)(obj):
         return []
     from cmp.explain import explain
 
-    return explain(obj, version) if capped else explain(obj, version, limit=None)
+    return explain(obj, version, listed_before=listed_before)

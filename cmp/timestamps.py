@@ -49,8 +49,13 @@ def is_valid(text: str) -> bool:
 
 
 def is_rfc3339(text: str) -> bool:
-    """Whether ``text`` is an RFC 3339 date-time at all (to explain why is_valid said no)."""
-    return validate_rfc3339(text) is True
+    """Whether ``text`` is an RFC 3339 date-time at all (to explain why is_valid said no).
+
+    RFC 3339 allows a lowercase ``t`` and ``z``, which rfc3339-validator does not; its
+    pattern lets a final newline through, which RFC 3339 does not. Only the message
+    depends on this, never a verdict.
+    """
+    return not text.endswith("\n") and validate_rfc3339(text.replace("t", "T").replace("z", "Z")) is True
 
 
 def canonical(text: str) -> str:

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from cmp.findings import QUOTE_LIMIT, Finding, capped
+from cmp.findings import MAX_FINDINGS, QUOTE_LIMIT, Finding, capped
 from cmp.intake import data_findings
 from cmp.schemas import SCHEMA_VERSIONS, schema_findings
 
@@ -42,6 +42,8 @@ def _missing_message(version: Any) -> str:
         return 'ltm_version is empty; it must name a version such as "0.2"'
     if version is None or isinstance(version, bool):
         found = json.dumps(version)
+    elif isinstance(version, int) and version.bit_length() > 100:  # str() of a huge int is refused
+        found = f"a number of about {int(version.bit_length() * 0.30103)} digits"
     elif isinstance(version, (int, float)):
         text = json.dumps(version)
         found = "the number " + (text if len(text) <= QUOTE_LIMIT else text[:QUOTE_LIMIT] + "…")
@@ -66,6 +68,9 @@ def validate(obj: Any) -> list[Finding]:
     routed = route(obj)
     if isinstance(routed, Finding):
         return [routed]
-    if not surrogates:
-        return schema_findings(obj, routed)
-    return capped([*surrogates, *schema_findings(obj, routed, capped=False)])
+    # The schema findings take what room the surrogate findings leave; their truncated
+    # finding, if any, counts what is left of both.
+    schema = schema_findings(obj, routed, listed_before=len(surrogates))
+    if not schema:
+        return capped(surrogates)
+    return [*surrogates[:MAX_FINDINGS], *schema]

@@ -270,3 +270,29 @@ def test_secret_in_an_unscanned_member_is_not_reported() -> None:
     report, long_way, quick = both_ways(scanned)
     assert quick and report == long_way
     assert [str(r) for r in report.redactions] == ["goal/aws-key: AKIAIOSFODNN7EXAMPLE"]
+
+
+@pytest.mark.parametrize(("surrogates", "bad_tags"), [(0, 150), (30, 150), (99, 2), (100, 1), (150, 0), (150, 16)])
+def test_validate_caps_surrogate_and_schema_findings_together(surrogates: int, bad_tags: int) -> None:
+    obj: dict[str, Any] = full()
+    obj["constraints"] = ["\ud800"] * min(surrogates, 32)
+    obj["open_questions"] = ["\ud800"] * max(0, min(surrogates - 32, 32))
+    obj["x"] = ["\ud800"] * max(0, surrogates - 64)  # also an additionalProperties finding
+    if surrogates <= 64:
+        del obj["x"]
+    obj["tags"] = ["Bad"] * bad_tags
+    expected = surrogates + bad_tags + (bad_tags > 16) + (surrogates > 64)
+    found = cmp.validate(obj)
+    if expected <= 100:
+        assert len(found) == expected and all(f.code != "truncated" for f in found)
+    else:
+        assert len(found) == 101
+        assert found[-1].code == "truncated"
+        assert found[-1].message.startswith(f"{expected - 100:,} more findings")
+    assert [f.code for f in found[: min(surrogates, 100)]] == ["json"] * min(surrogates, 100)
+
+
+def test_validate_says_what_a_huge_version_number_is() -> None:
+    (finding,) = cmp.validate({"ltm_version": 10**5000})
+    assert finding.code == "version-missing"
+    assert finding.message == 'ltm_version must be a string such as "0.2", found a number of about 5000 digits'

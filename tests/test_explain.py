@@ -139,3 +139,19 @@ def test_an_escaped_created_at_is_listed_with_other_findings_in_path_order() -> 
     text = json.dumps(obj).replace('10:30:00Z"', '10:30:00\\u005a"')
     found = [(f.path, f.keyword) for f in cmp.check(text).errors]
     assert found == [("$.constraints[0]", "type"), ("$.created_at", "format"), ("$.goal", "minLength")]
+
+
+@pytest.mark.parametrize("value", ["5", "true", "null", "[]", "{}"])
+def test_a_created_at_that_is_not_a_string_is_never_taken_for_an_escaped_one(value: str) -> None:
+    """After a non-string value the next token is the next member's name, not the value."""
+    from cmp import intake
+
+    raw = (
+        '{"ltm_version":"0.2","id":"01J9X8K2QZ7N4M0WXYZV3R8ABC","created_at":'
+        + value
+        + ',"go\\u0061l":"g","next_step":"n"}'
+    ).encode()
+    assert intake.escaped_members(raw, intake.RAW_TEXT_MEMBERS) == frozenset()
+    escaped = raw.replace(b'"go\\u0061l"', b'"created_at":"2026-04-21T12:00:00\\u005a","goal"')
+    escaped = escaped.replace(b'"created_at":' + value.encode() + b",", b"")
+    assert intake.escaped_members(escaped, intake.RAW_TEXT_MEMBERS) == frozenset({"created_at"})

@@ -366,3 +366,50 @@ def test_a_screen_flag_without_a_match_reports_nothing() -> None:
     packet = cmp.Packet.new(goal=near, next_step="n")
     assert cmp.redact(packet) == []
     assert cmp.check(encode({**minimal(), "goal": near})).ok
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["-AIza", "AIza", "a", "-", "_", "é", " ", "Z9", "0123456789abcdefghijABCDEFGHIJ_-xyz", "x" * 5]
+        ),
+        max_size=16,
+    )
+)
+def test_fixed_width_forms_find_what_re2_finds(parts: list[str]) -> None:
+    """The linear-time form of a pattern finds the same leftmost match as the RE2 pattern."""
+    text = "".join(parts).encode()
+    checked = 0
+    for pattern in PATTERNS:
+        if pattern.fixed_width is None:
+            continue
+        checked += 1
+        ours = re.search(pattern.fixed_width, text)
+        theirs = re2.search(pattern.regex, text)
+        assert (ours and ours.span()) == (theirs and theirs.span()), pattern.category
+    assert checked
+
+
+def test_crafted_google_key_text_gets_the_exact_answer() -> None:
+    """Text thick with overlapping AIza starts (the DFA's worst case) still gets RE2's answer."""
+    from cmp.redact import _SCREEN
+
+    for text in (("-AIza" * 6000 + "a").encode(), ("AIza" * 8000).encode(), ("-AIza" * 7 + "-").encode() * 900):
+        assert _SCREEN.hits(text) == [i for i, p in enumerate(PATTERNS) if re2.search(p.regex, text)]
+    assert [PATTERNS[i].category for i in _SCREEN.hits(b"key -AIza" + b"b" * 35 + b" ")] == ["google-api-key"]
+
+
+@pytest.mark.parametrize(
+    ("member", "value", "field"),
+    [
+        ("decisions", [{"what": "a", "why": "b", AWS: True}], "decisions[0].(member name)"),
+        ("constraints", {GH_TOKEN: 1}, "constraints.(member name)"),
+        ("goal", {"/home/alice/.ssh/id_rsa": None}, "goal.(member name)"),
+    ],
+)
+def test_lenient_mode_scans_member_names_below_scanned_members(member: str, value: Any, field: str) -> None:
+    report = cmp.check(encode(put(minimal(), member, value)), lenient=True)
+    assert [r.field for r in report.redactions] == [field]
+    assert not report.accepted
+    assert AWS not in report.redactions[0].field and GH_TOKEN not in report.redactions[0].field

@@ -93,7 +93,7 @@ def test_leap_days() -> None:
     ("value", "reason"),
     [
         ("2026-04-21T10:30:00.1234567890Z", "is RFC 3339 but outside the subset packets use"),
-        ("2026-04-21t10:30:00z", "is not an RFC 3339 date-time"),
+        ("2026-04-21t10:30:00z", "is RFC 3339 but outside the subset packets use"),  # RFC 3339 5.6
         ("2026-02-30T10:30:00Z", "is not an RFC 3339 date-time"),
         ("yesterday", "is not an RFC 3339 date-time"),
     ],
@@ -102,3 +102,20 @@ def test_refusal_says_whether_it_is_rfc3339_at_all(value: str, reason: str) -> N
     report = cmp.check(encode(put(full(), "created_at", value)))
     assert [f.keyword for f in report.errors] == ["format"]
     assert reason in report.errors[0].message
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("2026-04-21T10:30:00Z\n", "is not an RFC 3339 date-time"),
+        ("2026-04-21T10:30:00.1234567890Z", "is RFC 3339 but outside the subset packets use"),
+        ("2026-04-21 10:30:00Z", "is not an RFC 3339 date-time"),
+    ],
+)
+def test_format_messages_say_whether_it_is_rfc3339_at_all(value: str, reason: str) -> None:
+    """RFC 3339 allows lowercase t and z and no final newline (only the message depends on it)."""
+    import cmp
+    from tests.packets import minimal, put
+
+    (finding,) = cmp.validate(put(minimal(), "created_at", value))
+    assert finding.keyword == "format" and reason in finding.message
