@@ -42,7 +42,7 @@ def _missing_message(version: Any) -> str:
         return 'ltm_version is empty; it must name a version such as "0.2"'
     if version is None or isinstance(version, bool):
         found = json.dumps(version)
-    elif isinstance(version, int) and version.bit_length() > 100:  # str() of a huge int is refused
+    elif isinstance(version, int) and version.bit_length() > 4000:  # str() of a huge int is refused
         found = f"a number of about {int(version.bit_length() * 0.30103)} digits"
     elif isinstance(version, (int, float)):
         text = json.dumps(version)
