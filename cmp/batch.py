@@ -185,9 +185,9 @@ def _judge_in_workers(
                 break  # no point reading on: nothing more can be judged
             # Wait for the oldest chunk when too many are out; print any that are done anyway.
             while window and (len(window) > IN_FLIGHT_PER_WORKER * workers or _done(window[0][1])):
-                yield from _in_order(*window.popleft())
+                yield from _in_order(*window.popleft(), pool)
         while window:
-            yield from _in_order(*window.popleft())
+            yield from _in_order(*window.popleft(), pool)
         completed = True
     finally:
         if pool is not None:
@@ -209,21 +209,37 @@ def _start_pool(workers: int) -> tuple[Executor | None, str | None]:
 
 
 def _submit(pool: Executor, jobs: list[Job], options: tuple[bool, bool, bool]) -> _Outcome:
-    """Hand a chunk to the pool; processes are forked on the first call, so that may fail too."""
+    """Hand a chunk to the pool; processes are forked on the first call, so that may fail too.
+
+    A pool that breaks while this runs may answer with a plain RuntimeError ("after
+    shutdown": it marks itself shut down right after broken) or an OSError from its
+    closed wake-up pipe, so a broken pool is asked about first.
+    """
     from concurrent.futures import BrokenExecutor
 
     try:
         return pool.submit(_judge_chunk, jobs, *options)
-    except BrokenExecutor:
-        return _WORKER_DIED
-    except OSError as exc:
-        return f"cannot start worker processes ({_describe(exc)})"
+    except (RuntimeError, OSError) as exc:
+        if isinstance(exc, BrokenExecutor) or _broken(pool):
+            return _WORKER_DIED
+        if isinstance(exc, OSError):
+            return f"cannot start worker processes ({_describe(exc)})"
+        return f"cannot hand out work ({_describe(exc)})"
 
 
 _WORKER_DIED = "a worker process died"
+# How often a wait for a chunk checks that the pool is still alive.
+_POLL_SECONDS = 1.0
 
 
-def _in_order(chunk: list[Job | Unreadable], outcome: _Outcome) -> Iterator[Verdict | Unreadable]:
+def _broken(pool: Executor) -> bool:
+    # Private, read defensively: set by ProcessPoolExecutor when a worker died.
+    return bool(getattr(pool, "_broken", False))
+
+
+def _in_order(
+    chunk: list[Job | Unreadable], outcome: _Outcome, pool: Executor | None
+) -> Iterator[Verdict | Unreadable]:
     """The items of one chunk in order: unreadable sources as they are, jobs as their verdicts."""
     verdicts: Iterator[Verdict] | None = None
     for item in chunk:
@@ -231,38 +247,50 @@ def _in_order(chunk: list[Job | Unreadable], outcome: _Outcome) -> Iterator[Verd
             yield item
             continue
         if verdicts is None:
-            verdicts = iter(_verdicts(outcome, item))
+            verdicts = iter(_verdicts(outcome, item, pool))
         yield next(verdicts)
 
 
-def _verdicts(outcome: _Outcome, first: Job) -> list[Verdict]:
+def _verdicts(outcome: _Outcome, first: Job, pool: Executor | None) -> list[Verdict]:
+    """The verdicts of a chunk, waiting for them; WorkersFailed if they will never come.
+
+    A future handed out in the instant its pool broke can be left pending forever
+    (the pool fails the futures it knows, then stops), so the wait wakes up now and
+    then to ask whether the pool is broken.
+    """
     from concurrent.futures import BrokenExecutor
+    from concurrent.futures import TimeoutError as StillWaiting
 
     if isinstance(outcome, str) or outcome is None:
         raise WorkersFailed(outcome or _WORKER_DIED, first)
-    try:
-        return outcome.result()
-    except BrokenExecutor:
-        raise WorkersFailed(_WORKER_DIED, first) from None
+    while True:
+        try:
+            return outcome.result(timeout=_POLL_SECONDS)
+        except BrokenExecutor:
+            raise WorkersFailed(_WORKER_DIED, first) from None
+        except StillWaiting:
+            if pool is not None and _broken(pool) and not outcome.done():
+                raise WorkersFailed(_WORKER_DIED, first) from None
 
 
 def _stop_pool(pool: Executor, completed: bool) -> None:
-    """Shut the pool down; after a failure or an interruption, kill its workers first.
+    """Shut the pool down and wait for it; after a failure or an interruption, kill its workers first.
 
     A worker left alive would block the interpreter's exit (it joins its children),
     and one forked just before a failed fork has no manager to stop it. The process
     table is private (Python 3.14 adds ``kill_workers()``), so it is read defensively.
+    Waiting for the pool's manager thread matters even then: left running, it races
+    the interpreter's exit hook, which then prints an ignored-exception traceback.
+    Once the workers are dead the manager sees it at once and stops.
     """
-    if completed:
-        pool.shutdown(wait=True)
-        return
-    processes = getattr(pool, "_processes", None) or {}
-    for process in list(processes.values()):
-        try:
-            process.kill()
-        except (OSError, ValueError, AttributeError):
-            pass
-    pool.shutdown(wait=False, cancel_futures=True)
+    if not completed:
+        processes = getattr(pool, "_processes", None) or {}
+        for process in list(processes.values()):
+            try:
+                process.kill()
+            except (OSError, ValueError, AttributeError):
+                pass
+    pool.shutdown(wait=True, cancel_futures=not completed)
 
 
 def _describe(error: BaseException) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cmp.batch import Job, Progress, judge_all, read_jsonl
+from cmp.batch import Job, Progress, Unreadable, Verdict, judge_all, read_jsonl
 from cmp.cli import main
 from tests.packets import encode, full, put
 
@@ -82,6 +82,22 @@ def test_judge_all_keeps_order_across_processes() -> None:
     verdicts = list(judge_all(jobs, False, False, workers=2))
     assert [v.name for v in verdicts] == [f"f:{i}" for i in range(1, 301)]
     assert [v.accepted for v in verdicts] == [bool(i % 3) for i in range(1, 301)]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_unreadable_sources_keep_their_place(workers: int) -> None:
+    items = [Job("f", i, GOOD, None) if i % 50 else Unreadable(f"u{i}", "cannot open: gone") for i in range(1, 501)]
+    out = list(judge_all(items, False, False, workers=workers))
+    assert [o.name if isinstance(o, Verdict) else o.file for o in out] == [
+        f"f:{i}" if i % 50 else f"u{i}" for i in range(1, 501)
+    ]
+
+
+def test_json_verdicts_carry_only_their_json_entry() -> None:
+    (verdict,) = judge_all([Job("f", 7, BAD, None)], False, False, workers=1, as_json=True)
+    assert isinstance(verdict, Verdict) and verdict.lines == ()
+    entry = json.loads(verdict.entry)
+    assert (entry["file"], entry["line"], entry["ok"]) == ("f", 7, False)
 
 
 def test_missing_jsonl_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
