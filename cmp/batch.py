@@ -88,8 +88,7 @@ def error_entry(file: str, line: int | None, message: str) -> str:
 def report_lines(name: str, report: Report) -> list[str]:
     """The text output of one report, one result per line (escaped for printing by the CLI)."""
     lines = []
-    schema_only = all(f.code == "schema" for f in report.errors)
-    error_prefix = "warning: " if report.lenient and schema_only else ""
+    error_prefix = "warning: " if report.lenient and report.schema_only else ""
     for finding in report.errors:
         lines.append(f"{name}: {error_prefix}{finding}")
     redaction_prefix = "warning: redaction " if report.allow_unredacted else "redaction "

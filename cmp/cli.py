@@ -38,6 +38,8 @@ from cmp.findings import Finding
 from cmp.inputs import Input, InputError, display_name, open_source, read_source
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+# More worker processes than this only exhaust the machine (each is a Python interpreter).
+MAX_JOBS = 256
 
 _EXAMPLES = """\
 examples:
@@ -213,8 +215,8 @@ def _cmd_check(args: argparse.Namespace, out: _Output) -> int:
     if not args.files and not args.jsonl:
         _error_line("check needs a FILE or --jsonl")
         return EXIT_USAGE
-    if args.jobs < 0:
-        _error_line("--jobs must be 0 (all cores) or more")
+    if not 0 <= args.jobs <= MAX_JOBS:
+        _error_line(f"--jobs must be 0 (all cores) to {MAX_JOBS}")
         return EXIT_USAGE
     workers = args.jobs or os.cpu_count() or 1
     run = _Run()

@@ -105,8 +105,23 @@ def test_missing_jsonl_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "cannot open" in capsys.readouterr().err
 
 
-def test_bad_jobs_value(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check", "--jobs", "-1", "x"]) == 2
+@pytest.mark.parametrize("jobs", ["-1", "257", "100000"])
+def test_bad_jobs_value(jobs: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A negative count, or one that would fork a process per number, is a usage error."""
+    assert main(["check", "--jobs", jobs, "x"]) == 2
+    assert capsys.readouterr().err == "cmp: --jobs must be 0 (all cores) to 256\n"
+
+
+def test_lenient_text_output_warns_for_a_truncated_schema_report(tmp_path: Path) -> None:
+    path = tmp_path / "many.json"
+    path.write_bytes(encode({**full(), "tags": ["Bad"] * 120}))
+    result = subprocess.run(
+        [sys.executable, "-m", "cmp", "check", "--lenient", str(path)], capture_output=True, timeout=60
+    )
+    lines = result.stdout.decode().splitlines()
+    assert result.returncode == 0
+    assert lines[-2].startswith(f"{path}: warning: $: ") and "more findings not listed" in lines[-2]
+    assert lines[-1] == f"{path}: accepted (not conforming)"
 
 
 class FakeTerminal(io.StringIO):
