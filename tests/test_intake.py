@@ -285,3 +285,15 @@ def test_wide_documents_are_not_taken_for_deep_ones() -> None:
     deep = b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1)
     assert _nests_deeper_than(deep, MAX_DEPTH)
     assert not _nests_deeper_than(b"[" * MAX_DEPTH + b"]" * MAX_DEPTH, MAX_DEPTH)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (b'{"a": "x\n"}', "invalid json: Invalid control character at line 1 column 9"),
+        (b'{"a": "abc', "invalid json: Unterminated string starting at line 1 column 7"),
+    ],
+)
+def test_decoder_messages_that_end_in_at_say_it_once(text: bytes, message: str) -> None:
+    (finding,) = cmp.check(text).errors
+    assert finding.message == message
