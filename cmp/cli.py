@@ -91,6 +91,19 @@ class _Output:
     def __init__(self, stream: TextIO | None) -> None:
         self.stream = stream
         self.lost = False  # something could not be written
+        self.is_terminal = False
+        try:
+            fd = stream.fileno() if stream is not None else -1
+        except (OSError, ValueError, AttributeError):
+            fd = -1
+        if fd >= 0:
+            try:
+                self.is_terminal = os.isatty(fd)
+                # A parent (some CI runners) may hand us a non-blocking pipe, on which a
+                # full pipe drops data without an error: results would go missing.
+                os.set_blocking(fd, True)
+            except OSError:
+                pass
 
     def line(self, text: str) -> None:
         """One line of text output (escaped: see :func:`render_line`)."""
@@ -211,6 +224,14 @@ class _CheckOutput:
             self.document.close()
 
 
+def _usable_cores() -> int:
+    """The cores this process may run on (its affinity), not all the machine has."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def _cmd_check(args: argparse.Namespace, out: _Output) -> int:
     if not args.files and not args.jsonl:
         _error_line("check needs a FILE or --jsonl")
@@ -218,9 +239,10 @@ def _cmd_check(args: argparse.Namespace, out: _Output) -> int:
     if not 0 <= args.jobs <= MAX_JOBS:
         _error_line(f"--jobs must be 0 (all cores) to {MAX_JOBS}")
         return EXIT_USAGE
-    workers = args.jobs or os.cpu_count() or 1
+    workers = args.jobs or min(_usable_cores(), MAX_JOBS)
     run = _Run()
-    progress = Progress(None if args.jsonl else len(args.files))
+    # A counter on the terminal that also shows the results would break their lines.
+    progress = Progress(None if args.jsonl else len(args.files), quiet=out.is_terminal)
     results = _CheckOutput(out, args.format == "json", progress)
     sources = _sources(args)
     verdicts = judge_all(sources, args.lenient, args.allow_unredacted, workers, args.format == "json")
@@ -229,6 +251,8 @@ def _cmd_check(args: argparse.Namespace, out: _Output) -> int:
     try:
         with stop, closing(sources), closing(verdicts):  # on any exit: workers stopped, --jsonl files closed, now
             for item in verdicts:
+                if out.lost:  # nobody reads the results any more (`| head`): stop reading input
+                    break
                 if isinstance(item, Unreadable):
                     run.fail(EXIT_USAGE)
                     results.error(item.file, None, item.message)
@@ -507,6 +531,17 @@ def _cmd_conformance(args: argparse.Namespace, out: _Output) -> int:
 
 
 class _Parser(argparse.ArgumentParser):
+    """One-line usage errors; options only by their full names.
+
+    argparse would take a unique prefix for the option (``--al`` for
+    ``--allow-unredacted``, ``--json`` for ``--jsonl``): a typo must not switch the
+    redaction gate off or read a packet as JSON Lines.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> Any:  # one line, exit 2, no usage dump
         _error_line(message.splitlines()[0] if message else "usage error")
         raise SystemExit(EXIT_USAGE)
