@@ -17,23 +17,15 @@ from jsonschema import Draft202012Validator, ValidationError, validators
 from jsonschema.protocols import Validator
 
 from cmp import timestamps
+from cmp.explain import type_name
 from cmp.findings import Finding, path_join, quote
 from cmp.patterns import Matcher
 from cmp.schemas import load_schema
 
-_JSON_TYPES = {
-    str: "string",
-    bool: "boolean",
-    int: "number",
-    float: "number",
-    dict: "object",
-    list: "array",
-    type(None): "null",
-}
-
 
 def _type_name(instance: Any) -> str:
-    return _JSON_TYPES.get(type(instance), type(instance).__name__)
+    # The message's words are the library's (stated once, in cmp.explain); the walk is jsonschema's.
+    return type_name(instance)
 
 
 @functools.cache
