@@ -19,7 +19,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import closing, contextmanager, nullcontext
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from cmp import __version__
 from cmp.batch import (
@@ -172,23 +172,33 @@ class _Run:
         _error_line(f"{name}: {message}")
 
 
+_Opened = TypeVar("_Opened")
+
+
+def _opened(names: Sequence[str], opener: Callable[[str], _Opened]) -> Iterator[tuple[str, str, _Opened] | Unreadable]:
+    """(name as given, name to print, what ``opener`` made of it) for each name, or the
+    Unreadable that takes its place in the order."""
+    for raw_name in names:
+        name = display_name(raw_name)
+        try:
+            yield raw_name, name, opener(raw_name)
+        except InputError as exc:
+            yield Unreadable(name, str(exc))
+
+
 def _sources(args: argparse.Namespace) -> Generator[Job | Unreadable, None, None]:
     """Jobs from the FILE arguments, then from --jsonl; an unreadable source takes its place in the order."""
-    for raw_name in args.files:
-        name = display_name(raw_name)
-        try:
-            source = read_source(raw_name)
-        except InputError as exc:
-            yield Unreadable(name, str(exc))
+    for read in _opened(args.files, read_source):
+        if isinstance(read, Unreadable):
+            yield read
             continue
+        _, name, source = read
         yield Job(name, None, source.data, source.size)
-    for raw_name in args.jsonl or ():
-        name = display_name(raw_name)
-        try:
-            stream = open_source(raw_name)
-        except InputError as exc:
-            yield Unreadable(name, str(exc))
+    for opened in _opened(args.jsonl or (), open_source):
+        if isinstance(opened, Unreadable):
+            yield opened
             continue
+        raw_name, name, stream = opened
         try:
             yield from read_jsonl(stream, name)
         except OSError as exc:
@@ -476,14 +486,11 @@ def _sync_folder(folder: str) -> None:
 
 def _read_all(names: Sequence[str], run: _Run) -> Iterator[tuple[str, str, Input]]:
     """(name as given, name to print, what was read) for each source; the rest are reported."""
-    for raw_name in names:
-        name = display_name(raw_name)
-        try:
-            source = read_source(raw_name)
-        except InputError as exc:
-            run.unreadable(name, str(exc))
+    for item in _opened(names, read_source):
+        if isinstance(item, Unreadable):
+            run.unreadable(item.file, item.message)
             continue
-        yield raw_name, name, source
+        yield item
 
 
 def _cmd_fmt(args: argparse.Namespace, out: _Output) -> int:
