@@ -126,7 +126,7 @@ def _matcher(pattern: str) -> Matcher:
 class _Rules:
     """One schema node, read once: its leaf checks in keyword order, and what lies below."""
 
-    __slots__ = ("additional", "checks", "items", "kind", "plain_object", "properties", "required")
+    __slots__ = ("additional", "checks", "items", "plain_object", "properties", "required")
 
     def __init__(self, schema: Mapping[str, Any]) -> None:
         unknown = set(schema) - _LEAF_KEYWORDS.keys() - _STRUCTURE_KEYWORDS - _ANNOTATIONS
@@ -144,9 +144,8 @@ class _Rules:
         self.required = frozenset(schema.get("required", ()))
         self.additional = schema.get("additionalProperties", True) is not False
         self.items = _Rules(schema["items"]) if "items" in schema else None
-        # For count(): the type this node admits, and whether "an object" is its only leaf rule.
-        self.kind = _PYTHON_TYPES[schema["type"]] if "type" in schema else object
-        self.plain_object = self.kind is dict and [keyword for keyword, _, _ in self.checks] == ["type"]
+        # For count(): whether "an object" is this node's only leaf rule.
+        self.plain_object = schema.get("type") == "object" and [keyword for keyword, _, _ in self.checks] == ["type"]
 
 
 @functools.cache

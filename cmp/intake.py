@@ -128,7 +128,7 @@ RAW_TEXT_MEMBERS: frozenset[str] = frozenset({"created_at"})
 # A JSON string token, or one structural character. On valid JSON text, scanning with it
 # from the start never lands inside a string.
 _STRING_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"')
-_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}:]')
+_TOKEN = re.compile(_STRING_TOKEN.pattern + rb"|[\[\]{}:]")
 
 
 def escaped_members(raw: bytes, names: frozenset[str]) -> frozenset[str]:
