@@ -115,10 +115,7 @@ def _pieces(packet: Packet, identity: bool) -> list[str]:
 def _escape_strings(pieces: list[str]) -> None:
     """Escape the strings among ``pieces`` in place, if any of them needs it."""
     strings = pieces[1::2]
-    try:
-        joined = "".join(strings)
-    except TypeError:  # a hand-built packet holding a non-string: say so as the escaper does
-        raise TypeError("packet strings must be str") from None
+    joined = "".join(strings)  # the model's constructors admit only str members
     if '"' not in joined and "\\" not in joined and joined.isprintable():
         return  # isprintable() also balks at some characters that need no escape; harmless
     if _SEPARATOR in joined:
@@ -195,11 +192,8 @@ def dumps(packet: Packet) -> bytes:
     if packet._canonical is not None:
         return packet._canonical
     if not packet._conforming:
-        try:
-            obj = to_obj(packet)
-        except (AttributeError, TypeError) as exc:
-            raise PacketError([Finding("schema", "$", f"not a packet model: {exc}", keyword="type")]) from None
-        findings = validate(obj)
+        # Construction already refused members of the wrong type; values are judged here.
+        findings = validate(to_obj(packet))
         if findings:
             raise PacketError(findings)
     data = encode(packet)
