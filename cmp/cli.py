@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any, TextIO, TypeVar
 
-from cmp import __version__
+from cmp import __version__, conformance
 from cmp.batch import (
     Job,
     Progress,
@@ -531,8 +531,6 @@ def _cmd_fmt(args: argparse.Namespace, out: _Output) -> int:
 
 
 def _cmd_conformance(args: argparse.Namespace, out: _Output) -> int:
-    from cmp import conformance
-
     # Its JSON output is one multi-line document; its text output, lines like ours.
     return conformance.main(args, out.document if args.format == "json" else out.line, _error_line)
 
@@ -596,11 +594,7 @@ def build_parser() -> argparse.ArgumentParser:
     fmt_cmd.set_defaults(handler=_cmd_fmt)
 
     conf_cmd = commands.add_parser("conformance", help="run the conformance vectors against this library or another")
-    conf_cmd.add_argument("--impl", metavar="COMMAND", help="test another implementation over the JSON-lines protocol")
-    conf_cmd.add_argument("--vectors", metavar="DIR", help="vector folder (default: the repository's)")
-    conf_cmd.add_argument("--filter", metavar="AREA", action="append", help="only this area (repeatable)")
-    conf_cmd.add_argument("--format", choices=("text", "json"), default="text")
-    conf_cmd.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help="per-vector limit for --impl")
+    conformance.add_arguments(conf_cmd)
     conf_cmd.set_defaults(handler=_cmd_conformance)
 
     return parser

@@ -521,6 +521,15 @@ def _timeout_problem(timeout: float) -> str | None:
     return f"--timeout must be positive and at most {MAX_TIMEOUT_SECONDS:g} seconds (one day), not {timeout:g}"
 
 
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The conformance subcommand's options, kept beside the runner they configure."""
+    parser.add_argument("--impl", metavar="COMMAND", help="test another implementation over the JSON-lines protocol")
+    parser.add_argument("--vectors", metavar="DIR", help="vector folder (default: the repository's)")
+    parser.add_argument("--filter", metavar="AREA", action="append", help="only this area (repeatable)")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help="per-vector limit for --impl")
+
+
 def main(args: argparse.Namespace, line: Callable[[str], None], error: Callable[[str], None]) -> int:
     """Run the vectors; a usage or vector-folder problem is one line on stderr and exit 2."""
     problem = _timeout_problem(args.timeout)
