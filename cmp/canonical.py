@@ -205,7 +205,7 @@ def dumps(packet: Packet) -> bytes:
 def state_digest(packet: Packet) -> str:
     """``sha256:<hex>`` of the canonical bytes with ``id`` and ``created_at`` left out.
 
-    Two emissions of the same session state compare equal (SPEC: idempotent
+    Two emissions of the same session state compare equal (specification 9.7: idempotent
     modulo id and created_at).
     """
     if not isinstance(packet, Packet):

@@ -19,7 +19,7 @@ class Report:
     """What :func:`check` found.
 
     ``conforming``: intake, version and schema all passed (``errors`` is empty).
-    ``ok``: conforming and no redaction finding blocks it (SPEC conformance).
+    ``ok``: conforming and no redaction finding blocks it (specification 8.7).
     ``accepted``: what a server in the chosen mode would do: ``ok``, or in lenient
     mode a packet whose only errors are schema errors, still blocked by redactions.
     """

@@ -122,7 +122,7 @@ def parse_counted(raw: bytes) -> tuple[dict[str, Any], int] | None:
 
 
 # Members the reference reads as raw JSON text, without unescaping: written with an
-# escape, they are refused even when the value they decode to is valid (REFERENCE 3).
+# escape, they are refused even when the value they decode to is valid (specification 7.3).
 RAW_TEXT_MEMBERS: frozenset[str] = frozenset({"created_at"})
 
 # A JSON string token, or one structural character. On valid JSON text, scanning with it

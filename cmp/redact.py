@@ -60,7 +60,7 @@ class Pattern:
         return self.screen or self.regex
 
 
-# Categories and order are the reference's (REFERENCE.md section 4). RE2 `\b` and
+# Categories and order are the reference's (docs/specification.md, clauses 8.1 to 8.6). RE2 `\b` and
 # `\s` are ASCII-only, as in Go; Python's `re` would disagree on é, Å and friends.
 PATTERNS: tuple[Pattern, ...] = (
     Pattern("abs-path", r"\B/(?:Users|home|opt|var|etc|root)/[A-Za-z0-9._/-]+"),

@@ -1,4 +1,4 @@
-"""Canonical serialization (REFERENCE.md section 5, SPEC "Conformance" idempotence)."""
+"""Canonical serialization (specification clause 9, idempotence 9.7)."""
 
 from __future__ import annotations
 
@@ -164,7 +164,7 @@ def test_maximal_members() -> None:
 
 
 def test_compact_packet_that_grows_past_the_limit_is_refused_when_checked() -> None:
-    """REFERENCE 6.5: `ok` must always mean that dumps succeeds."""
+    """Specification 9.6: `ok` must always mean that dumps succeeds."""
     obj = {**minimal(), "constraints": ["<" * 1024] * 6}
     raw = json.dumps(obj, separators=(",", ":")).encode()
     assert len(raw) < cmp.MAX_PACKET_BYTES

@@ -118,7 +118,7 @@ def test_a_truncated_report_in_json_and_text() -> None:
     ],
 )
 def test_created_at_written_with_an_escape_is_refused(name: str, value: str) -> None:
-    """REFERENCE 3: the reference reads created_at's raw text, so `\\u005a` is not `Z` there."""
+    """Specification 7.3: the reference reads created_at's raw text, so `\\u005a` is not `Z` there."""
     text = json.dumps(minimal()).replace('"2026-04-21T10:30:00Z"', f'"{value}"')
     report = cmp.check(text)
     (finding,) = report.errors

@@ -1,4 +1,4 @@
-"""Strict intake (REFERENCE.md sections 1 and 6): size, encoding, syntax, duplicates, depth."""
+"""Strict intake (specification clause 2): size, encoding, syntax, duplicates, depth."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Redaction pre-flight (SPEC "Redaction", REFERENCE.md sections 4 and 6.4)."""
+"""Redaction pre-flight (specification clauses 8 and 10)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def hits(text: str) -> list[str]:
 
 @pytest.mark.parametrize("vector", params("redaction"))
 def test_redaction_vector(vector: dict[str, Any]) -> None:
-    """Each category's hits and near misses, every scanned and unscanned field: REFERENCE.md 4."""
+    """Each category's hits and near misses, every scanned and unscanned field: specification 8.1-8.3."""
     assert_passes(vector)
 
 
@@ -173,7 +173,7 @@ def test_secrets_in_json_escapes_are_still_found() -> None:
 
 
 # An independent oracle: the same categories written for Python's backtracking `re`
-# in ASCII mode (lookbehind instead of \B), from REFERENCE.md's prose.
+# in ASCII mode (lookbehind instead of \B), from the prose of specification 8.3.
 ORACLE: list[tuple[str, re.Pattern[str], str | None]] = [
     ("abs-path", re.compile(r"(?<![A-Za-z0-9_])/(?:Users|home|opt|var|etc|root)/[-A-Za-z0-9._/]+", re.A), None),
     ("abs-path", re.compile(r"\b[A-Za-z]:[\\/](?:[-A-Za-z0-9 _.]+[\\/]?)+", re.A), None),

@@ -1,4 +1,4 @@
-"""Schema rules of REFERENCE.md section 2, for both versions, through the full pipeline."""
+"""Schema rules (specification clauses 4 to 6), for both versions, through the full pipeline."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ BOTH = ("0.1", "0.2")
 @pytest.mark.parametrize("vector", params("schema-v0.1", "schema-v0.2", "versioning"))
 def test_schema_vector(vector: dict[str, Any]) -> None:
     """Both sides of every bound (1- to 4-byte characters), every enum, pattern, required
-    member, extra-member site, null and wrong type, for both versions: REFERENCE.md 2."""
+    member, extra-member site, null and wrong type, for both versions: specification 4 to 6."""
     assert_passes(vector)
 
 

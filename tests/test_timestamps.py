@@ -1,4 +1,4 @@
-"""created_at (REFERENCE.md sections 3 and 6.3, and the canonical rendering of section 5)."""
+"""created_at (specification clause 7, and the canonical rendering of 9.5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Version routing, with exactly the reference's messages (REFERENCE.md section 1)."""
+"""Version routing, with exactly the reference's messages (specification clause 3)."""
 
 from __future__ import annotations
 
