@@ -1,4 +1,4 @@
-from cmp.cli import main_exit
+from cmp.cli import MODULE_PROG, main_exit
 
 if __name__ == "__main__":
-    main_exit()
+    main_exit(MODULE_PROG)

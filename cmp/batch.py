@@ -79,10 +79,28 @@ def json_entry(result: dict[str, Any]) -> str:
     return json.dumps(result, ensure_ascii=False, indent=2)
 
 
+def _where(file: str, line: int | None) -> dict[str, Any]:
+    return {"file": file} if line is None else {"file": file, "line": line}
+
+
 def error_entry(file: str, line: int | None, message: str) -> str:
-    """The JSON entry of a source or job that could not be judged."""
-    where: dict[str, Any] = {"file": file} if line is None else {"file": file, "line": line}
-    return json_entry({**where, "ok": False, "error": message})
+    """The JSON entry of a source or job that could not be judged.
+
+    It has the members of a judged one (nothing conforming, accepted or found), so a
+    consumer reads every result alike; ``error`` says why, where a judged one has null.
+    """
+    return json_entry(
+        {
+            **_where(file, line),
+            "ok": False,
+            "conforming": False,
+            "accepted": False,
+            "version": None,
+            "errors": [],
+            "redactions": [],
+            "error": message,
+        }
+    )
 
 
 def report_lines(name: str, report: Report) -> list[str]:
@@ -110,8 +128,8 @@ def judge(job: Job, lenient: bool, allow_unredacted: bool, as_json: bool = False
     """One job judged and rendered for the text output, or with ``as_json`` for the JSON output."""
     report = judge_report(job.data, job.size, lenient, allow_unredacted)
     if as_json:
-        where: dict[str, Any] = {"file": job.file} if job.line is None else {"file": job.file, "line": job.line}
-        return Verdict(job.name, report.accepted, (), json_entry({**where, **report.to_json()}))
+        entry = {**_where(job.file, job.line), **report.to_json(), "error": None}
+        return Verdict(job.name, report.accepted, (), json_entry(entry))
     return Verdict(job.name, report.accepted, tuple(report_lines(job.name, report)))
 
 

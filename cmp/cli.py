@@ -1,4 +1,6 @@
-"""The command line: ``cmp check``, ``cmp fmt`` and ``cmp conformance``.
+"""The command line: ``core-memory-packet check``, ``fmt`` and ``conformance`` (also ``python -m cmp``).
+
+There is no ``cmp`` console script: that name is POSIX cmp(1).
 
 Every result is rendered from the same Report/Finding/Redaction objects the library
 returns. Exit codes: 0 every file accepted, 1 any not, 2 a usage error, an unreadable
@@ -41,18 +43,62 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 # More worker processes than this only exhaust the machine (each is a Python interpreter).
 MAX_JOBS = 256
 
-_EXAMPLES = """\
-examples:
-  cmp check packet.json                 one line per finding, or "packet.json: ok"
-  cmp check a.json b.json --format json one JSON document with a result per file
-  cat packet.json | cmp check -         read the packet from stdin
-  cmp check --jsonl packets.jsonl --jobs 2   one packet per line, results per line, both cores
-  cmp check --lenient old.json          report schema errors as warnings, exit 0
-  cmp fmt packet.json                   print the canonical bytes
-  cmp fmt --check *.json                list files that are not canonical (exit 1)
-  cmp fmt --write packet.json           rewrite in canonical form, atomically
-  cmp conformance                       run the conformance vectors against this library
-  cmp conformance --impl 'go run ./x'   run them against another implementation
+# How the program is named in usage, help and examples: the console script, or the module.
+CONSOLE_PROG = "core-memory-packet"
+MODULE_PROG = "python -m cmp"
+
+# (command with {prog} for the program name, what it does), per subcommand.
+_CHECK_EXAMPLES = (
+    ("{prog} check packet.json", 'one line per finding, or "packet.json: ok"'),
+    ("{prog} check a.json b.json --format json", "one JSON document with a result object per file"),
+    ("cat packet.json | {prog} check -", "read the packet from stdin"),
+    ("{prog} check --jsonl packets.jsonl --jobs 2", "one packet per line, results per line, both cores"),
+    ("{prog} check --lenient old.json", "report schema errors as warnings, exit 0"),
+)
+_FMT_EXAMPLES = (
+    ("{prog} fmt packet.json", "print the canonical bytes and one final newline"),
+    ("{prog} fmt --check *.json", "list files that are not canonical (exit 1)"),
+    ("{prog} fmt --write packet.json", "rewrite in canonical form, atomically"),
+)
+_CONFORMANCE_EXAMPLES = (
+    ("{prog} conformance", "run the conformance vectors against this library"),
+    ("{prog} conformance --impl 'go run ./x'", "run them against another implementation"),
+    ("{prog} conformance --filter canonical --format json", "one area, one JSON document"),
+)
+
+
+def _examples(prog: str, *groups: Sequence[tuple[str, str]]) -> str:
+    """An ``examples:`` block: each command as it is typed, what it does on the line below."""
+    lines = ["examples:"]
+    for group in groups:
+        for command, what in group:
+            lines.append("  " + command.format(prog=prog))
+            lines.append("      " + what)
+    return "\n".join(lines) + "\n"
+
+
+_CHECK_FORMAT_HELP = (
+    "text (default): one line per finding or redaction hit, or 'FILE: ok'; "
+    'json: one document {"results": [...]} with one result object per packet or unreadable source'
+)
+_CHECK_OUTPUT = """\
+--format json prints one document {"results": [...]}: one result object per
+packet, in input order, with the members file (and line, for --jsonl), ok,
+conforming, accepted, version, errors [{code, path, keyword, message}],
+redactions [{field, category, found, text}] and error: null, or for a source
+that could not be read or checked, the one-line reason (ok, conforming and
+accepted are then false, version null, errors and redactions empty).
+"""
+_FMT_DESCRIPTION = """\
+Print or rewrite packets in canonical form. A file is written as the canonical
+bytes plus one final newline, as editors and pre-commit's end-of-file-fixer keep
+files (cmp.dumps, and what goes over the wire, are the canonical bytes alone);
+--check calls a file canonical only with exactly that one final newline.
+"""
+_CONFORMANCE_OUTPUT = """\
+--format text: one "FAIL id: problems" line per failing vector, then
+"N passed, N failed". --format json: one document {"passed", "failed",
+"failures": [{"id", "area", "problems"}]}.
 """
 
 
@@ -209,7 +255,7 @@ def _sources(args: argparse.Namespace) -> Generator[Job | Unreadable, None, None
 
 
 class _CheckOutput:
-    """Where ``cmp check`` results go: text lines, or entries of the streamed JSON document."""
+    """Where ``check`` results go: text lines, or entries of the streamed JSON document."""
 
     def __init__(self, out: _Output, as_json: bool, progress: Progress) -> None:
         self.out = out
@@ -484,6 +530,17 @@ def _sync_folder(folder: str) -> None:
         os.close(folder_fd)
 
 
+def _packet_in_file(source: Input) -> Input:
+    """What fmt judges: the file's bytes less one final newline, the line end fmt itself writes.
+
+    Judged with it, a packet whose canonical form is exactly 32,768 bytes would be too
+    large in the very file ``fmt --write`` made of it.
+    """
+    if source.data.endswith(b"\n") and source.size == len(source.data):
+        return Input(source.data[:-1], source.size - 1, source.stamp)
+    return source
+
+
 def _read_all(names: Sequence[str], run: _Run) -> Iterator[tuple[str, str, Input]]:
     """(name as given, name to print, what was read) for each source; the rest are reported."""
     for item in _opened(names, read_source):
@@ -505,12 +562,15 @@ def _cmd_fmt(args: argparse.Namespace, out: _Output) -> int:
         return EXIT_USAGE
     run = _Run()
     for raw_name, name, source in _read_all(args.files, run):
-        data, problems = _canonical(source, args.allow_unredacted)
-        if data is None:
+        canonical, problems = _canonical(_packet_in_file(source), args.allow_unredacted)
+        if canonical is None:
             for problem in problems:
                 out.line(f"{name}: {problem}")
             run.fail(EXIT_FAIL)
-        elif args.check:
+            continue
+        # A file holds the canonical bytes and one final newline, as editors and hooks keep it.
+        data = canonical + b"\n"
+        if args.check:
             if data != source.data:
                 out.line(f"{name}: not canonical")
                 run.fail(EXIT_FAIL)
@@ -552,28 +612,32 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
+    """The argument parser; ``prog`` is how usage, help and examples name the program."""
+    raw = argparse.RawDescriptionHelpFormatter
     parser = _Parser(
-        prog="cmp",
+        prog=prog,
         description="Validate, redact and canonically format Core Memory Packets (v0.1, v0.2).",
-        epilog=_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=_examples(prog, _CHECK_EXAMPLES, _FMT_EXAMPLES, _CONFORMANCE_EXAMPLES),
+        formatter_class=raw,
     )
-    parser.add_argument("--version", action="version", version=f"cmp {__version__}")
+    # The version names the package, however the program was started.
+    parser.add_argument("-V", "--version", action="version", version=f"{CONSOLE_PROG} {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     check_cmd = commands.add_parser(
         "check",
         help="validate and redaction-scan packets",
-        epilog=_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Validate packets and scan them for secrets and personal paths.",
+        epilog=_CHECK_OUTPUT + "\n" + _examples(prog, _CHECK_EXAMPLES),
+        formatter_class=raw,
     )
     check_cmd.add_argument("files", nargs="*", metavar="FILE", help="packet files; - reads stdin")
     check_cmd.add_argument(
         "--jsonl", action="append", metavar="FILE", help="a JSON Lines file (- for stdin), one packet per line"
     )
     check_cmd.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (0: one per core)")
-    check_cmd.add_argument("--format", choices=("text", "json"), default="text")
+    check_cmd.add_argument("--format", choices=("text", "json"), default="text", help=_CHECK_FORMAT_HELP)
     check_cmd.add_argument(
         "--lenient", action="store_true", help="schema errors are warnings (exit 0); intake errors still fail"
     )
@@ -582,7 +646,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check_cmd.set_defaults(handler=_cmd_check)
 
-    fmt_cmd = commands.add_parser("fmt", help="print or rewrite packets in canonical form")
+    fmt_cmd = commands.add_parser(
+        "fmt",
+        help="print or rewrite packets in canonical form",
+        description=_FMT_DESCRIPTION,
+        epilog=_examples(prog, _FMT_EXAMPLES),
+        formatter_class=raw,
+    )
     fmt_cmd.add_argument("files", nargs="+", metavar="FILE", help="packet files; - reads stdin")
     mode = fmt_cmd.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true", help="list files that are not canonical; exit 1 if any")
@@ -593,15 +663,21 @@ def build_parser() -> argparse.ArgumentParser:
     fmt_cmd.add_argument("--allow-unredacted", action="store_true", help="format packets with redaction findings too")
     fmt_cmd.set_defaults(handler=_cmd_fmt)
 
-    conf_cmd = commands.add_parser("conformance", help="run the conformance vectors against this library or another")
+    conf_cmd = commands.add_parser(
+        "conformance",
+        help="run the conformance vectors against this library or another",
+        description="Run the conformance vectors against this library or, with --impl, another one.",
+        epilog=_CONFORMANCE_OUTPUT + "\n" + _examples(prog, _CONFORMANCE_EXAMPLES),
+        formatter_class=raw,
+    )
     conformance.add_arguments(conf_cmd)
     conf_cmd.set_defaults(handler=_cmd_conformance)
 
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+def main(argv: Sequence[str] | None = None, prog: str = CONSOLE_PROG) -> int:
+    parser = build_parser(prog)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
@@ -636,6 +712,6 @@ def _silence_stdout() -> None:
         pass
 
 
-def main_exit() -> None:
-    """Console-script entry point."""
-    sys.exit(main())
+def main_exit(prog: str = CONSOLE_PROG) -> None:
+    """Entry point of the ``core-memory-packet`` console script, and of ``python -m cmp`` with its own ``prog``."""
+    sys.exit(main(prog=prog))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cmp.cli import main
+from cmp.cli import build_parser, main
 from tests.packets import encode, full, put
 
 
@@ -61,6 +61,7 @@ def test_json_output(good: Path, bad: Path, capsys: pytest.CaptureFixture[str]) 
         "version": "0.2",
         "errors": [],
         "redactions": [],
+        "error": None,
     }
     assert second["ok"] is False and second["conforming"] is False
     assert second["errors"] == [
@@ -107,13 +108,70 @@ def test_usage_errors_exit_2_with_one_line() -> None:
         assert b"Traceback" not in result.stderr
 
 
-def test_version_and_help() -> None:
+def test_version_names_the_package_however_started() -> None:
     import cmp
 
-    result = run("--version")
-    assert result.returncode == 0 and result.stdout.decode().strip() == f"cmp {cmp.__version__}"
-    result = run("check", "--help")
-    assert result.returncode == 0 and b"examples:" in result.stdout
+    for flag in ("--version", "-V"):
+        result = run(flag)
+        assert (result.returncode, result.stdout.decode()) == (0, f"core-memory-packet {cmp.__version__}\n")
+    with pytest.raises(SystemExit) as stopped:
+        build_parser().parse_args(["-V"])
+    assert stopped.value.code == 0
+
+
+@pytest.mark.parametrize("how", ["module", "console"])
+def test_usage_and_examples_name_the_program_as_it_was_started(how: str) -> None:
+    # `python -m cmp` says so; the console script (main's default) says core-memory-packet.
+    if how == "module":
+        prog, help_text = "python -m cmp", run("--help").stdout.decode()
+    else:
+        prog, help_text = "core-memory-packet", build_parser().format_help()
+    other = "core-memory-packet" if how == "module" else "python -m cmp"
+    assert help_text.startswith(f"usage: {prog} [-h] [-V] COMMAND ...\n")
+    examples = help_text[help_text.index("examples:") :]
+    commands = [line.strip() for line in examples.splitlines()[1::2]]
+    assert len(commands) == 11
+    assert all(command.startswith((f"{prog} ", f"cat packet.json | {prog} ")) for command in commands)
+    assert other not in help_text
+
+
+@pytest.mark.parametrize(
+    ("command", "own", "not_own"),
+    [
+        ("check", ["check packet.json", "check --lenient"], ["fmt ", "conformance"]),
+        ("fmt", ["fmt packet.json", "fmt --check", "fmt --write"], ["check packet", "conformance"]),
+        ("conformance", ["conformance --impl", "conformance --filter"], ["check packet", "fmt "]),
+    ],
+)
+def test_each_subcommand_shows_its_own_examples(command: str, own: list[str], not_own: list[str]) -> None:
+    result = run(command, "--help")
+    assert result.returncode == 0
+    text = result.stdout.decode()
+    assert text.startswith(f"usage: python -m cmp {command} ")
+    examples = text[text.index("examples:") :]
+    for snippet in own:
+        assert f"python -m cmp {snippet}" in examples
+    for snippet in not_own:
+        assert snippet not in examples
+
+
+def test_check_help_says_what_each_format_prints() -> None:
+    text = " ".join(run("check", "--help").stdout.decode().split())
+    assert "text (default): one line per finding or redaction hit, or 'FILE: ok'" in text
+    members = "ok, conforming, accepted, version, errors [{code, path, keyword, message}]"
+    assert members in text and "redactions [{field, category, found, text}] and error" in text
+
+
+def test_conformance_help_describes_its_formats_as_they_are() -> None:
+    text = " ".join(run("conformance", "--help").stdout.decode().split())
+    assert '--format json: one document {"passed", "failed", "failures": [{"id", "area", "problems"}]}' in text
+    assert '--format text: one "FAIL id: problems" line per failing vector, then "N passed, N failed"' in text
+    result = run("conformance", "--filter", "versioning", "--format", "json")
+    document = json.loads(result.stdout)
+    assert result.returncode == 0 and list(document) == ["passed", "failed", "failures"]
+    assert document["passed"] > 0 and document["failed"] == 0
+    text_result = run("conformance", "--filter", "versioning")
+    assert text_result.stdout.decode() == f"{document['passed']} passed, 0 failed\n"
 
 
 def test_too_large_file_reports_true_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -180,9 +238,13 @@ def canonical_bytes(path: Path) -> bytes:
     return cmp.dumps(cmp.loads(path.read_bytes()))
 
 
-def test_fmt_prints_canonical_bytes(good: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+def test_fmt_prints_canonical_bytes_and_one_final_newline(
+    good: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
     assert main(["fmt", str(good)]) == 0
-    assert capsysbinary.readouterr().out == canonical_bytes(good)
+    printed = capsysbinary.readouterr().out
+    assert printed == canonical_bytes(good) + b"\n"
+    assert not canonical_bytes(good).endswith(b"\n")  # the wire bytes have none of their own
 
 
 def test_fmt_prints_one_file_only(good: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -192,14 +254,73 @@ def test_fmt_prints_one_file_only(good: Path, capsys: pytest.CaptureFixture[str]
 
 def test_fmt_check_lists_non_canonical(good: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     canonical = tmp_path / "canonical.json"
-    canonical.write_bytes(canonical_bytes(good))
+    canonical.write_bytes(canonical_bytes(good) + b"\n")
     assert main(["fmt", "--check", str(canonical)]) == 0
     assert main(["fmt", "--check", str(canonical), str(good)]) == 1
     assert capsys.readouterr().out == f"{good}: not canonical\n"
 
 
+@pytest.mark.parametrize(
+    ("ending", "canonical"),
+    [(b"\n", True), (b"", False), (b"\n\n", False), (b"\r\n", False), (b" \n", False)],
+    ids=["one-newline", "no-newline", "two-newlines", "crlf", "space-newline"],
+)
+def test_fmt_check_takes_exactly_one_final_newline(
+    good: Path, tmp_path: Path, ending: bytes, canonical: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "packet.json"
+    path.write_bytes(canonical_bytes(good) + ending)
+    assert main(["fmt", "--check", str(path)]) == (0 if canonical else 1)
+    assert capsys.readouterr().out == ("" if canonical else f"{path}: not canonical\n")
+    # --write leaves a canonical file alone and gives any other the one final newline.
+    assert main(["fmt", "--write", str(path)]) == 0
+    assert capsys.readouterr().out == ("" if canonical else f"{path}: rewritten\n")
+    assert path.read_bytes() == canonical_bytes(good) + b"\n"
+
+
+def test_fmt_check_with_crlf_line_ends_throughout(good: Path, tmp_path: Path) -> None:
+    path = tmp_path / "windows.json"
+    path.write_bytes((canonical_bytes(good) + b"\n").replace(b"\n", b"\r\n"))
+    assert main(["fmt", "--check", str(path)]) == 1
+    assert main(["fmt", "--write", str(path)]) == 0
+    assert path.read_bytes() == canonical_bytes(good) + b"\n"
+
+
+def test_fmt_stdin_prints_one_final_newline(good: Path) -> None:
+    result = run("fmt", "-", stdin=canonical_bytes(good) + b"\n\n")
+    assert (result.returncode, result.stdout, result.stderr) == (0, canonical_bytes(good) + b"\n", b"")
+    assert run("fmt", "--check", "-", stdin=canonical_bytes(good) + b"\n").returncode == 0
+    assert run("fmt", "--check", "-", stdin=canonical_bytes(good)).returncode == 1
+
+
+def test_fmt_formats_a_packet_whose_canonical_form_is_the_largest_allowed(tmp_path: Path) -> None:
+    import cmp
+
+    # The final newline fmt writes is not part of the packet: a file one byte over the
+    # limit because of it is still the canonical file of a packet within the limit.
+    def size(obj: dict[str, object]) -> int:
+        try:
+            return len(cmp.dumps(cmp.loads(encode(obj))))
+        except cmp.PacketError:  # too large
+            return cmp.MAX_PACKET_BYTES + 1
+
+    packet = full()
+    while size(put(packet, "constraints", [*packet["constraints"], "x" * 1024, "y"])) < cmp.MAX_PACKET_BYTES:
+        packet = put(packet, "constraints", [*packet["constraints"], "x" * 1024])
+    packet = put(packet, "constraints", [*packet["constraints"], "y"])
+    packet = put(packet, "constraints", [*packet["constraints"][:-1], "y" * (1 + cmp.MAX_PACKET_BYTES - size(packet))])
+    data = cmp.dumps(cmp.loads(encode(packet)))
+    assert len(data) == cmp.MAX_PACKET_BYTES
+    path = tmp_path / "largest.json"
+    path.write_bytes(encode(packet))
+    assert main(["fmt", "--write", str(path)]) == 0
+    assert path.read_bytes() == data + b"\n"
+    assert main(["fmt", "--check", str(path)]) == 0
+    assert main(["fmt", str(path)]) == 0
+
+
 def test_fmt_write_rewrites_and_keeps_mode(good: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    expected = canonical_bytes(good)
+    expected = canonical_bytes(good) + b"\n"
     good.chmod(0o640)
     assert main(["fmt", "--write", str(good)]) == 0
     assert good.read_bytes() == expected
@@ -222,7 +343,7 @@ def test_fmt_write_refuses_redaction_hits_unless_allowed(leaky: Path, capsys: py
     assert leaky.read_bytes() == before
     assert "--allow-unredacted" in capsys.readouterr().out
     assert main(["fmt", "--write", "--allow-unredacted", str(leaky)]) == 0
-    assert leaky.read_bytes() == canonical_bytes(leaky)
+    assert leaky.read_bytes() == canonical_bytes(leaky) + b"\n"
 
 
 @pytest.mark.parametrize("failing", ["fsync", "replace", "chmod"])
@@ -353,4 +474,4 @@ def test_fmt_write_through_a_symlink_keeps_the_link(good: Path, tmp_path: Path) 
     link.symlink_to(good)
     assert main(["fmt", "--write", str(link)]) == 0
     assert link.is_symlink()
-    assert good.read_bytes() == canonical_bytes(good)
+    assert good.read_bytes() == canonical_bytes(good) + b"\n"

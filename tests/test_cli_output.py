@@ -21,7 +21,7 @@ LINE = encode(minimal()) + b"\n"
 
 
 def test_a_reader_that_stops_stops_an_endless_run() -> None:
-    """`endless | cmp check --jsonl - | head -1`: once nobody reads, stop reading input."""
+    """`endless | core-memory-packet check --jsonl - | head -1`: once nobody reads, stop reading input."""
     feeder = subprocess.Popen(["yes", LINE.decode().strip()], stdout=subprocess.PIPE)
     checker = subprocess.Popen(
         [sys.executable, "-m", "cmp", "check", "--jsonl", "-"],

@@ -1,4 +1,4 @@
-"""``cmp check --format json`` streams its document: same bytes as one json.dumps, flat memory, early results."""
+"""``check --format json`` streams its document: same bytes as one json.dumps, flat memory, early results."""
 
 from __future__ import annotations
 
@@ -48,7 +48,19 @@ def test_json_document_is_byte_for_byte_one_dumps_and_in_input_order(
         (str(jsonl), 2, False),
         (str(jsonl), 4, False),
     ]
-    assert results[1] == {"file": str(missing), "ok": False, "error": "cannot open: No such file or directory"}
+    # An unreadable source has the members of a judged one, and says why it has no verdict.
+    assert results[1] == {
+        "file": str(missing),
+        "ok": False,
+        "conforming": False,
+        "accepted": False,
+        "version": None,
+        "errors": [],
+        "redactions": [],
+        "error": "cannot open: No such file or directory",
+    }
+    assert all(list(r) == list(results[1]) for r in results if "line" not in r)
+    assert all(r["error"] is None for r in results if r is not results[1])
     assert captured.err == f"cmp: {missing}: cannot open: No such file or directory\n"
 
 

@@ -86,8 +86,14 @@ def test_a_dying_worker_still_ends_the_json_document(jsonl: Path) -> None:
         "file": str(jsonl),
         "line": len(checked) + 1,
         "ok": False,
+        "conforming": False,
+        "accepted": False,
+        "version": None,
+        "errors": [],
+        "redactions": [],
         "error": "not checked: a worker process died; nothing after it was checked either",
     }
+    assert all(list(r) == list(lost) and r["error"] is None for r in checked)
     assert result.stderr.count("\n") == 1
 
 

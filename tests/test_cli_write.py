@@ -1,4 +1,4 @@
-"""``cmp fmt --write``: owner kept, no temporary file left on a signal, no lost edits, no split links."""
+"""``fmt --write``: owner kept, no temporary file left on a signal, no lost edits, no split links."""
 
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ def packet(tmp_path: Path) -> Path:
 
 
 def canonical(path: Path) -> bytes:
-    return cmp.dumps(cmp.loads(path.read_bytes()))
+    """The file fmt --write makes of ``path``: the canonical bytes and one final newline."""
+    return cmp.dumps(cmp.loads(path.read_bytes())) + b"\n"
 
 
 def leftovers(folder: Path) -> list[str]:
