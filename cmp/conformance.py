@@ -1,25 +1,36 @@
 """The conformance runner: our vectors against this library or any other implementation.
 
-Protocol for ``--impl COMMAND`` (documented in conformance-vectors/README.md): the
-command is started once and kept running; for each vector the runner writes one JSON
-line ``{"id", "input_base64"}`` to its stdin and reads one JSON line back:
+Protocol for ``--impl COMMAND`` (the full text is conformance-vectors/README.md, "The
+harness protocol"): the command is split into words by POSIX shell rules and started
+once, without a shell; for each vector the runner writes one JSON line
+``{"id", "input_base64"}`` to its stdin and reads one JSON line back:
 ``{"id", "conforming", "errors": [{"code", "path", "keyword"}], "redactions": [str],
-"canonical_base64": str | null}``. A crash, a malformed or missing answer, or a
-timeout fails that vector; the implementation is restarted for the next one.
+"canonical_base64": str | null}``, or ``{"id", "error": str}`` for a request it cannot
+read. A crash, a malformed, late, missing or wrongly labelled answer fails that vector
+and the implementation is restarted for the next one; an error answer fails the
+vector only.
+
+Findings are compared as the vectors' ``expect`` says: every one of ``errors`` must be
+reported, each of ``optional_errors`` may be (at most once), at least one of each group
+of ``error_choices`` must be (each at most once), and nothing else may be.
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import importlib.resources
 import json
 import math
 import os
+import re
 import selectors
 import shlex
 import stat
 import subprocess
 import time
+import xml.etree.ElementTree as ET
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -79,16 +90,40 @@ def _display_name(name: str) -> str:
     return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
+# Where the vectors come from when --vectors is not given, said once for --help and errors.
+DEFAULT_VECTORS_TEXT = (
+    "the conformance-vectors folder beside the cmp package in a source checkout, "
+    "else the copy installed with the package (cmp.vectors)"
+)
+
+
 def default_vector_dir() -> Path | None:
-    """The repository's vector folder, else one in the working directory (which may be gone)."""
+    """The vector folder to use when --vectors is not given, or None when there is none.
+
+    First the repository's folder beside the package (a development checkout), then the
+    copy a wheel installs as the package data of ``cmp.vectors``. Never the working
+    directory: a run must not silently test whatever folder it was started in.
+    """
     beside = Path(__file__).resolve().parent.parent / "conformance-vectors"
-    if beside.is_dir():
+    if (beside / SCHEMA_FILE).is_file():
         return beside
+    return _installed_vector_dir()
+
+
+def _installed_vector_dir() -> Path | None:
+    """The folder of the installed ``cmp.vectors`` package data, if it is on the file system.
+
+    ``cmp.vectors`` may be a regular package or a namespace package (no __init__.py);
+    a file inside it is a real Path either way, unless the package is imported from a
+    zip, whose files the runner cannot list (--vectors is the way out then).
+    """
     try:
-        here = Path.cwd() / "conformance-vectors"
-    except OSError:  # the working directory was deleted
+        schema = importlib.resources.files("cmp.vectors").joinpath(SCHEMA_FILE)
+    except (ImportError, TypeError, ValueError):  # not installed; not a package
         return None
-    return here if here.is_dir() else None
+    if isinstance(schema, Path) and schema.is_file():
+        return schema.parent
+    return None
 
 
 def _read_bounded(path: Path) -> bytes:
@@ -199,8 +234,9 @@ def _vector_problem(vector: Any) -> str | None:
     expect = vector.get("expect")
     if not isinstance(expect, dict) or not isinstance(expect.get("conforming"), bool):
         return "expect is not an object with a boolean conforming"
-    if not isinstance(expect.get("errors", []), list):
-        return "expect/errors is not a list"
+    problem = _findings_problem(expect)
+    if problem:
+        return problem
     canonical = expect.get("canonical", "")
     if not isinstance(canonical, str):
         return "expect/canonical is not a string"
@@ -209,6 +245,29 @@ def _vector_problem(vector: Any) -> str | None:
     except UnicodeEncodeError:
         return "expect/canonical holds a lone surrogate and cannot be written as UTF-8"
     return _input_problem(vector)
+
+
+def _findings_problem(expect: dict[str, Any]) -> str | None:
+    """Why the expected findings cannot be compared: a member of the wrong shape, or a finding
+    listed in two places (required and optional, or in two choice groups), which would make
+    "at most once" and "missing" ambiguous."""
+    for name in ("errors", "optional_errors", "error_choices"):
+        if not isinstance(expect.get(name, []), list):
+            return f"expect/{name} is not a list"
+    if not all(isinstance(group, list) for group in expect.get("error_choices", [])):
+        return "expect/error_choices holds an item that is not a list"
+    places: list[tuple[str, list[Any]]] = [("errors", expect.get("errors", []))]
+    places.append(("optional_errors", expect.get("optional_errors", [])))
+    places.extend((f"error_choices/{i}", group) for i, group in enumerate(expect.get("error_choices", [])))
+    seen: dict[tuple[str, str, str], str] = {}
+    for place, findings in places:
+        for key in {_error_key(f) for f in findings}:
+            if key in seen:
+                return f"expect: the finding {_show_errors([key])[1:-1]} is in both {seen[key]} and {place}"
+            seen[key] = place
+        if place != "errors" and len({_error_key(f) for f in findings}) != len(findings):
+            return f"expect/{place} lists a finding twice"
+    return None
 
 
 def _document_problem(document: Any) -> str | None:
@@ -297,53 +356,125 @@ def _short(value: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def _error_key(error: Any) -> tuple[str, str, str]:
+ErrorKey = tuple[str, str, str]
+
+
+def _error_key(error: Any) -> ErrorKey:
     """A finding as three JSON texts: comparable and sortable whatever the answer holds.
 
     JSON text rather than str() keeps null and the string "None" apart, and never recurses
-    through a deeply nested value the implementation put where a string belongs.
+    through a deeply nested value the implementation put where a string belongs. A missing
+    keyword is null; members other than code, path and keyword (a message) are not read.
     """
     if not isinstance(error, dict):
         return ('"?"', '"?"', _short(error, 40))
     return (_short(error.get("code"), 80), _short(error.get("path"), 80), _short(error.get("keyword"), 80))
 
 
-def _show_errors(keys: list[tuple[str, str, str]]) -> str:
-    """Error keys as one JSON-like list, cut like _short."""
+def _show_errors(keys: Iterable[ErrorKey], limit: int = 240) -> str:
+    """Error keys as one JSON list of [code, path, keyword] lists, cut like _short."""
     text = "[" + ", ".join("[" + ", ".join(key) + "]" for key in keys) + "]"
-    return text if len(text) <= 160 else text[:160] + "…"
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _list_member(response: dict[str, Any], name: str) -> list[Any] | None:
+    """A list member of an answer; absent and null both mean the empty list (a Go nil slice)."""
+    value = response.get(name)
+    if value is None:
+        return []
+    return value if isinstance(value, list) else None
+
+
+def _compare_errors(expect: dict[str, Any], got_errors: list[Any]) -> list[str]:
+    """Reported findings against the required, optional and choice findings of a vector.
+
+    The vector loader made sure that no finding is in two of these places, so each
+    reported finding is either required (as many times as listed), optional or a member
+    of one choice group (at most once), or unexpected.
+    """
+    required = Counter(_error_key(e) for e in expect.get("errors", []))
+    optional = {_error_key(e) for e in expect.get("optional_errors", [])}
+    choices = [[_error_key(e) for e in group] for group in expect.get("error_choices", [])]
+    once = optional.union(*choices)
+    got = Counter(_error_key(e) for e in got_errors)
+    missing = sorted((required - got).elements())
+    unexpected = sorted((Counter({k: n for k, n in got.items() if k not in once}) - required).elements())
+    repeated = sorted(k for k, n in got.items() if k in once and n > 1)
+    problems = []
+    if missing:
+        problems.append(f"errors: missing required {_show_errors(missing)}")
+    if unexpected:
+        problems.append(f"errors: unexpected {_show_errors(unexpected)}")
+    if repeated:
+        problems.append(f"errors: reported more than once, allowed at most once {_show_errors(repeated)}")
+    for group in choices:
+        if not any(got[k] for k in group):
+            problems.append(f"errors: none of the choice {_show_errors(group)}, one of which is required")
+    return problems
+
+
+def strict_b64decode(text: Any) -> bytes | None:
+    """RFC 4648 base64 as a standard encoder writes it, or None.
+
+    The standard alphabet (``+`` and ``/``), ``=`` padding to a multiple of four, no line
+    breaks or other characters, and zero pad bits: the text must be exactly what
+    b64encode writes for the bytes it decodes to.
+    """
+    if not isinstance(text, str):
+        return None
+    try:
+        data = base64.b64decode(text, validate=True)
+    except ValueError:  # binascii.Error, or a non-ASCII character
+        return None
+    return data if base64.b64encode(data).decode("ascii") == text else None
+
+
+def _answer_error(response: dict[str, Any]) -> str | None:
+    """The text of an error answer (``{"id", "error"}``), or None for an answer."""
+    error = response.get("error")
+    if error is None:
+        return None
+    return _one_line(error) if isinstance(error, str) else _short(error)
 
 
 def compare(vector: dict[str, Any], response: Any) -> list[str]:
-    """What differs between a vector's expectation and an implementation's response."""
+    """What differs between a vector's expectation and an implementation's response.
+
+    Every value shown is JSON (``true``, ``null``, ``"text"``), whatever produced it.
+    """
     if not isinstance(response, dict):
         return [f"response is not a JSON object: {_short(response)}"]
+    error = _answer_error(response)
+    if error is not None:
+        return [f"the implementation answered with an error: {error}"]
     expect = vector["expect"]
     problems: list[str] = []
     if response.get("conforming") is not expect["conforming"]:
-        problems.append(f"conforming: expected {expect['conforming']}, got {_short(response.get('conforming'))}")
-    if "errors" in expect:
-        got_errors = response.get("errors")
-        if not isinstance(got_errors, list):
-            problems.append(f"errors: expected a list, got {_short(got_errors)}")
-        else:
-            want = sorted(_error_key(e) for e in expect["errors"])
-            got = sorted(_error_key(e) for e in got_errors)
-            if want != got:
-                problems.append(f"errors: expected {_show_errors(want)}, got {_show_errors(got)}")
-    if "redactions" in expect and response.get("redactions") != expect["redactions"]:
         problems.append(
-            f"redactions: expected {_short(expect['redactions'])}, got {_short(response.get('redactions'))}"
+            f"conforming: expected {_short(expect['conforming'])}, got {_short(response.get('conforming'))}"
         )
+    got_errors = _list_member(response, "errors")
+    if got_errors is None:
+        problems.append(f"errors: expected a list, got {_short(response.get('errors'))}")
+    else:
+        problems.extend(_compare_errors(expect, got_errors))
+    if "redactions" in expect:
+        got_redactions = _list_member(response, "redactions")
+        if got_redactions != expect["redactions"]:
+            shown = _short(response.get("redactions") if got_redactions is None else got_redactions)
+            problems.append(f"redactions: expected {_short(expect['redactions'])}, got {shown}")
     if "canonical" in expect:
-        want_bytes = expect["canonical"].encode("utf-8")
         got_b64 = response.get("canonical_base64")
-        try:
-            got_bytes = base64.b64decode(got_b64, validate=True) if isinstance(got_b64, str) else None
-        except ValueError:
-            got_bytes = None
-        if got_bytes != want_bytes:
-            shown = _short(got_bytes.decode("utf-8", "backslashreplace")) if got_bytes is not None else _short(got_b64)
+        got_bytes = strict_b64decode(got_b64)
+        if not isinstance(got_b64, str):
+            problems.append(f"canonical_base64: expected a string, got {_short(got_b64)}")
+        elif got_bytes is None:
+            problems.append(
+                "canonical_base64: not base64 (RFC 4648 standard alphabet, = padding, no line breaks): "
+                + _short(got_b64, 80)
+            )
+        elif got_bytes != expect["canonical"].encode("utf-8"):
+            shown = _short(got_bytes.decode("utf-8", "backslashreplace"))
             problems.append(f"canonical: expected {_short(expect['canonical'])}, got {shown}")
     return problems
 
@@ -370,17 +501,26 @@ def _parse_answer(line: bytes) -> tuple[Any, str | None]:
     try:
         return json.loads(line), None
     except RecursionError:
-        return None, f"answer is not JSON (nested too deeply): {line[:80]!r}"
+        return None, f"answer is not JSON (nested too deeply): {_shown_bytes(line)}"
     except ValueError:
-        return None, f"answer is not JSON: {line[:80]!r}"
+        return None, f"answer is not JSON: {_shown_bytes(line)}"
+
+
+def _shown_bytes(line: bytes, limit: int = 80) -> str:
+    """The start of an answer line as a JSON string (bytes that are not UTF-8 as U+FFFD)."""
+    text = line[:limit].decode("utf-8", "replace")
+    return json.dumps(text, ensure_ascii=False) + ("…" if len(line) > limit else "")
 
 
 class Implementation:
     """Another implementation behind the JSON-lines protocol, restarted after any failure."""
 
-    def __init__(self, argv: list[str], timeout: float) -> None:
+    def __init__(self, argv: list[str], timeout: float, stderr: int | None = subprocess.DEVNULL) -> None:
+        """``stderr`` is where the implementation's stderr goes: DEVNULL (the default), None
+        for the runner's own stderr, or an open file descriptor."""
         self.argv = argv
         self.timeout = timeout
+        self.stderr = stderr
         self.process: subprocess.Popen[bytes] | None = None
         self.buffer = b""
 
@@ -388,7 +528,7 @@ class Implementation:
         if self.process is None or self.process.poll() is not None:
             self.buffer = b""
             self.process = subprocess.Popen(
-                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0
+                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, bufsize=0
             )
             assert self.process.stdin is not None
             # Requests are written without blocking, so that one that does not read cannot stall us.
@@ -406,7 +546,12 @@ class Implementation:
             self.process = None
 
     def ask(self, vector_id: str, data: bytes) -> tuple[Any, str | None]:
-        """(response, None) or (None, why there is none)."""
+        """(response, None) or (None, why there is none).
+
+        An error answer (``{"id", "error"}``) is a response: compare() fails the vector
+        with its text, and the implementation keeps running. Its id may be null, as an
+        implementation that cannot read a request may not know it.
+        """
         try:
             process = self._start()
         except (OSError, ValueError) as exc:  # not found, not executable, bad format
@@ -417,7 +562,8 @@ class Implementation:
         if line is not None:
             response, why = _parse_answer(line)
         if why is None and isinstance(response, dict) and response.get("id") != vector_id:
-            why = f"answer is for id {_short(response.get('id'), 60)}, not {vector_id}"
+            if not (response.get("id") is None and _answer_error(response) is not None):
+                why = f"answer is for id {_short(response.get('id'), 60)}, not {_short(vector_id, 60)}"
         if why is not None:
             self.stop()
             return None, why
@@ -523,11 +669,91 @@ def _timeout_problem(timeout: float) -> str | None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The conformance subcommand's options, kept beside the runner they configure."""
-    parser.add_argument("--impl", metavar="COMMAND", help="test another implementation over the JSON-lines protocol")
-    parser.add_argument("--vectors", metavar="DIR", help="vector folder (default: the repository's)")
+    parser.description = (
+        "Run the conformance vectors against this library, or against another implementation "
+        f"(--impl). The vectors come from --vectors DIR, by default from {DEFAULT_VECTORS_TEXT}."
+    )
+    parser.add_argument(
+        "--impl",
+        metavar="COMMAND",
+        help="test another implementation over the JSON-lines protocol; COMMAND is split into words "
+        "by POSIX shell rules and run without a shell (use sh -c '...' for pipes)",
+    )
+    parser.add_argument("--vectors", metavar="DIR", help=f"vector folder (default: {DEFAULT_VECTORS_TEXT})")
     parser.add_argument("--filter", metavar="AREA", action="append", help="only this area (repeatable)")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--format",
+        choices=("text", "json", "junit"),
+        default="text",
+        help="text lines (default), one JSON document, or a JUnit XML report with a testcase per vector",
+    )
     parser.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help="per-vector limit for --impl")
+    parser.add_argument(
+        "--impl-stderr",
+        metavar="FILE",
+        help="where the implementation's stderr goes: - for this command's stderr, or a file to append to "
+        "(default: discarded)",
+    )
+
+
+def _open_stderr(target: str | None) -> int | None:
+    """The Popen stderr for --impl-stderr: DEVNULL, None (ours) or a file opened once for appending.
+
+    OSError (one line, from main) if the file cannot be opened. Opened without blocking
+    so that a FIFO with no reader fails at once instead of hanging here.
+    """
+    if target is None:
+        return subprocess.DEVNULL
+    if target == "-":
+        return None
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK
+    fd = os.open(target, flags | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0), 0o666)
+    os.set_blocking(fd, True)
+    return fd
+
+
+# XML 1.0 cannot hold these code points at all, not even as character references.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# These it can, but a line of terminal output should not (see cmp.cli.render_line): they
+# are written as character references, which mean the same to an XML reader.
+_AS_REFERENCE = re.compile("[\t\r\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _xml_text(text: str) -> str:
+    return _NOT_XML.sub("", text)
+
+
+def junit_lines(outcomes: list[Outcome]) -> list[str]:
+    """A JUnit XML report, as lines: one <testsuite> per area, one <testcase> per vector.
+
+    A failed vector's <failure> has its problems joined by "; " as the message and one per
+    line as the text. Code points XML 1.0 cannot hold are left out; the lines hold no
+    raw control character but the line breaks between them.
+    """
+    failed = sum(not o.passed for o in outcomes)
+    root = ET.Element(
+        "testsuites", {"name": "cmp conformance", "tests": str(len(outcomes)), "failures": str(failed), "errors": "0"}
+    )
+    suites: dict[str, ET.Element] = {}
+    for outcome in outcomes:
+        suite = suites.get(outcome.area)
+        if suite is None:
+            suite = suites[outcome.area] = ET.SubElement(root, "testsuite", {"name": _xml_text(outcome.area)})
+        case = ET.SubElement(
+            suite, "testcase", {"classname": _xml_text(outcome.area), "name": _xml_text(outcome.vector_id)}
+        )
+        if not outcome.passed:
+            failure = ET.SubElement(case, "failure", {"message": _xml_text("; ".join(outcome.problems))})
+            failure.text = _xml_text("\n".join(outcome.problems))
+    for area, suite in suites.items():
+        in_area = [o for o in outcomes if o.area == area]
+        suite.set("tests", str(len(in_area)))
+        suite.set("failures", str(sum(not o.passed for o in in_area)))
+        suite.set("errors", "0")
+    ET.indent(root)
+    text = ET.tostring(root, encoding="unicode")
+    text = _AS_REFERENCE.sub(lambda m: f"&#x{ord(m.group()):x};", text)
+    return ['<?xml version="1.0" encoding="UTF-8"?>', *text.split("\n")]
 
 
 def main(args: argparse.Namespace, line: Callable[[str], None], error: Callable[[str], None]) -> int:
@@ -536,44 +762,59 @@ def main(args: argparse.Namespace, line: Callable[[str], None], error: Callable[
     if problem:
         error(problem)
         return 2
-    implementation: Implementation | None = None
+    argv: list[str] | None = None
     if args.impl is not None:
         try:
-            implementation = Implementation(split_command(args.impl), args.timeout)
+            argv = split_command(args.impl)
         except ValueError as exc:
             error(str(exc))
             return 2
     folder = Path(args.vectors) if args.vectors else default_vector_dir()
     if folder is None:
-        error("no conformance-vectors folder found; pass --vectors DIR")
+        error(f"no conformance vectors found (looked for {DEFAULT_VECTORS_TEXT}); pass --vectors DIR")
         return 2
     try:
         vectors = load_vectors(folder, args.filter)
     except VectorError as exc:
         error(_one_line(f"conformance: {exc}"))
         return 2
-    outcomes = run(vectors, implementation)
+    implementation: Implementation | None = None
+    opened: int | None = None
+    if argv is not None:
+        try:
+            stderr = _open_stderr(args.impl_stderr)
+        except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+            error(_one_line(f"--impl-stderr: cannot open {_display_name(args.impl_stderr)}: {_describe(exc)}"))
+            return 2
+        opened = stderr if stderr is not None and stderr >= 0 else None
+        implementation = Implementation(argv, args.timeout, stderr)
+    try:
+        outcomes = run(vectors, implementation)
+    finally:
+        if opened is not None:
+            os.close(opened)
+    report(outcomes, args.format, line)
+    return 0 if all(o.passed for o in outcomes) else 1
+
+
+def report(outcomes: list[Outcome], form: str, line: Callable[[str], None]) -> None:
+    """The run's results in the chosen --format, through ``line``."""
     passed = sum(o.passed for o in outcomes)
     failed = len(outcomes) - passed
-    if args.format == "json":
-        line(
-            json.dumps(
-                {
-                    "passed": passed,
-                    "failed": failed,
-                    "failures": [
-                        {"id": o.vector_id, "area": o.area, "problems": list(o.problems)}
-                        for o in outcomes
-                        if not o.passed
-                    ],
-                },
-                ensure_ascii=False,
-                indent=2,
-            )
-        )
+    if form == "json":
+        document = {
+            "passed": passed,
+            "failed": failed,
+            "failures": [
+                {"id": o.vector_id, "area": o.area, "problems": list(o.problems)} for o in outcomes if not o.passed
+            ],
+        }
+        line(json.dumps(document, ensure_ascii=False, indent=2))
+    elif form == "junit":
+        for text in junit_lines(outcomes):
+            line(text)
     else:
         for outcome in outcomes:
             if not outcome.passed:
                 line(f"FAIL {outcome.vector_id}: {'; '.join(outcome.problems)}")
         line(f"{passed} passed, {failed} failed")
-    return 0 if failed == 0 else 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -61,13 +62,35 @@ def quote(text: str, limit: int = QUOTE_LIMIT) -> str:
     return repr(text[:limit]) + "…"
 
 
+# Paths are compared across implementations, so their member steps follow one rule that
+# any language can reproduce (docs/specification.md, clause 1.4): ``.name`` for a name
+# of at most NAME_LIMIT code points matching _PLAIN_NAME (ASCII only: str.isidentifier
+# would take ``é``); otherwise ``['name']`` with ``\`` and ``'`` backslashed, the
+# characters of _ESCAPED_IN_NAME written ``\u`` + four lowercase hex digits, and a name
+# longer than NAME_LIMIT code points cut there, ``…`` following inside the quotes.
+NAME_LIMIT = 32
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ESCAPED_IN_NAME = re.compile(r"[\\'\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _escape_in_name(match: re.Match[str]) -> str:
+    char = match.group()
+    return "\\" + char if char in "\\'" else f"\\u{ord(char):04x}"
+
+
+def member_step(name: str) -> str:
+    """One member's step in a path: ``.goal``, ``['odd key']``, ``['it\\'s']``, ``['aaaa…']``."""
+    if len(name) <= NAME_LIMIT and _PLAIN_NAME.fullmatch(name):
+        return "." + name
+    shown = _ESCAPED_IN_NAME.sub(_escape_in_name, name[:NAME_LIMIT])
+    return "['" + shown + ("…" if len(name) > NAME_LIMIT else "") + "']"
+
+
 def path_join(parent: str, key: str | int) -> str:
-    """JSONPath of a member or item: ``$.goal``, ``$.tags[0]``, ``$['odd key']`` (quoted as in messages)."""
+    """Path of a member or item: ``$.goal``, ``$.tags[0]``, ``$['odd key']`` (see :func:`member_step`)."""
     if isinstance(key, int):
         return f"{parent}[{key}]"
-    if key.isidentifier() and key.isascii() and len(key) <= QUOTE_LIMIT:
-        return f"{parent}.{key}"
-    return f"{parent}[{quote(key)}]"
+    return parent + member_step(key)
 
 
 PATH_LIMIT = 200
@@ -103,7 +126,7 @@ class BoundedPath:
         return self._whole if self._whole is not None else self._head + "…" + self._tail
 
     def child(self, key: str | int) -> BoundedPath:
-        step = f"[{key}]" if type(key) is int else path_join("", key)
+        step = f"[{key}]" if isinstance(key, int) else member_step(key)
         child = BoundedPath.__new__(BoundedPath)
         child.length = self.length + len(step)
         if self._whole is not None:

@@ -2,10 +2,10 @@
 """Writes the conformance vector files of this folder.
 
 The committed JSON files are the contract; this script is how they were made, and a
-test fails when the two disagree. Expectations are stated here from SPEC.md and
-REFERENCE.md, never computed by the `cmp` library: error codes, paths and keywords
-and redaction strings are written out by hand, and canonical bytes come from the
-small, separate encoder below. Standard library only.
+test fails when the two disagree. Expectations are stated here from the numbered
+clauses of docs/specification.md, never computed by the `cmp` library: error codes,
+paths and keywords and redaction strings are written out by hand, and canonical bytes
+come from the small, separate encoder below. Standard library only.
 
 Usage: python conformance-vectors/generate.py [--check]
 """
@@ -205,31 +205,89 @@ def accept(
     )
 
 
+Error = tuple[str, str, str | None]
+
+
+def _findings(errors: list[Error]) -> list[dict[str, str | None]]:
+    return [{"code": c, "path": p, "keyword": k} for c, p, k in errors]
+
+
 def refuse(
     area: str,
     vid: str,
     description: str,
     clause: str,
     raw: bytes | str | dict[str, Any],
-    errors: list[tuple[str, str, str | None]],
+    errors: list[Error],
+    optional: list[Error] | None = None,
+    choices: list[list[Error]] | None = None,
 ) -> None:
+    """A refused packet: every one of ``errors`` MUST be reported; each of ``optional``
+    MAY be (at most once); of each group in ``choices`` at least one MUST be and the
+    others MAY be (each at most once); nothing else may be (clause 4.6)."""
     if isinstance(raw, dict):
         raw = text_of(raw)
-    _add(
-        area,
-        vid,
-        description,
-        clause,
-        raw,
-        {"conforming": False, "errors": [{"code": c, "path": p, "keyword": k} for c, p, k in errors]},
-    )
+    optional, choices = optional or [], choices or []
+    assert errors or choices, f"{vid}: a refusal needs a finding that must be reported"
+    places = [*set(errors), *optional, *(e for group in choices for e in group)]
+    assert len(places) == len(set(places)), f"{vid}: a finding is listed in two places"
+    assert all(len(group) >= 2 for group in choices), f"{vid}: a choice of one is a required finding"
+    # Paths compare exactly; a reader may shorten paths past 200 characters for display.
+    assert all(len(path) <= 200 for _, path, _ in places), f"{vid}: a path too long to compare"
+    expect: dict[str, Any] = {"conforming": False, "errors": _findings(errors)}
+    if optional:
+        expect["optional_errors"] = _findings(optional)
+    if choices:
+        expect["error_choices"] = [_findings(group) for group in choices]
+    _add(area, vid, description, clause, raw, expect)
 
 
-def schema_error(path: str, keyword: str) -> list[tuple[str, str, str | None]]:
+def schema_error(path: str, keyword: str) -> list[Error]:
     return [("schema", path, keyword)]
 
 
-JSON_ERR: list[tuple[str, str, str | None]] = [("json", "$", None)]
+JSON_ERR: list[Error] = [("json", "$", None)]
+
+
+# Member names that are not plain identifiers, each with its step in a path as clause 1.4
+# writes it, by hand: `.name` for ^[A-Za-z_][A-Za-z0-9_]*$ up to 32 characters, else
+# ['name'] with \ and ' backslashed, U+0000-U+001F, U+007F-U+009F, U+2028 and U+2029
+# as \u and four lowercase hex digits, and the name cut after 32 code points with an
+# ellipsis inside the quotes. They appear in paths of extra members and duplicates.
+ODD_NAMES: list[tuple[str, str, str]] = [
+    ("space", "a b", "['a b']"),
+    ("apostrophe", "it's", r"['it\'s']"),
+    ("double-quote", 'say "hi"', """['say "hi"']"""),
+    ("backslash", "a\\b", r"['a\\b']"),
+    ("backslash-u", "\\u0041", r"['\\u0041']"),
+    ("control", "a\x01b", r"['a\u0001b']"),
+    ("nul", "\x00", r"['\u0000']"),
+    ("tab", "a\tb", r"['a\u0009b']"),
+    ("newline", "a\nb", r"['a\u000ab']"),
+    ("escape", "\x1b[31m", r"['\u001b[31m']"),
+    ("del", "a\x7fb", r"['a\u007fb']"),
+    ("next-line", "a\x85b", r"['a\u0085b']"),
+    ("c1-last", "a\x9fb", r"['a\u009fb']"),
+    ("no-break-space", "a\xa0b", "['a\xa0b']"),
+    ("line-separator", "a\u2028b", r"['a\u2028b']"),
+    ("paragraph-separator", "a\u2029b", r"['a\u2029b']"),
+    ("non-ascii-letter", "é", "['é']"),
+    ("non-ascii-identifier", "café", "['café']"),
+    ("cjk", "漢字", "['漢字']"),
+    ("emoji", "😀", "['😀']"),
+    ("digit-first", "1st", "['1st']"),
+    ("empty", "", "['']"),
+    ("hyphen", "x-extra", "['x-extra']"),
+    ("dot", "a.b", "['a.b']"),
+    ("brackets", "a[0]", "['a[0]']"),
+    ("dollar", "$", "['$']"),
+    ("underscore-first", "_x", "._x"),
+    ("32-chars", "n" * 32, "." + "n" * 32),
+    ("33-chars", "n" * 33, "['" + "n" * 32 + "…']"),
+    ("33-emoji", "😀" * 33, "['" + "😀" * 32 + "…']"),
+    ("40-apostrophes", "'" * 40, "['" + "\\'" * 32 + "…']"),
+    ("cut-before-escape", "n" * 32 + "\n", "['" + "n" * 32 + "…']"),
+]
 
 
 # ---------------------------------------------------------------- intake
@@ -517,6 +575,24 @@ def intake() -> None:
         "2.6",
         base[:-1] + ', "x": [[{"a": 1, "a": 2}]]}',
         [("duplicate-key", "$.x[0][0].a", None)],
+    )
+    for name, member, written in ODD_NAMES:
+        key = json.dumps(member, ensure_ascii=False)
+        refuse(
+            a,
+            f"duplicate-name-{name}",
+            "a duplicate's path quotes a name that is not a plain identifier",
+            "1.4, 2.6",
+            base[:-1] + f", {key}: 1, {key}: 2}}",
+            [("duplicate-key", "$" + written, None)],
+        )
+    refuse(
+        a,
+        "duplicate-name-nested",
+        "an odd duplicated name inside an array inside an extra member",
+        "1.4, 2.6",
+        base[:-1] + ', "x-extra": [{"a b": 1, "a b": 2}]}',
+        [("duplicate-key", "$['x-extra'][0]['a b']", None)],
     )
 
 
@@ -868,13 +944,17 @@ def schema(version: str) -> None:
                 with_value(full(version), "methods[0].name", value),
                 schema_error("$.methods[0].name", "pattern"),
             )
+        # A string of the right type that breaks two keywords (clause 4.6, case 2): a
+        # validator that stops at the first failing keyword reports one of them, and
+        # which one depends on the order it checks them in. At least one is required.
         refuse(
             a,
             "method-name-129-chars",
-            "method name over 128: both pattern and maxLength",
+            "method name over 128 breaks both maxLength and pattern: at least one is reported",
             f"4.3, {clause}",
             with_value(full(version), "methods[0].name", "a" * 129),
-            [("schema", "$.methods[0].name", "maxLength"), ("schema", "$.methods[0].name", "pattern")],
+            [],
+            choices=[[("schema", "$.methods[0].name", "maxLength"), ("schema", "$.methods[0].name", "pattern")]],
         )
     accept(
         a,
@@ -913,19 +993,46 @@ def schema(version: str) -> None:
             with_value(full(version), site + "x_extra", "v"),
             schema_error("$." + site + "x_extra", "additionalProperties"),
         )
+    # A value of the wrong type (clause 4.6, case 1): `type` is required. `enum` applies
+    # to values of every type, so null or a number in an enum member fails it too, but a
+    # validator that stops at a value's first failing keyword never gets there: optional.
+    # The other keywords (lengths, pattern, format, items, members) ignore a value of
+    # another type, so they must not be reported.
+    if version == "0.2":
+        for name, member, written in ODD_NAMES:
+            refuse(
+                a,
+                f"extra-member-name-{name}",
+                "an extra member's path quotes a name that is not a plain identifier",
+                "1.4, 4.1",
+                {**full(version), member: "v"},
+                schema_error("$" + written, "additionalProperties"),
+            )
+        for site, member, path in [
+            ("project", "a b", "$.project['a b']"),
+            ("decisions[0]", "it's", r"$.decisions[0]['it\'s']"),
+            ("provenance", "é", "$.provenance['é']"),
+        ]:
+            refuse(
+                a,
+                f"extra-member-name-in-{site.replace('[0]', '')}",
+                "an odd extra member name inside a nested object",
+                "1.4, 4.1",
+                with_value(full(version), f"{site}.{member}", "v"),
+                schema_error(path, "additionalProperties"),
+            )
     for path in MEMBER_PATHS:
         if version == "0.1" and _v02_only(path):
             continue
-        errors = schema_error("$." + path, "type")
-        if path.endswith(("outcome", "confidence")):  # members with both a type and an enum break both
-            errors += schema_error("$." + path, "enum")
+        enum = path.endswith(("outcome", "confidence"))
         refuse(
             a,
             f"null-{path}",
-            "null is never a valid value",
+            "null is never a valid value" + ("; enum is optional beside type" if enum else ""),
             f"4.4, 4.6, {clause}",
             with_value(full(version), path, None),
-            errors,
+            schema_error("$." + path, "type"),
+            optional=schema_error("$." + path, "enum") if enum else None,
         )
     for name, (path, value) in {
         "goal-number": ("goal", 1),
@@ -940,16 +1047,15 @@ def schema(version: str) -> None:
         "locked-number": ("decisions[0].locked", 1),
         "outcome-number": ("attempts[0].outcome", 0),
     }.items():
-        errors = schema_error("$." + path, "type")
-        if path == "attempts[0].outcome":
-            errors += schema_error("$." + path, "enum")
+        enum = path == "attempts[0].outcome"
         refuse(
             a,
             f"type-{name}",
-            "members have one JSON type",
+            "members have one JSON type" + ("; enum is optional beside type" if enum else ""),
             f"4.4, 4.6, {clause}",
             with_value(full(version), path, value),
-            errors,
+            schema_error("$." + path, "type"),
+            optional=schema_error("$." + path, "enum") if enum else None,
         )
     accept(
         a,
@@ -1025,7 +1131,7 @@ TIMES_BAD = {
     "unix-seconds": "1776767400",
     "one-digit-hour": "2026-04-21T1:00:00Z",
 }
-# created_at written with a JSON escape, as JSON text (REFERENCE 3: the reference reads
+# created_at written with a JSON escape, as JSON text (clause 7.3: the reference reads
 # the raw token without unescaping it, so each of these is refused though it decodes
 # to a valid date-time).
 TIMES_ESCAPED = {
