@@ -64,6 +64,7 @@ _CONFORMANCE_EXAMPLES = (
     ("{prog} conformance", "run the conformance vectors against this library"),
     ("{prog} conformance --impl 'go run ./x'", "run them against another implementation"),
     ("{prog} conformance --filter canonical --format json", "one area, one JSON document"),
+    ("{prog} conformance --format junit > conformance.xml", "a JUnit XML report for a CI system"),
 )
 
 
@@ -98,7 +99,8 @@ files (cmp.dumps, and what goes over the wire, are the canonical bytes alone);
 _CONFORMANCE_OUTPUT = """\
 --format text: one "FAIL id: problems" line per failing vector, then
 "N passed, N failed". --format json: one document {"passed", "failed",
-"failures": [{"id", "area", "problems"}]}.
+"failures": [{"id", "area", "problems"}]}. --format junit: a JUnit XML report,
+a <testsuite> per area and a <testcase> per vector.
 """
 
 
@@ -666,7 +668,6 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     conf_cmd = commands.add_parser(
         "conformance",
         help="run the conformance vectors against this library or another",
-        description="Run the conformance vectors against this library or, with --impl, another one.",
         epilog=_CONFORMANCE_OUTPUT + "\n" + _examples(prog, _CONFORMANCE_EXAMPLES),
         formatter_class=raw,
     )

@@ -130,7 +130,7 @@ def test_usage_and_examples_name_the_program_as_it_was_started(how: str) -> None
     assert help_text.startswith(f"usage: {prog} [-h] [-V] COMMAND ...\n")
     examples = help_text[help_text.index("examples:") :]
     commands = [line.strip() for line in examples.splitlines()[1::2]]
-    assert len(commands) == 11
+    assert len(commands) == 12
     assert all(command.startswith((f"{prog} ", f"cat packet.json | {prog} ")) for command in commands)
     assert other not in help_text
 
@@ -172,6 +172,10 @@ def test_conformance_help_describes_its_formats_as_they_are() -> None:
     assert document["passed"] > 0 and document["failed"] == 0
     text_result = run("conformance", "--filter", "versioning")
     assert text_result.stdout.decode() == f"{document['passed']} passed, 0 failed\n"
+    assert "--format junit: a JUnit XML report, a <testsuite> per area and a <testcase> per vector" in text
+    junit = run("conformance", "--filter", "versioning", "--format", "junit").stdout.decode()
+    assert junit.startswith('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites ')
+    assert junit.count("<testsuite ") == 1 and junit.count("<testcase ") == document["passed"]
 
 
 def test_too_large_file_reports_true_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
