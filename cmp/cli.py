@@ -597,6 +597,16 @@ def _cmd_conformance(args: argparse.Namespace, out: _Output) -> int:
     return conformance.main(args, out.document if args.format == "json" else out.line, _error_line)
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Text already laid out in lines (examples, notes) is kept as written; a one-paragraph
+    description, such as the one cmp.conformance gives its subcommand, is wrapped."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" in text.strip("\n"):
+            return super()._fill_text(text, width, indent)
+        return argparse.HelpFormatter._fill_text(self, text, width, indent)
+
+
 class _Parser(argparse.ArgumentParser):
     """One-line usage errors; options only by their full names.
 
@@ -616,12 +626,11 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     """The argument parser; ``prog`` is how usage, help and examples name the program."""
-    raw = argparse.RawDescriptionHelpFormatter
     parser = _Parser(
         prog=prog,
         description="Validate, redact and canonically format Core Memory Packets (v0.1, v0.2).",
         epilog=_examples(prog, _CHECK_EXAMPLES, _FMT_EXAMPLES, _CONFORMANCE_EXAMPLES),
-        formatter_class=raw,
+        formatter_class=_HelpFormatter,
     )
     # The version names the package, however the program was started.
     parser.add_argument("-V", "--version", action="version", version=f"{CONSOLE_PROG} {__version__}")
@@ -632,7 +641,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         help="validate and redaction-scan packets",
         description="Validate packets and scan them for secrets and personal paths.",
         epilog=_CHECK_OUTPUT + "\n" + _examples(prog, _CHECK_EXAMPLES),
-        formatter_class=raw,
+        formatter_class=_HelpFormatter,
     )
     check_cmd.add_argument("files", nargs="*", metavar="FILE", help="packet files; - reads stdin")
     check_cmd.add_argument(
@@ -653,7 +662,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         help="print or rewrite packets in canonical form",
         description=_FMT_DESCRIPTION,
         epilog=_examples(prog, _FMT_EXAMPLES),
-        formatter_class=raw,
+        formatter_class=_HelpFormatter,
     )
     fmt_cmd.add_argument("files", nargs="+", metavar="FILE", help="packet files; - reads stdin")
     mode = fmt_cmd.add_mutually_exclusive_group()
@@ -669,7 +678,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         "conformance",
         help="run the conformance vectors against this library or another",
         epilog=_CONFORMANCE_OUTPUT + "\n" + _examples(prog, _CONFORMANCE_EXAMPLES),
-        formatter_class=raw,
+        formatter_class=_HelpFormatter,
     )
     conformance.add_arguments(conf_cmd)
     conf_cmd.set_defaults(handler=_cmd_conformance)

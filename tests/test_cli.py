@@ -155,6 +155,20 @@ def test_each_subcommand_shows_its_own_examples(command: str, own: list[str], no
         assert snippet not in examples
 
 
+@pytest.mark.parametrize(
+    "command", [[], ["check"], ["fmt"], ["conformance"]], ids=["top", "check", "fmt", "conformance"]
+)
+def test_help_fits_an_80_column_terminal(command: list[str]) -> None:
+    # Examples and notes keep their lines; a one-paragraph description (conformance's) is wrapped.
+    env = {**os.environ, "COLUMNS": "80"}
+    result = subprocess.run(
+        [sys.executable, "-m", "cmp", *command, "--help"], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert result.returncode == 0
+    assert max(len(line) for line in result.stdout.splitlines()) <= 80
+    assert "\nexamples:\n  python -m cmp " in result.stdout
+
+
 def test_check_help_says_what_each_format_prints() -> None:
     text = " ".join(run("check", "--help").stdout.decode().split())
     assert "text (default): one line per finding or redaction hit, or 'FILE: ok'" in text
