@@ -153,3 +153,15 @@ def test_the_vectors_are_resources_of_the_installed_package(installed: Installed
     assert result.returncode == 0, result.stderr
     found = {name: digest for name, digest in json.loads(result.stdout).items() if name.endswith(".json")}
     assert found == {path.name: hashlib.sha256(path.read_bytes()).hexdigest() for path in VECTORS.glob("*.json")}
+
+
+def test_the_installed_conformance_command_runs_the_shipped_vectors(installed: Installed) -> None:
+    result = installed.run(installed.bin / "core-memory-packet", "conformance", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    total = sum(
+        len(json.loads(path.read_bytes())["vectors"])
+        for path in VECTORS.glob("*.json")
+        if path.name != "vectors.schema.json"
+    )
+    assert (document["passed"], document["failed"]) == (total, 0)
