@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
 import textwrap
+from collections import Counter
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 import pytest
@@ -30,6 +33,22 @@ def test_enough_vectors_in_every_area() -> None:
     assert len(vectors) >= 400
     areas = {v["area"] for v in vectors}
     assert areas == {"intake", "versioning", "schema-v0.1", "schema-v0.2", "created-at", "redaction", "canonical"}
+
+
+def test_readme_counts_match_the_vector_files() -> None:
+    """The README's totals, its table of files and its table of differences from the reference."""
+    text = (VECTORS / "README.md").read_text("utf-8")
+    vectors = load_vectors(VECTORS)
+    assert f"{len(vectors)} vectors in seven areas" in text
+    files = re.findall(r"^\| `[a-z0-9.-]+\.json` \| ([a-z0-9.-]+) \| (\d+) \|", text, re.MULTILINE)
+    assert {area: int(count) for area, count in files} == Counter(v["area"] for v in vectors)
+    ids = [v["id"] for v in vectors]
+    differences = re.findall(r"^\| (`[^|]+`) \| (\d+) \|", text, re.MULTILINE)
+    assert len(differences) == 5
+    for cell, count in differences:
+        patterns = re.findall(r"`([^`]+)`", cell)
+        assert len([i for i in ids if any(fnmatchcase(i, p) for p in patterns)]) == int(count), cell
+    assert f"{sum(int(count) for _, count in differences)} vectors in all" in text
 
 
 def test_generator_and_committed_files_agree() -> None:
