@@ -259,9 +259,9 @@ def _findings_problem(expect: dict[str, Any]) -> str | None:
     places: list[tuple[str, list[Any]]] = [("errors", expect.get("errors", []))]
     places.append(("optional_errors", expect.get("optional_errors", [])))
     places.extend((f"error_choices/{i}", group) for i, group in enumerate(expect.get("error_choices", [])))
-    seen: dict[tuple[str, str, str], str] = {}
+    seen: dict[ErrorKey, str] = {}
     for place, findings in places:
-        for key in {_error_key(f) for f in findings}:
+        for key in sorted({_error_key(f) for f in findings}):
             if key in seen:
                 return f"expect: the finding {_show_errors([key])[1:-1]} is in both {seen[key]} and {place}"
             seen[key] = place
