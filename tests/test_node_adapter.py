@@ -105,6 +105,8 @@ def test_unreadable_requests_get_error_answers_and_the_next_request_is_still_ans
             "this is not JSON",
             json.dumps({"id": "unpadded", "input_base64": "e30"}),
             json.dumps({"id": "url-safe-alphabet", "input_base64": "-_8="}),
+            json.dumps({"id": "pad-bits-set", "input_base64": "e31="}),
+            json.dumps({"id": "line-break", "input_base64": "e30=\n"}),
             json.dumps({"id": "not-a-string", "input_base64": 7}),
             json.dumps({"input_base64": "e30="}),
             json.dumps(["id", "input_base64"]),
@@ -112,16 +114,13 @@ def test_unreadable_requests_get_error_answers_and_the_next_request_is_still_ans
             request("good", good),
         ]
     )
-    assert len(answers) == 8
-    assert_error_answer(answers[0], None)
-    assert_error_answer(answers[1], "unpadded")
-    assert_error_answer(answers[2], "url-safe-alphabet")
-    assert_error_answer(answers[3], "not-a-string")
-    assert_error_answer(answers[4], None)
-    assert_error_answer(answers[5], None)
-    assert_error_answer(answers[6], None)
-    assert answers[7] == expected("good", good)
-    assert answers[7]["conforming"] is True and answers[7]["canonical_base64"] is not None
+    assert len(answers) == 10
+    # The id is echoed whenever the request had a string id; otherwise it is null.
+    echoed = [None, "unpadded", "url-safe-alphabet", "pad-bits-set", "line-break", "not-a-string", None, None, None]
+    for answer, vector_id in zip(answers[:9], echoed, strict=True):
+        assert_error_answer(answer, vector_id)
+    assert answers[9] == expected("good", good)
+    assert answers[9]["conforming"] is True and answers[9]["canonical_base64"] is not None
 
 
 def test_answers_match_the_library_for_refused_leaky_and_non_utf8_packets() -> None:

@@ -101,9 +101,14 @@ function canonical(bytes) {
   return stdout.subarray(0, end);
 }
 
-// Node's base64 decoder skips characters outside the alphabet and accepts the URL-safe
-// one; the protocol uses standard base64 with padding, so anything else is refused here.
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+// The bytes of standard padded base64 (RFC 4648), or null. Node's decoder never fails:
+// it skips characters outside the alphabet, accepts the URL-safe one and missing
+// padding. Encoding the result again gives back the same text only if it was exact.
+function strictBase64(text) {
+  if (typeof text !== "string") return null;
+  const bytes = Buffer.from(text, "base64");
+  return bytes.toString("base64") === text ? bytes : null;
+}
 
 // One request line to one answer object. Never throws.
 function answer(line) {
@@ -117,11 +122,10 @@ function answer(line) {
   if (id === null) {
     return { id: null, error: "bad request: no string id" };
   }
-  const encoded = request.input_base64;
-  if (typeof encoded !== "string" || !BASE64.test(encoded)) {
+  const bytes = strictBase64(request.input_base64);
+  if (bytes === null) {
     return { id, error: "bad request: input_base64 is not standard padded base64" };
   }
-  const bytes = Buffer.from(encoded, "base64");
   try {
     const verdict = judge(bytes);
     const bytesOut = verdict.conforming ? canonical(bytes) : null;
