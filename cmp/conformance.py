@@ -716,7 +716,7 @@ def _open_stderr(target: str | None) -> int | None:
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 # These it can, but a line of terminal output should not (see cmp.cli.render_line): they
 # are written as character references, which mean the same to an XML reader.
-_AS_REFERENCE = re.compile("[\t\r\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_AS_CHARACTER_REFERENCE = re.compile("[\t\r\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def _xml_text(text: str) -> str:
@@ -752,7 +752,7 @@ def junit_lines(outcomes: list[Outcome]) -> list[str]:
         suite.set("errors", "0")
     ET.indent(root)
     text = ET.tostring(root, encoding="unicode")
-    text = _AS_REFERENCE.sub(lambda m: f"&#x{ord(m.group()):x};", text)
+    text = _AS_CHARACTER_REFERENCE.sub(lambda m: f"&#x{ord(m.group()):x};", text)
     return ['<?xml version="1.0" encoding="UTF-8"?>', *text.split("\n")]
 
 
