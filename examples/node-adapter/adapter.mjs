@@ -19,10 +19,11 @@ import { createInterface } from "node:readline";
 
 const CLI = (process.env.CMP_CLI || "python3 -m cmp").trim().split(/\s+/);
 
-// The runner allows each exchange --timeout seconds (10 by default) and an exchange
-// here costs one or two process starts. A CLI that hangs is killed after this many
-// milliseconds, so that the request gets an error answer instead of leaving an
-// orphaned child behind when the runner gives up and kills this adapter.
+// The runner allows each exchange --timeout seconds (10 by default), and an exchange
+// here runs the CLI once or twice. A run that takes longer than this is killed, so that
+// both runs fit within the default: a hung CLI then costs one error answer, instead of
+// the runner killing this adapter and leaving the hung child behind. Raise it together
+// with --timeout for a CLI that is slow to start.
 const CLI_TIMEOUT_MS = 4000;
 
 // A failure of the wrapped CLI. Thrown by runCli and answered as {"id", "error"}.
@@ -76,12 +77,13 @@ function judge(bytes) {
   if (result.error != null) {
     throw new CliError(`check: ${result.error}`);
   }
-  if (typeof result.conforming !== "boolean" || !Array.isArray(result.errors) || !Array.isArray(result.redactions)) {
+  const listOfObjects = (value) => Array.isArray(value) && value.every((x) => typeof x === "object" && x !== null);
+  if (typeof result.conforming !== "boolean" || !listOfObjects(result.errors) || !listOfObjects(result.redactions)) {
     throw new CliError("check's JSON report lacks conforming, errors or redactions");
   }
   return {
-    // Conforming means: passes intake, version routing and the schema. It is not the
-    // CLI's `ok`, which also requires no redaction findings.
+    // The protocol's `conforming` is the report's `conforming`, not its `ok`: `ok` is
+    // also false for a conforming packet with redaction findings.
     conforming: result.conforming,
     // The runner compares only code, path and keyword; the message is left out.
     errors: result.errors.map(({ code, path, keyword }) => ({ code, path, keyword })),
@@ -110,7 +112,7 @@ function strictBase64(text) {
   return bytes.toString("base64") === text ? bytes : null;
 }
 
-// One request line to one answer object. Never throws.
+// One request line to one answer object. Throws only on a bug in this script.
 function answer(line) {
   let request;
   try {
