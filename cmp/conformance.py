@@ -26,6 +26,7 @@ import os
 import re
 import selectors
 import shlex
+import signal
 import stat
 import subprocess
 import time
@@ -527,8 +528,15 @@ class Implementation:
     def _start(self) -> subprocess.Popen[bytes]:
         if self.process is None or self.process.poll() is not None:
             self.buffer = b""
+            # Its own process group, so that stop() also ends what it started: an adapter's
+            # child processes, or the program behind `sh -c` run without `exec`.
             self.process = subprocess.Popen(
-                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, bufsize=0
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self.stderr,
+                bufsize=0,
+                start_new_session=True,
             )
             assert self.process.stdin is not None
             # Requests are written without blocking, so that one that does not read cannot stall us.
@@ -537,8 +545,10 @@ class Implementation:
 
     def stop(self) -> None:
         if self.process is not None:
-            if self.process.poll() is None:
-                self.process.kill()
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):  # the group is gone already
+                pass
             self.process.wait()
             for stream in (self.process.stdin, self.process.stdout):
                 if stream is not None:

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
@@ -530,3 +531,33 @@ def test_help_says_where_the_vectors_come_from(capsys: pytest.CaptureFixture[str
     assert "--vectors DIR vector folder (default: the conformance-vectors folder beside the cmp package" in text
     assert "else the copy installed with the package (cmp.vectors)" in text
     assert "--impl-stderr FILE" in text and "junit" in text
+
+
+# --- what the implementation started ends with it -----------------------------------------
+
+
+def _running(pid: int) -> bool:
+    """Whether a process exists and is not a zombie waiting to be reaped."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(
+    not (shutil.which("sh") and shutil.which("sleep") and Path("/proc").is_dir()), reason="needs sh, sleep, /proc"
+)
+def test_stopping_the_implementation_ends_the_processes_it_started(tmp_path: Path) -> None:
+    """`sh -c` without exec, and an adapter's own children, are killed with it, never left behind."""
+    pids = tmp_path / "pids"
+    # Starts a child that would outlive it, then never answers: every exchange times out.
+    command = shlex.join(["sh", "-c", f"sleep 300 & echo $! >> {shlex.quote(str(pids))}; sleep 300"])
+    code, out = run_folder(real_vectors(tmp_path, "versioning/absent"), command, "--timeout", "0.5")
+    assert code == 1 and "no answer within 0.5s" in out[0]
+    started = [int(p) for p in pids.read_text().split()]
+    assert started
+    deadline = time.monotonic() + 30
+    while any(_running(pid) for pid in started) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [pid for pid in started if _running(pid)], "a process the implementation started is still running"
