@@ -147,6 +147,16 @@ def encode(packet: Packet) -> bytes:
     return _utf8(_render(packet, identity=True))
 
 
+def file_bytes(canonical: bytes) -> bytes:
+    """A packet's canonical bytes as a file holds them (specification 9.8).
+
+    One final newline, as editors and end-of-file fixers keep text files, except after
+    canonical bytes already at the size limit: there the newline would make a file that
+    every reader refuses as too large, so the file is the canonical bytes alone.
+    """
+    return canonical + b"\n" if len(canonical) < MAX_PACKET_BYTES else canonical
+
+
 # No packet's canonical form is more than this many times the length of the JSON text it
 # was read from: the most any byte of that text can become is `<`, `>` or `&` turning
 # into a six-byte escape, and every line break and indent the layout adds is paid for by

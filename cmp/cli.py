@@ -35,7 +35,7 @@ from cmp.batch import (
     judge_report,
     read_jsonl,
 )
-from cmp.canonical import dumps
+from cmp.canonical import dumps, file_bytes
 from cmp.findings import Finding
 from cmp.inputs import Input, InputError, display_name, open_source, read_source
 
@@ -94,7 +94,8 @@ _FMT_DESCRIPTION = """\
 Print or rewrite packets in canonical form. A file is written as the canonical
 bytes plus one final newline, as editors and pre-commit's end-of-file-fixer keep
 files (cmp.dumps, and what goes over the wire, are the canonical bytes alone);
---check calls a file canonical only with exactly that one final newline.
+--check calls a file canonical only with exactly that one final newline (none
+after a packet of the full 32,768 bytes, which a newline would make too large).
 """
 _CONFORMANCE_OUTPUT = """\
 --format text: one "FAIL id: problems" line per failing vector, then
@@ -535,8 +536,8 @@ def _sync_folder(folder: str) -> None:
 def _packet_in_file(source: Input) -> Input:
     """What fmt judges: the file's bytes less one final newline, the line end fmt itself writes.
 
-    Judged with it, a packet whose canonical form is exactly 32,768 bytes would be too
-    large in the very file ``fmt --write`` made of it.
+    A file that an editor saved with a newline after a packet of exactly 32,768 bytes is
+    still that packet to fmt, which then writes it without the newline (file_bytes).
     """
     if source.data.endswith(b"\n") and source.size == len(source.data):
         return Input(source.data[:-1], source.size - 1, source.stamp)
@@ -570,8 +571,7 @@ def _cmd_fmt(args: argparse.Namespace, out: _Output) -> int:
                 out.line(f"{name}: {problem}")
             run.fail(EXIT_FAIL)
             continue
-        # A file holds the canonical bytes and one final newline, as editors and hooks keep it.
-        data = canonical + b"\n"
+        data = file_bytes(canonical)
         if args.check:
             if data != source.data:
                 out.line(f"{name}: not canonical")
