@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import importlib.resources
 import json
 import math
 import os
@@ -30,11 +29,10 @@ import signal
 import stat
 import subprocess
 import time
-import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +116,8 @@ def _installed_vector_dir() -> Path | None:
     a file inside it is a real Path either way, unless the package is imported from a
     zip, whose files the runner cannot list (--vectors is the way out then).
     """
+    import importlib.resources  # here, not at the top: every CLI start imports this module
+
     try:
         schema = importlib.resources.files("cmp.vectors").joinpath(SCHEMA_FILE)
     except (ImportError, TypeError, ValueError):  # not installed; not a package
@@ -722,15 +722,25 @@ def _open_stderr(target: str | None) -> int | None:
     return fd
 
 
-# XML 1.0 cannot hold these code points at all, not even as character references.
-_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-# These it can, but a line of terminal output should not (see cmp.cli.render_line): they
-# are written as character references, which mean the same to an XML reader.
-_AS_CHARACTER_REFERENCE = re.compile("[\t\r\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# Compiled on first use, not at import: every CLI start imports this module, and the
+# first class alone takes milliseconds to compile.
+@cache
+def _not_xml() -> re.Pattern[str]:
+    """Code points XML 1.0 cannot hold at all, not even as character references."""
+    return re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+@cache
+def _as_character_reference() -> re.Pattern[str]:
+    """Code points XML can hold but a line of terminal output should not (see cmp.cli.render_line).
+
+    They are written as character references, which mean the same to an XML reader.
+    """
+    return re.compile("[\t\r\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def _xml_text(text: str) -> str:
-    return _NOT_XML.sub("", text)
+    return _not_xml().sub("", text)
 
 
 def junit_lines(outcomes: list[Outcome]) -> list[str]:
@@ -740,6 +750,8 @@ def junit_lines(outcomes: list[Outcome]) -> list[str]:
     line as the text. Code points XML 1.0 cannot hold are left out; the lines hold no
     raw control character but the line breaks between them.
     """
+    import xml.etree.ElementTree as ET  # only a JUnit report pays for the import
+
     failed = sum(not o.passed for o in outcomes)
     root = ET.Element(
         "testsuites", {"name": "cmp conformance", "tests": str(len(outcomes)), "failures": str(failed), "errors": "0"}
@@ -762,7 +774,7 @@ def junit_lines(outcomes: list[Outcome]) -> list[str]:
         suite.set("errors", "0")
     ET.indent(root)
     text = ET.tostring(root, encoding="unicode")
-    text = _AS_CHARACTER_REFERENCE.sub(lambda m: f"&#x{ord(m.group()):x};", text)
+    text = _as_character_reference().sub(lambda m: f"&#x{ord(m.group()):x};", text)
     return ['<?xml version="1.0" encoding="UTF-8"?>', *text.split("\n")]
 
 
