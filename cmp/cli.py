@@ -593,8 +593,11 @@ def _cmd_fmt(args: argparse.Namespace, out: _Output) -> int:
 
 
 def _cmd_conformance(args: argparse.Namespace, out: _Output) -> int:
-    # Its JSON output is one multi-line document; its text output, lines like ours.
-    return conformance.main(args, out.document if args.format == "json" else out.line, _error_line)
+    # A stop signal becomes Stopped where the runner is, so its cleanup kills the
+    # implementation's process group instead of leaving it running without us.
+    with _StopSignals():
+        # Its JSON output is one multi-line document; its text output, lines like ours.
+        return conformance.main(args, out.document if args.format == "json" else out.line, _error_line)
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):

@@ -13,6 +13,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -561,3 +562,42 @@ def test_stopping_the_implementation_ends_the_processes_it_started(tmp_path: Pat
     while any(_running(pid) for pid in started) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not [pid for pid in started if _running(pid)], "a process the implementation started is still running"
+
+
+@pytest.mark.skipif(
+    not (shutil.which("sh") and shutil.which("sleep") and Path("/proc").is_dir()), reason="needs sh, sleep, /proc"
+)
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_stopped_runner_takes_the_implementation_with_it(tmp_path: Path, signum: int) -> None:
+    pids = tmp_path / "pids"
+    command = shlex.join(
+        ["sh", "-c", f"echo $$ >> {shlex.quote(str(pids))}; sleep 300 & echo $! >> {shlex.quote(str(pids))}; wait"]
+    )
+    runner = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "cmp",
+            "conformance",
+            "--vectors",
+            str(real_vectors(tmp_path, "versioning/absent")),
+            "--impl",
+            command,
+            "--timeout",
+            "600",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 60
+    while (not pids.exists() or len(pids.read_text().split()) < 2) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    started = [int(p) for p in pids.read_text().split()]
+    runner.send_signal(signum)
+    _, err = runner.communicate(timeout=60)
+    assert runner.returncode == 128 + signum
+    assert err.decode().count("\n") == 1, err
+    deadline = time.monotonic() + 30
+    while any(_running(pid) for pid in started) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [pid for pid in started if _running(pid)], "the implementation outlived the runner"
