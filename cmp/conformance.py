@@ -304,12 +304,14 @@ def load_vectors(folder: Path, areas: Iterable[str] | None = None) -> list[dict[
         raise VectorError(f"no vector files in {folder}")
     vectors: list[dict[str, Any]] = []
     seen: set[str] = set()
+    every_area: set[str] = set()
     for path in files:
         name = _display_name(path.name)
         document = _read_json_file(path)
         problem = _schema_problem(validator, document, name) or _document_problem(document)
         if problem:
             raise VectorError(f"{name}: {problem}")
+        every_area.add(document["area"])
         if wanted is not None and document["area"] not in wanted:
             continue
         for vector in document["vectors"]:
@@ -320,7 +322,9 @@ def load_vectors(folder: Path, areas: Iterable[str] | None = None) -> list[dict[
     if wanted is not None:
         missing = wanted - {v["area"] for v in vectors}
         if missing:
-            raise VectorError(f"no vectors for area {', '.join(sorted(missing))}")
+            raise VectorError(
+                f"no vectors for area {', '.join(sorted(missing))} (the areas are {', '.join(sorted(every_area))})"
+            )
     return vectors
 
 
@@ -475,9 +479,35 @@ def compare(vector: dict[str, Any], response: Any) -> list[str]:
                 + _short(got_b64, 80)
             )
         elif got_bytes != expect["canonical"].encode("utf-8"):
-            shown = _short(got_bytes.decode("utf-8", "backslashreplace"))
-            problems.append(f"canonical: expected {_short(expect['canonical'])}, got {shown}")
+            problems.append(_canonical_difference(expect["canonical"].encode("utf-8"), got_bytes))
     return problems
+
+
+# Bytes shown on each side of the first difference between canonical forms.
+_CONTEXT_BYTES = 40
+
+
+def _canonical_difference(want: bytes, got: bytes) -> str:
+    """Where two canonical forms first differ, with a little of each around that byte.
+
+    Canonical forms run to kilobytes and usually differ late (an escape, a final
+    newline): showing their starts would show two identical strings.
+    """
+    at = next((i for i, (a, b) in enumerate(zip(want, got, strict=False)) if a != b), min(len(want), len(got)))
+    start = max(at - _CONTEXT_BYTES, 0)
+
+    def window(data: bytes) -> str:
+        piece = data[start : at + _CONTEXT_BYTES].decode("utf-8", "backslashreplace")
+        return (
+            ("…" if start else "")
+            + _short(piece, 4 * _CONTEXT_BYTES)
+            + ("…" if at + _CONTEXT_BYTES < len(data) else "")
+        )
+
+    return (
+        f"canonical: {len(got)} bytes where {len(want)} were expected, first different at byte {at}: "
+        f"expected {window(want)}, got {window(got)}"
+    )
 
 
 def split_command(command: str) -> list[str]:
@@ -697,7 +727,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="text",
         help="text lines (default), one JSON document, or a JUnit XML report with a testcase per vector",
     )
-    parser.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help="per-vector limit for --impl")
+    parser.add_argument(
+        "--timeout", type=float, default=10.0, metavar="SECONDS", help="per-exchange limit for --impl (default: 10)"
+    )
     parser.add_argument(
         "--impl-stderr",
         metavar="FILE",

@@ -99,12 +99,42 @@ def test_wrong_answers_are_reported_per_vector(tmp_path: Path) -> None:
     assert code == 1
     total = len(load_vectors(VECTORS, ["versioning"]))
     assert out[-1] == f"0 passed, {total} failed"
-    assert any(line.startswith("FAIL versioning/minimal-0.2: canonical: expected") for line in out)
+    minimal = next(line for line in out if line.startswith("FAIL versioning/minimal-0.2: "))
+    assert re.fullmatch(
+        r"FAIL versioning/minimal-0\.2: canonical: 2 bytes where \d+ were expected, first different at byte 1: "
+        r'expected "\{\\n  \\"ltm_version\\": \\"0\.2\\",.*"…, got "\{\}"',
+        minimal,
+    ), minimal
     absent = next(line for line in out if line.startswith("FAIL versioning/absent: "))
     assert absent == (
         'FAIL versioning/absent: errors: missing required [["version-missing", "$.ltm_version", null]]; '
         'errors: unexpected [["version-missing", "$.elsewhere", null]]'
     )
+
+
+def test_a_canonical_difference_is_shown_where_it_is(tmp_path: Path) -> None:
+    """Canonical forms run to kilobytes: the line shows the first differing byte, not two equal starts."""
+    command = write_adapter(
+        tmp_path,
+        """\
+        if answer["canonical_base64"]:
+            data = base64.b64decode(answer["canonical_base64"]) + b"\\n"
+            answer["canonical_base64"] = base64.b64encode(data).decode()
+        print(json.dumps(answer), flush=True)
+    """,
+    )
+    code, out = run_against(command)
+    assert code == 1
+    full = next(v for v in load_vectors(VECTORS, ["versioning"]) if v["id"] == "versioning/full-0.2")
+    size = len(full["expect"]["canonical"].encode())
+    line = next(line for line in out if line.startswith("FAIL versioning/full-0.2: "))
+    assert line.startswith(
+        f"FAIL versioning/full-0.2: canonical: {size + 1} bytes where {size} were expected, "
+        f"first different at byte {size}: expected …"
+    ), line
+    expected, got = line.split(": expected ", 1)[1].split(", got ", 1)
+    # Both end where the forms end: the expected one at its last brace, ours one newline later.
+    assert expected.endswith('\\n}"') and got.endswith('\\n}\\n"'), line
 
 
 def test_silent_implementation_times_out_and_runner_gives_up(tmp_path: Path) -> None:
