@@ -14,8 +14,8 @@ from typing import Any
 import re2
 from jsonschema import Draft202012Validator, FormatChecker
 
-from cmp.redact import PATTERNS, texts
-from cmp.schemas import load_schema
+from cmp._redaction import PATTERNS, texts
+from cmp.schema import load_schema
 
 _VALIDATORS = {v: Draft202012Validator(load_schema(v), format_checker=FormatChecker()) for v in ("0.1", "0.2")}
 _SEARCHES = [re2.compile(p.regex).search for p in PATTERNS]

@@ -71,7 +71,7 @@ def quoted() -> bytes:
         decision["why"] += ' The lead said "no rewrite".'
     for attempt in obj["attempts"]:
         attempt["learned"] += "\n\tRetry on the café runner."
-    obj["open_questions"].append("Does the \"fast\" path\nhold?")
+    obj["open_questions"].append('Does the "fast" path\nhold?')
     return _encode(obj)
 
 
@@ -108,8 +108,19 @@ def invalid() -> bytes:
 
 def near_miss() -> bytes:
     """Long runs of almost-secrets in every scannable field: the regex engines' worst case."""
-    runs = ["AKIA" * 250, "x/home" * 170, "eyJ." * 250, "C:" * 500, "\\" * 1000, "xoxb-123456789 " * 67,
-            "ghp_" * 250, "-----BEGIN " * 90, "ssh-rsa " * 120, "sk_live_" * 120, "AIza" * 250]
+    runs = [
+        "AKIA" * 250,
+        "x/home" * 170,
+        "eyJ." * 250,
+        "C:" * 500,
+        "\\" * 1000,
+        "xoxb-123456789 " * 67,
+        "ghp_" * 250,
+        "-----BEGIN " * 90,
+        "ssh-rsa " * 120,
+        "sk_live_" * 120,
+        "AIza" * 250,
+    ]
     obj = _packet(random.Random(5), 0)
     obj["goal"] = runs[0][:1024]
     obj["next_step"] = runs[1][:1024]

@@ -30,8 +30,9 @@ import baseline  # noqa: E402
 import corpus  # noqa: E402
 
 import cmp  # noqa: E402
-from cmp import intake, schemas  # noqa: E402
-from cmp.redact import redact, redact_obj, source_is_clean  # noqa: E402
+from cmp import _intake as intake  # noqa: E402
+from cmp import _validation as schemas  # noqa: E402
+from cmp._redaction import redact, redact_obj, source_is_clean  # noqa: E402
 
 BUDGET = 0.05  # seconds per timing round
 
@@ -123,18 +124,47 @@ def per_packet(repeat: int) -> str:
     for name, raw in corpus.build().items():
         path, funcs = stages(raw)
         timed = rounds_us(
-            {"loads": lambda raw=raw: json.loads(raw), "ours": lambda raw=raw: full_run(raw),
-             "base": lambda raw=raw: baseline.run(raw), **funcs},
+            {
+                "loads": lambda raw=raw: json.loads(raw),
+                "ours": lambda raw=raw: full_run(raw),
+                "base": lambda raw=raw: baseline.run(raw),
+                **funcs,
+            },
             repeat,
         )
         loads, ours, base = timed["loads"], timed["ours"], timed["base"]
         cells = [shown(median(timed[s])) if s in funcs else "–" for s in ("intake", "validate", "redact", "encode")]
         verdict = cmp.check(raw)
         what = "ok" if verdict.ok else ("redactions" if verdict.conforming else f"{len(verdict.errors)} errors")
-        rows.append([name, f"{len(raw):,}", what, path, shown(median(loads)), *cells, shown(median(ours)),
-                     shown(median(base)), paired_ratio(ours, loads), paired_ratio(base, ours)])
-    header = ["packet", "bytes", "verdict", "path", "json.loads µs", "intake", "validate", "redact", "encode",
-              "check+dumps µs", "baseline µs", "vs json.loads", "faster than baseline"]
+        rows.append(
+            [
+                name,
+                f"{len(raw):,}",
+                what,
+                path,
+                shown(median(loads)),
+                *cells,
+                shown(median(ours)),
+                shown(median(base)),
+                paired_ratio(ours, loads),
+                paired_ratio(base, ours),
+            ]
+        )
+    header = [
+        "packet",
+        "bytes",
+        "verdict",
+        "path",
+        "json.loads µs",
+        "intake",
+        "validate",
+        "redact",
+        "encode",
+        "check+dumps µs",
+        "baseline µs",
+        "vs json.loads",
+        "faster than baseline",
+    ]
     return table(rows, header)
 
 
@@ -147,8 +177,12 @@ def batch(count: int) -> str:
         path.write_text("\n".join([line] * count) + "\n")
         for jobs in (1, 2):
             start = time.perf_counter()
-            result = subprocess.run([sys.executable, "-m", "cmp", "check", "--jobs", str(jobs), "--jsonl", str(path)],
-                                    stdout=subprocess.DEVNULL, cwd=HERE.parent, check=False)
+            result = subprocess.run(
+                [sys.executable, "-m", "cmp", "check", "--jobs", str(jobs), "--jsonl", str(path)],
+                stdout=subprocess.DEVNULL,
+                cwd=HERE.parent,
+                check=False,
+            )
             elapsed = time.perf_counter() - start
             assert result.returncode == 0, result
             rows.append([f"{count:,} typical packets, --jobs {jobs}", f"{elapsed:.2f}", f"{count / elapsed:,.0f}"])

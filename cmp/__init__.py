@@ -18,15 +18,15 @@ The public API, all of it:
 
 from __future__ import annotations
 
-from cmp.canonical import dumps, state_digest
-from cmp.check import Report, check, loads, validate
+from cmp._canonical import dumps, state_digest
+from cmp._intake import MAX_PACKET_BYTES
+from cmp._pipeline import Report, check, loads, validate
+from cmp._redaction import CATEGORIES as REDACTION_CATEGORIES
+from cmp._redaction import SCANNED_FIELDS, Redaction, redact
 from cmp.findings import CODES as FINDING_CODES
 from cmp.findings import Finding, PacketError
-from cmp.intake import MAX_PACKET_BYTES
 from cmp.model import Attempt, Decision, Method, Packet, Project, Provenance
-from cmp.redact import CATEGORIES as REDACTION_CATEGORIES
-from cmp.redact import SCANNED_FIELDS, Redaction, redact
-from cmp.versions import SUPPORTED_VERSIONS
+from cmp.schema import SUPPORTED_VERSIONS
 
 __version__ = "0.1.0"
 

@@ -10,8 +10,8 @@ from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from cmp.check import Report, check
-from cmp.intake import MAX_PACKET_BYTES, size_finding
+from cmp._intake import MAX_PACKET_BYTES, size_finding
+from cmp._pipeline import Report, check
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor, Future

@@ -24,6 +24,7 @@ from types import FrameType
 from typing import Any, TextIO, TypeVar
 
 from cmp import __version__, conformance
+from cmp._canonical import dumps, file_bytes
 from cmp.batch import (
     Job,
     Progress,
@@ -35,7 +36,6 @@ from cmp.batch import (
     judge_report,
     read_jsonl,
 )
-from cmp.canonical import dumps, file_bytes
 from cmp.findings import Finding
 from cmp.inputs import Input, InputError, display_name, open_source, read_source
 

@@ -36,8 +36,8 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from cmp.canonical import dumps
-from cmp.check import check
+from cmp._canonical import dumps
+from cmp._pipeline import check
 from cmp.findings import PacketError
 
 VECTOR_FILE_SUFFIX = ".json"

@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from cmp.intake import MAX_PACKET_BYTES
+from cmp._intake import MAX_PACKET_BYTES
 
 # One byte past the limit is enough to know a packet is too large.
 READ_LIMIT = MAX_PACKET_BYTES + 1

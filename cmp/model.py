@@ -8,7 +8,7 @@ Every construction (``Packet(...)``, :meth:`Packet.new`, ``dataclasses.replace``
 :func:`from_obj`) checks the type of each member, as its annotation states it, and
 raises :class:`TypeError` naming the class and the member; a list given for an array
 is stored as a tuple. Values (lengths, patterns, enums) are left to the schema, which
-:func:`cmp.dumps` applies. The compiled builder of :mod:`cmp.fastpath` fills the
+:func:`cmp.dumps` applies. The compiled builder of :mod:`cmp._compiler` fills the
 slots without ``__init__``, so it skips these checks: it builds only from data its
 schema accepted, which are of these types.
 """
@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
-from cmp import timestamps
+from cmp import _timestamps
 
 Outcome = Literal["succeeded", "failed", "partial"]
 Confidence = Literal["low", "medium", "high", ""]
@@ -184,7 +184,7 @@ class Packet:
     # dumps may write them between quotes without an escaping pass.
     _escape_free: bool = field(default=False, init=False, repr=False, compare=False)
     # The canonical bytes, kept when check() had to write them to measure a large
-    # packet (see cmp.canonical.growth_finding); frozen members keep them right.
+    # packet (see cmp._canonical.growth_finding); frozen members keep them right.
     _canonical: bytes | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -213,7 +213,7 @@ class Packet:
     @property
     def created_at_datetime(self) -> _dt.datetime:
         """``created_at`` as an aware datetime (digits past microseconds dropped)."""
-        return timestamps.to_datetime(self.created_at)
+        return _timestamps.to_datetime(self.created_at)
 
 
 def _fraction(microsecond: int) -> str:
@@ -223,7 +223,7 @@ def _fraction(microsecond: int) -> str:
 def from_obj(obj: Mapping[str, Any]) -> Packet:
     """Build a Packet from a mapping that already passed its version's schema.
 
-    check() builds with the compiled builder of :mod:`cmp.fastpath` instead; this plain
+    check() builds with the compiled builder of :mod:`cmp._compiler` instead; this plain
     construction is what the tests hold that builder to.
     """
     get = obj.get
@@ -250,7 +250,7 @@ def from_obj(obj: Mapping[str, Any]) -> Packet:
     return packet
 
 
-# The model class of each object in the schemas, by schema location (see cmp.fastpath).
+# The model class of each object in the schemas, by schema location (see cmp._compiler).
 SCHEMA_CLASSES: dict[str, type] = {
     "$": Packet,
     "$.project": Project,

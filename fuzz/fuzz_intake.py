@@ -12,10 +12,10 @@ import atheris
 
 with atheris.instrument_imports():
     import cmp
-    import cmp.explain  # imported lazily by cmp; instrument it up front
-    import cmp.fastpath
+    import cmp._compiler
+    import cmp._explain  # imported lazily by cmp; instrument it up front
 
-CHECK = importlib.import_module("cmp.check")  # the module; `cmp.check` is the function
+CHECK = importlib.import_module("cmp._pipeline")
 QUICK_CHECK = CHECK._quick_check
 
 

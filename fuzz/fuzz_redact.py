@@ -8,9 +8,9 @@ import atheris
 
 with atheris.instrument_imports():
     import cmp
-    import cmp.explain  # imported lazily by cmp; instrument it up front
-    import cmp.fastpath
-    from cmp.redact import scan
+    import cmp._compiler
+    import cmp._explain  # imported lazily by cmp; instrument it up front
+    from cmp._redaction import scan
 
 
 def test_one_input(data: bytes) -> None:

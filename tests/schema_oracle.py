@@ -1,9 +1,9 @@
-"""The test oracle for cmp.explain: jsonschema itself, with the library's leaf messages.
+"""The test oracle for cmp._explain: jsonschema itself, with the library's leaf messages.
 
 jsonschema walks the schema (properties, items) and tracks paths, independently of the
 library's own rule walker; only the leaf keywords are replaced, so that patterns run on
-RE2 (as the reference's do), created_at is judged by :mod:`cmp.timestamps`, and the
-messages are the ones the library writes. The tests hold cmp.explain to this over the
+RE2 (as the reference's do), created_at is judged by :mod:`cmp._timestamps`, and the
+messages are the ones the library writes. The tests hold cmp._explain to this over the
 conformance vectors and generated and mutated packets.
 """
 
@@ -16,15 +16,15 @@ from typing import Any
 from jsonschema import Draft202012Validator, ValidationError, validators
 from jsonschema.protocols import Validator
 
-from cmp import timestamps
-from cmp.explain import type_name
+from cmp import _timestamps as timestamps
+from cmp._explain import type_name
+from cmp._matcher import Matcher
 from cmp.findings import Finding, path_join, quote
-from cmp.patterns import Matcher
-from cmp.schemas import load_schema
+from cmp.schema import load_schema
 
 
 def _type_name(instance: Any) -> str:
-    # The message's words are the library's (stated once, in cmp.explain); the walk is jsonschema's.
+    # The message's words are the library's (stated once, in cmp._explain); the walk is jsonschema's.
     return type_name(instance)
 
 

@@ -331,8 +331,8 @@ def test_whatever_check_calls_conforming_dumps_writes_and_check_accepts_again(da
 def test_large_packets_keep_the_bytes_check_wrote_to_measure_them() -> None:
     """check writes a packet over 32,768 / MAX_GROWTH bytes once to measure it; dumps
     returns those bytes, which must be what a fresh write gives."""
-    from cmp.canonical import MAX_GROWTH
-    from cmp.canonical import encode as write
+    from cmp._canonical import MAX_GROWTH
+    from cmp._canonical import encode as write
 
     obj = {**full(), "constraints": ["c<é\\u2028" * 100] * 10}
     raw = json.dumps(obj, ensure_ascii=False).encode()

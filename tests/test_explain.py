@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cmp
-from cmp import explain
+from cmp import _explain as explain
 from cmp.findings import MAX_FINDINGS, Finding
 from tests import schema_oracle
 from tests.packets import encode, full, minimal, put
@@ -144,7 +144,7 @@ def test_an_escaped_created_at_is_listed_with_other_findings_in_path_order() -> 
 @pytest.mark.parametrize("value", ["5", "true", "null", "[]", "{}"])
 def test_a_created_at_that_is_not_a_string_is_never_taken_for_an_escaped_one(value: str) -> None:
     """After a non-string value the next token is the next member's name, not the value."""
-    from cmp import intake
+    from cmp import _intake as intake
 
     raw = (
         '{"ltm_version":"0.2","id":"01J9X8K2QZ7N4M0WXYZV3R8ABC","created_at":'

@@ -10,12 +10,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cmp import intake, model, versions
+from cmp import _intake as intake
+from cmp import _validation as versions
+from cmp import model
+from cmp._compiler import compile_acceptor, compile_builder
+from cmp._explain import explain
+from cmp._validation import acceptor, builder
 from cmp.conformance import load_vectors, vector_input
-from cmp.explain import explain
-from cmp.fastpath import compile_acceptor, compile_builder
 from cmp.findings import Finding
-from cmp.schemas import acceptor, builder, load_schema
+from cmp.schema import load_schema
 from tests.packets import full, put, strings_in
 from tests.strategies import packets
 

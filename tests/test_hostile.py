@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cmp
+from cmp._timestamps import canonical
 from cmp.cli import main
-from cmp.timestamps import canonical
 from tests.packets import encode, full
 from tests.strategies import mutated, packets
 

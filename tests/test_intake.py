@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cmp
+from cmp._intake import MAX_DEPTH, MAX_PACKET_BYTES, parse_counted
 from cmp.findings import Finding
-from cmp.intake import MAX_DEPTH, MAX_PACKET_BYTES, parse_counted
 from tests.packets import encode, full, minimal, strings_in
 
 
@@ -152,7 +152,8 @@ DOCUMENTS = [
 
 @pytest.mark.parametrize("text", DOCUMENTS)
 def test_iterative_parser_agrees_with_json_module(text: str) -> None:
-    from cmp import deepjson, intake
+    from cmp import _deepjson as deepjson
+    from cmp import _intake as intake
 
     hooks = (intake._record_duplicates, intake._refuse_constant, intake._finite_float, intake._finite_int)
     assert deepjson.loads(text, *hooks, MAX_DEPTH) == json.loads(text)
@@ -266,7 +267,7 @@ def _depth_oracle(value: object) -> int:
     st.integers(0, 6),
 )
 def test_depth_measure_is_exact_and_ignores_brackets_in_strings(value: object, limit: int) -> None:
-    from cmp.intake import _nests_deeper_than
+    from cmp._intake import _nests_deeper_than
 
     raw = json.dumps(value).encode()
     depth = _depth_oracle(value)
@@ -276,7 +277,7 @@ def test_depth_measure_is_exact_and_ignores_brackets_in_strings(value: object, l
 
 
 def test_wide_documents_are_not_taken_for_deep_ones() -> None:
-    from cmp.intake import _nests_deeper_than
+    from cmp._intake import _nests_deeper_than
 
     wide = json.dumps({**minimal(), "attempts": [{}] * 10_900}).encode()
     assert wide.count(b"{") > MAX_DEPTH and not _nests_deeper_than(wide, MAX_DEPTH)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cmp import patterns
-from cmp.patterns import Matcher
+from cmp import _matcher as patterns
+from cmp._matcher import Matcher
 
 TAG = "^[a-z0-9][a-z0-9-]{0,31}$"
 

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cmp
-from cmp.redact import PATTERNS, redact_obj, scan, source_is_clean
-from cmp.redact import texts as texts_of
+from cmp._redaction import PATTERNS, redact_obj, scan, source_is_clean
+from cmp._redaction import texts as texts_of
 from tests.packets import encode, full, minimal, put
 from tests.vectors import assert_passes, params
 
@@ -262,7 +262,7 @@ def test_joined_prefilter_never_hides_a_field_hit(texts: list[str]) -> None:
 
 def test_raw_objects_are_scanned_whatever_their_shape() -> None:
     """Lenient mode stores a packet as it came: every string under a scanned member counts."""
-    from cmp.redact import redact_obj
+    from cmp._redaction import redact_obj
 
     raw: dict[str, Any] = {
         "goal": 5,
@@ -344,7 +344,7 @@ def test_a_clean_source_never_hides_a_field_hit(texts: list[str], site: str) -> 
 @settings(max_examples=500, deadline=None)
 @given(st.lists(st.sampled_from([*FRAGMENTS, "-AIza", "AIza", "0123456789abcdefghijABCDEFGHIJ_-xyz"]), max_size=12))
 def test_the_screen_agrees_with_one_search_per_pattern(parts: list[str]) -> None:
-    from cmp.redact import _SCREEN
+    from cmp._redaction import _SCREEN
 
     text = "".join(parts)
     expected = [i for i, p in enumerate(PATTERNS) if re2.search(p.regex, text)]
@@ -393,7 +393,7 @@ def test_fixed_width_forms_find_what_re2_finds(parts: list[str]) -> None:
 
 def test_crafted_google_key_text_gets_the_exact_answer() -> None:
     """Text thick with overlapping AIza starts (the DFA's worst case) still gets RE2's answer."""
-    from cmp.redact import _SCREEN
+    from cmp._redaction import _SCREEN
 
     for text in (("-AIza" * 6000 + "a").encode(), ("AIza" * 8000).encode(), ("-AIza" * 7 + "-").encode() * 900):
         assert _SCREEN.hits(text) == [i for i, p in enumerate(PATTERNS) if re2.search(p.regex, text)]

@@ -27,14 +27,14 @@ def findings(obj: Any) -> list[tuple[str, str, str | None]]:
 
 
 def test_ltm_version_is_const_in_v02_and_pattern_in_v01() -> None:
-    from cmp.schemas import load_schema
+    from cmp.schema import load_schema
 
     assert load_schema("0.2")["properties"]["ltm_version"] == {"type": "string", "const": "0.2"}
     assert load_schema("0.1")["properties"]["ltm_version"]["pattern"] == r"^\d+\.\d+$"
 
 
 def test_schema_ids_and_draft() -> None:
-    from cmp.schemas import load_schema
+    from cmp.schema import load_schema
 
     for version in BOTH:
         schema = load_schema(version)

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 import cmp
+from cmp._intake import MAX_DEPTH, MAX_PACKET_BYTES
+from cmp._redaction import PATTERNS, SCANNED_FIELDS
 from cmp.findings import CODES, MAX_FINDINGS
-from cmp.intake import MAX_DEPTH, MAX_PACKET_BYTES
-from cmp.redact import PATTERNS, SCANNED_FIELDS
 from tests.packets import encode, full
 
 ROOT = Path(__file__).resolve().parent.parent

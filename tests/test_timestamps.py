@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cmp
-from cmp import timestamps
+from cmp import _timestamps as timestamps
 from tests.packets import encode, full, put
 from tests.vectors import assert_passes, packet_of, params
 

@@ -6,7 +6,7 @@ import datetime as _dt
 
 from rfc3339_validator import validate_rfc3339
 
-from cmp.patterns import Matcher
+from cmp._matcher import Matcher
 
 # Uppercase T and Z only, one to nine fraction digits, numeric offsets. RE2's `$`
 # is end of text, so a trailing newline never slips through. Once the shape holds,

@@ -1,16 +1,24 @@
-"""Version routing: which schema a packet is judged by, from its declared ltm_version."""
+"""Validation of parsed data: version routing, then the schema of the routed version.
+
+Validation is two-speed: a compiled builder (:mod:`cmp._compiler`) decides "valid" and
+builds the typed packet in the common case; only a packet it rejects goes through the
+rule walker (:mod:`cmp._explain`) to be explained, finding by finding. Verdicts are
+identical by construction and by test.
+"""
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
+from cmp._intake import data_findings
 from cmp.findings import MAX_FINDINGS, QUOTE_LIMIT, Finding, capped
-from cmp.intake import data_findings
-from cmp.schemas import SCHEMA_VERSIONS, schema_findings
+from cmp.schema import SUPPORTED_VERSIONS, load_schema
 
-SUPPORTED_VERSIONS: tuple[str, ...] = SCHEMA_VERSIONS
+if TYPE_CHECKING:
+    from cmp.model import Packet
 
 
 def route(obj: Mapping[str, Any]) -> str | Finding:
@@ -74,3 +82,34 @@ def validate(obj: Any) -> list[Finding]:
     if not schema:
         return capped(surrogates)
     return [*surrogates[:MAX_FINDINGS], *schema]
+
+
+@functools.cache
+def acceptor(version: str) -> Callable[[Any], bool]:
+    """The compiled acceptor of ``version``."""
+    from cmp._compiler import compile_acceptor
+
+    return compile_acceptor(load_schema(version))
+
+
+@functools.cache
+def builder(version: str) -> Callable[[Any], tuple[Packet, int] | None]:
+    """The compiled builder of ``version``: (packet, strings counted) or None."""
+    from cmp._compiler import compile_builder
+    from cmp.model import SCHEMA_CLASSES
+
+    return compile_builder(load_schema(version), SCHEMA_CLASSES, {"_conforming": True})
+
+
+def schema_findings(obj: Mapping[str, Any], version: str, *, listed_before: int = 0) -> list[Finding]:
+    """The schema violations of ``obj`` against ``version``, sorted by path (empty when valid).
+
+    Capped: with ``listed_before`` findings of another kind ahead of them in a report,
+    only as many as keep the report at 100 are listed, then a ``truncated`` finding
+    counting the rest of the report.
+    """
+    if acceptor(version)(obj):
+        return []
+    from cmp._explain import explain
+
+    return explain(obj, version, listed_before=listed_before)

@@ -1,6 +1,6 @@
 """The detailed validation path: every schema violation, explained, in path order.
 
-The compiled builder (:mod:`cmp.fastpath`) only says "valid or not". When it says
+The compiled builder (:mod:`cmp._compiler`) only says "valid or not". When it says
 "not", this module says why: it reads the same schema file into a small tree of rules
 (one function per keyword, as jsonschema arranges them) and walks the packet once,
 yielding findings already sorted by path, then keyword. Nothing here reprs a user
@@ -19,10 +19,10 @@ from collections.abc import Callable, Iterator, Mapping
 from itertools import islice
 from typing import Any
 
-from cmp import timestamps
+from cmp import _timestamps
+from cmp._matcher import Matcher
 from cmp.findings import MAX_FINDINGS, Finding, path_join, quote, truncated
-from cmp.patterns import Matcher
-from cmp.schemas import load_schema
+from cmp.schema import load_schema
 
 _JSON_TYPES = {
     str: "string",
@@ -83,9 +83,9 @@ def _pattern(pattern: str, instance: Any) -> str | None:
 
 
 def _format(fmt: str, instance: Any) -> str | None:
-    if fmt != "date-time" or not isinstance(instance, str) or timestamps.is_valid(instance):
+    if fmt != "date-time" or not isinstance(instance, str) or _timestamps.is_valid(instance):
         return None
-    if timestamps.is_rfc3339(instance):
+    if _timestamps.is_rfc3339(instance):
         reason = "is RFC 3339 but outside the subset packets use"
     else:
         reason = "is not an RFC 3339 date-time"
@@ -253,7 +253,7 @@ def explain(
     ``listed_before``: findings already listed ahead of these in the same report. They
     take their share of ``limit``; past it, the ``truncated`` finding counts them too.
 
-    ``escaped`` names the top-level members of :data:`cmp.intake.RAW_TEXT_MEMBERS` that
+    ``escaped`` names the top-level members of :data:`cmp._intake.RAW_TEXT_MEMBERS` that
     the JSON text wrote with an escape.
     """
     rules = _rules(version)
@@ -271,7 +271,7 @@ def explain(
 def _plain_text(name: str, value: Any) -> str | None:
     """Why a raw-text member written with an escape is refused, or None when another
     finding (its type or format) already refuses it."""
-    if not isinstance(value, str) or not timestamps.is_valid(value):
+    if not isinstance(value, str) or not _timestamps.is_valid(value):
         return None
     return (
         f"{quote(value)} is written with a JSON escape; {name} must be plain text "

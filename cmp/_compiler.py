@@ -3,7 +3,7 @@
 ``compile_acceptor`` answers only "valid or not"; ``compile_builder`` answers the same
 question while building the typed model and counting the document's strings (member
 names and string values), in one walk. Both know only the keywords the CMP schemas
-use; the detailed jsonschema path (:mod:`cmp.explain`) runs when they say "not
+use; the detailed jsonschema path (:mod:`cmp._explain`) runs when they say "not
 valid", to explain why. All read the same schema file, and the tests hold them to
 identical verdicts over the conformance vectors and generated packets. A keyword the
 compiler does not know makes compilation fail, so a schema change cannot silently
@@ -16,8 +16,8 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from cmp import timestamps
-from cmp.patterns import Matcher
+from cmp import _timestamps
+from cmp._matcher import Matcher
 
 _IGNORED = {"$schema", "$id", "title", "description"}
 _KNOWN = _IGNORED | {
@@ -50,7 +50,7 @@ class _Compiler:
         self.lines: list[str] = []
         self.names: dict[str, Any] = {
             "_MISSING": object(),
-            "_is_date_time": timestamps.is_valid,
+            "_is_date_time": _timestamps.is_valid,
             "_new": object.__new__,
         }
         self.counter = 0

@@ -1,7 +1,7 @@
 """Strict intake: raw bytes to a JSON object, refusing everything RFC 8259 and UTF-8 refuse.
 
 Order matters and follows the reference: size, then encoding and syntax, then the
-top-level type. Version routing lives in :mod:`cmp.versions`.
+top-level type. Version routing lives in :mod:`cmp._validation`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from itertools import accumulate
 from typing import Any
 
-from cmp import deepjson
+from cmp import _deepjson
 from cmp.findings import BoundedPath, Finding, capped, quote
 
 MAX_PACKET_BYTES = 32_768
@@ -297,7 +297,7 @@ def decode_text(raw: bytes) -> str | Finding:
 
 def _decode_deep(text: str, duplicates: list[tuple[dict[str, Any], str]]) -> Any:
     duplicates.clear()
-    return deepjson.loads(text, _record_duplicates, _refuse_constant, _finite_float, _finite_int, MAX_DEPTH)
+    return _deepjson.loads(text, _record_duplicates, _refuse_constant, _finite_float, _finite_int, MAX_DEPTH)
 
 
 def _decode(text: str, duplicates: list[tuple[dict[str, Any], str]]) -> Any:
@@ -342,7 +342,7 @@ def parse_json(text: str, raw: bytes) -> tuple[Any, list[Finding]]:
     except json.JSONDecodeError as exc:
         # Some of the decoder's messages end in "at" themselves ("Unterminated string starting at").
         return None, [_json_finding(f"{exc.msg.removesuffix(' at')} at line {exc.lineno} column {exc.colno}")]
-    except deepjson.DeepJSONError as exc:
+    except _deepjson.DeepJSONError as exc:
         return None, [_json_finding(str(exc))]
 
     # One regex pass: on text thick with backslashes a substring test first is slower.

@@ -11,11 +11,11 @@ import hashlib
 from collections.abc import Sequence
 from json.encoder import encode_basestring
 
+from cmp._intake import MAX_PACKET_BYTES, size_finding
+from cmp._timestamps import canonical as canonical_time
+from cmp._validation import validate
 from cmp.findings import Finding, PacketError
-from cmp.intake import MAX_PACKET_BYTES, size_finding
 from cmp.model import Packet, to_obj
-from cmp.timestamps import canonical as canonical_time
-from cmp.versions import validate
 
 # Python escapes quote, backslash and C0 controls exactly as Go does (short escapes for
 # \b \f \n \r \t, lowercase \u00xx for the rest). Go also escapes these five. They can

@@ -5,13 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from cmp import intake, versions
-from cmp.canonical import growth_finding
+from cmp import _intake, _validation
+from cmp._canonical import growth_finding
+from cmp._redaction import Redaction, redact, redact_obj, source_is_clean
+from cmp._validation import builder, validate
 from cmp.findings import Finding, PacketError
 from cmp.model import Packet
-from cmp.redact import Redaction, redact, redact_obj, source_is_clean
-from cmp.schemas import builder
-from cmp.versions import validate
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -88,17 +87,17 @@ def check(
         quick = _quick_check(raw, lenient, allow_unredacted)
         if quick is not None:
             return quick
-    obj, findings = intake.parse_packet(data if raw is None else raw)  # str: encoded once
+    obj, findings = _intake.parse_packet(data if raw is None else raw)  # str: encoded once
     if obj is None:
         return Report(None, tuple(findings), (), None, lenient, allow_unredacted)
     assert raw is not None  # text that parsed is valid UTF-8
-    routed = versions.route(obj)
+    routed = _validation.route(obj)
     if isinstance(routed, Finding):
         return _refused(None, [routed], obj, lenient, allow_unredacted)
     built = builder(routed)(obj)
-    escaped = intake.escaped_members(raw, intake.RAW_TEXT_MEMBERS)
+    escaped = _intake.escaped_members(raw, _intake.RAW_TEXT_MEMBERS)
     if built is None or escaped:
-        from cmp.explain import explain  # only a refused packet pays for the import
+        from cmp._explain import explain  # only a refused packet pays for the import
 
         return _refused(routed, explain(obj, routed, escaped=escaped), obj, lenient, allow_unredacted)
     packet = built[0]
@@ -129,11 +128,11 @@ def _quick_check(raw: bytes, lenient: bool, allow_unredacted: bool) -> Report | 
     None for anything else (a backslash, a dropped duplicate, a schema error): that
     goes the long way round, which alone writes findings, so no verdict depends on this.
     """
-    counted = intake.parse_counted(raw)
+    counted = _intake.parse_counted(raw)
     if counted is None:
         return None
     obj, strings = counted
-    routed = versions.route(obj)
+    routed = _validation.route(obj)
     if type(routed) is not str:
         return None
     built = builder(routed)(obj)

@@ -1,0 +1,92 @@
+"""The import graph: data flows one way, and no module imports one above it.
+
+Read from the source with ``ast``, so imports inside functions (the lazy ones) and under
+TYPE_CHECKING count too. The layers below are the ones the README's "How it works"
+describes; a module may import from its own layer or lower ones, never higher, and the
+graph has no cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "cmp"
+
+# Lowest first.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("cmp.findings", "cmp._deepjson", "cmp._matcher", "cmp.schema"),  # leaves: no cmp imports
+    ("cmp._timestamps", "cmp._intake"),  # created_at rules; bytes to Python data
+    ("cmp.model", "cmp._compiler", "cmp._explain"),  # typed model; schema compiled, schema explained
+    ("cmp._validation",),  # version routing and the schema of the routed version
+    ("cmp._redaction",),  # the pre-flight over a typed packet
+    ("cmp._canonical",),  # typed packet to canonical bytes
+    ("cmp._pipeline",),  # bytes to report: check, loads
+    ("cmp",),  # the public API
+    ("cmp.inputs", "cmp.batch", "cmp.conformance", "cmp.adapter", "cmp.cli", "cmp.__main__"),  # programs
+)
+LAYER_OF = {module: number for number, layer in enumerate(LAYERS) for module in layer}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def _imports(path: Path, known: set[str]) -> set[str]:
+    """The cmp modules a file imports, wherever the import statement is."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.split(".")[0] == "cmp")
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "cmp":
+            for alias in node.names:
+                submodule = f"{node.module}.{alias.name}"
+                found.add(submodule if submodule in known else node.module)
+    return found & known
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    return {name: _imports(path, set(modules)) - {name} for name, path in modules.items()}
+
+
+def test_every_module_has_a_layer() -> None:
+    assert set(_modules()) == set(LAYER_OF), "add the new module to LAYERS (and to the README's How it works)"
+
+
+@pytest.mark.parametrize("module", sorted(LAYER_OF))
+def test_no_module_imports_a_higher_layer(module: str) -> None:
+    upward = sorted(target for target in _graph()[module] if LAYER_OF[target] > LAYER_OF[module])
+    assert not upward, f"{module} (layer {LAYER_OF[module]}) imports {upward} from above"
+
+
+def test_the_import_graph_has_no_cycle() -> None:
+    graph = _graph()
+    done: set[str] = set()
+
+    def visit(module: str, trail: tuple[str, ...]) -> None:
+        if module in trail:
+            cycle = [*trail[trail.index(module) :], module]
+            raise AssertionError("import cycle: " + " -> ".join(cycle))
+        if module in done:
+            return
+        for target in sorted(graph[module]):
+            visit(target, (*trail, module))
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module, ())
+
+
+def test_the_checks_see_imports_inside_functions(tmp_path: Path) -> None:
+    """A lazy import is an edge too: the walk finds one written inside a function."""
+    source = tmp_path / "probe.py"
+    source.write_text("def f():\n    from cmp._explain import explain\n    import cmp.findings\n")
+    assert _imports(source, {"cmp._explain", "cmp.findings"}) == {"cmp._explain", "cmp.findings"}
