@@ -5,10 +5,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 # Stable finding codes. Renaming one is a breaking change: the CLI's JSON output,
 # the conformance vectors and other implementations' harnesses all key on them.
-CODES: dict[str, str] = {
+# As a Literal, a misspelt code in the library is a type error, not a new code.
+Code = Literal[
+    "size", "json", "duplicate-key", "not-object", "version-missing", "version-unsupported", "schema", "truncated"
+]
+
+CODES: dict[Code, str] = {
     "size": "the raw packet is longer than 32,768 bytes",
     "json": "the bytes are not strict RFC 8259 JSON in UTF-8",
     "duplicate-key": "an object holds the same member name twice",
@@ -18,6 +24,7 @@ CODES: dict[str, str] = {
     "schema": "the packet breaks its version's JSON Schema (see keyword)",
     "truncated": "stands for the findings past the first 100 of a report, and says how many there were",
 }
+assert tuple(CODES) == get_args(Code), "every code is described, in the Literal's order"
 
 # Never more user text than a redaction finding may show: a message must not
 # become the way a secret leaks into a log.
@@ -33,7 +40,7 @@ class Finding:
     ``schema`` findings and ``None`` otherwise; ``message`` is one line.
     """
 
-    code: str
+    code: Code
     path: str
     message: str
     keyword: str | None = None
