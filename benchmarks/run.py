@@ -32,7 +32,8 @@ import corpus  # noqa: E402
 import cmp  # noqa: E402
 from cmp import _intake as intake  # noqa: E402
 from cmp import _validation as schemas  # noqa: E402
-from cmp._redaction import redact, redact_obj, source_is_clean  # noqa: E402
+from cmp._quick import parse_counted  # noqa: E402
+from cmp._redaction import matches_anywhere, redact, redact_obj  # noqa: E402
 
 BUDGET = 0.05  # seconds per timing round
 
@@ -82,16 +83,16 @@ def stages(raw: bytes) -> tuple[str, dict[str, Callable[[], object]]]:
     report = cmp.check(raw)
     packet = report.packet
     out: dict[str, Callable[[], object]] = {}
-    counted = intake.parse_counted(raw)
+    counted = parse_counted(raw)
     if counted is not None and report.version is not None:
         obj, strings = counted
         build = schemas.builder(report.version)
         built = build(obj)
         if built is not None and built[1] == strings and packet is not None:
-            out["intake"] = lambda: intake.parse_counted(raw)
+            out["intake"] = lambda: parse_counted(raw)
             out["validate"] = lambda: build(obj)
-            clean = source_is_clean(raw)
-            out["redact"] = (lambda: source_is_clean(raw)) if clean else (lambda: redact(packet))
+            clean = not matches_anywhere(raw)
+            out["redact"] = (lambda: matches_anywhere(raw)) if clean else (lambda: redact(packet))
             out["encode"] = lambda: cmp.dumps(packet)
             return "quick", out
     parsed, _ = intake.parse_packet(raw)

@@ -126,7 +126,7 @@ def _escape_strings(pieces: list[str]) -> None:
 
 def _render(packet: Packet, identity: bool) -> str:
     pieces = _pieces(packet, identity)
-    if not packet._escape_free:  # check() read it from text without a backslash: nothing to escape
+    if not packet._escape_free:  # read from text without a backslash: nothing to escape (cmp._quick, fact 3)
         _escape_strings(pieces)
     text = "".join(pieces)
     for char, escape in _GO_EXTRA:  # str.replace runs in C; str.translate would not

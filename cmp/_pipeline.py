@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from cmp import _intake, _validation
+from cmp import _intake, _quick, _validation
 from cmp._canonical import growth_finding
-from cmp._redaction import Redaction, redact, redact_obj, source_is_clean
+from cmp._redaction import Redaction, redact, redact_obj
 from cmp._validation import builder, validate
 from cmp.findings import Finding, PacketError
 from cmp.model import Packet
@@ -74,45 +74,89 @@ class Report:
 def check(
     data: bytes | bytearray | memoryview | str, *, lenient: bool = False, allow_unredacted: bool = False
 ) -> Report:
-    """Judge raw packet bytes (or text). Never raises for bad packet content."""
-    if type(data) is not bytes and not isinstance(data, str):
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise TypeError(f"check() takes bytes or str, not {type(data).__name__}")
-        try:
-            data = bytes(data)
-        except ValueError:  # a released memoryview
-            raise TypeError("check() cannot read a released memoryview") from None
+    """Judge raw packet bytes (or text). Never raises for bad packet content.
+
+    The quick path (:mod:`cmp._quick`) answers for a conforming packet written without
+    a backslash; everything else, and every finding, comes from :func:`check_long`.
+    """
+    data = _readable(data)
     raw = _utf8(data) if isinstance(data, str) else data
-    if raw is not None:
-        quick = _quick_check(raw, lenient, allow_unredacted)
-        if quick is not None:
-            return quick
+    quick = _quick.conforming(raw) if raw is not None else None
+    if quick is None:
+        return check_long(data, lenient=lenient, allow_unredacted=allow_unredacted)
+    version, packet, redactions = quick
+    return Report(
+        version=version,
+        errors=(),
+        redactions=redactions,
+        packet=packet,
+        lenient=lenient,
+        allow_unredacted=allow_unredacted,
+    )
+
+
+def check_long(data: bytes | str, *, lenient: bool = False, allow_unredacted: bool = False) -> Report:
+    """The long way: every check in order, writing findings; the same report check() gives."""
+    raw = _utf8(data) if isinstance(data, str) else data
     obj, findings = _intake.parse_packet(data if raw is None else raw)  # str: encoded once
     if obj is None:
-        return Report(None, tuple(findings), (), None, lenient, allow_unredacted)
+        return Report(
+            version=None,
+            errors=tuple(findings),
+            redactions=(),
+            packet=None,
+            lenient=lenient,
+            allow_unredacted=allow_unredacted,
+        )
     assert raw is not None  # text that parsed is valid UTF-8
     routed = _validation.route(obj)
     if isinstance(routed, Finding):
-        return _refused(None, [routed], obj, lenient, allow_unredacted)
+        return _refused(None, [routed], obj, lenient=lenient, allow_unredacted=allow_unredacted)
     built = builder(routed)(obj)
     escaped = _intake.escaped_members(raw, _intake.RAW_TEXT_MEMBERS)
     if built is None or escaped:
         from cmp._explain import explain  # only a refused packet pays for the import
 
-        return _refused(routed, explain(obj, routed, escaped=escaped), obj, lenient, allow_unredacted)
+        errors = explain(obj, routed, escaped=escaped)
+        return _refused(routed, errors, obj, lenient=lenient, allow_unredacted=allow_unredacted)
     packet = built[0]
     grown = growth_finding(packet, len(raw))
     if grown is not None:
-        return _refused(routed, [grown], obj, lenient, allow_unredacted)
-    return Report(routed, (), tuple(redact(packet)), packet, lenient, allow_unredacted)
+        return _refused(routed, [grown], obj, lenient=lenient, allow_unredacted=allow_unredacted)
+    return Report(
+        version=routed,
+        errors=(),
+        redactions=tuple(redact(packet)),
+        packet=packet,
+        lenient=lenient,
+        allow_unredacted=allow_unredacted,
+    )
+
+
+def _readable(data: object) -> bytes | str:
+    """``data`` as bytes or str; a TypeError for anything else."""
+    if type(data) is bytes or isinstance(data, str):
+        return data
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"check() takes bytes or str, not {type(data).__name__}")
+    try:
+        return bytes(data)
+    except ValueError:  # a released memoryview
+        raise TypeError("check() cannot read a released memoryview") from None
 
 
 def _refused(
-    version: str | None, errors: list[Finding], obj: dict[str, Any], lenient: bool, allow_unredacted: bool
+    version: str | None, errors: list[Finding], obj: dict[str, Any], *, lenient: bool, allow_unredacted: bool
 ) -> Report:
     """The report of a packet that parsed but does not conform; lenient mode still scans it."""
-    scanned = redact_obj(obj) if lenient else ()
-    return Report(version, tuple(errors), tuple(scanned), None, lenient, allow_unredacted)
+    return Report(
+        version=version,
+        errors=tuple(errors),
+        redactions=tuple(redact_obj(obj)) if lenient else (),
+        packet=None,
+        lenient=lenient,
+        allow_unredacted=allow_unredacted,
+    )
 
 
 def _utf8(text: str) -> bytes | None:
@@ -120,32 +164,6 @@ def _utf8(text: str) -> bytes | None:
         return text.encode("utf-8")
     except UnicodeEncodeError:
         return None  # parse_packet says where
-
-
-def _quick_check(raw: bytes, lenient: bool, allow_unredacted: bool) -> Report | None:
-    """The report of a conforming packet written without escapes, in one decode and one walk.
-
-    None for anything else (a backslash, a dropped duplicate, a schema error): that
-    goes the long way round, which alone writes findings, so no verdict depends on this.
-    """
-    counted = _intake.parse_counted(raw)
-    if counted is None:
-        return None
-    obj, strings = counted
-    routed = _validation.route(obj)
-    if type(routed) is not str:
-        return None
-    built = builder(routed)(obj)
-    if built is None or built[1] != strings:
-        return None
-    packet = built[0]
-    object.__setattr__(packet, "_escape_free", True)
-    if growth_finding(packet, len(raw)) is not None:
-        return None  # the long way says so
-    # The text holds every string verbatim between quotes: if no pattern matches
-    # anywhere in it, none matches in any scanned field.
-    redactions = () if source_is_clean(raw) else tuple(redact(packet))
-    return Report(routed, (), redactions, packet, lenient, allow_unredacted)
 
 
 def loads(data: bytes | bytearray | memoryview | str) -> Packet:

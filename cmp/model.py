@@ -179,9 +179,8 @@ class Packet:
     # other construction (including dataclasses.replace) starts False. Frozen members
     # keep it true for the packet's life, so dumps need not validate such a packet again.
     _conforming: bool = field(default=False, init=False, repr=False, compare=False)
-    # True only on packets check() read from JSON text without a single backslash:
-    # no string of theirs can hold a quote, a backslash or a control character, so
-    # dumps may write them between quotes without an escaping pass.
+    # True only on packets the quick path read from JSON text without a single
+    # backslash (cmp._quick, fact 3): dumps may skip the escaping pass.
     _escape_free: bool = field(default=False, init=False, repr=False, compare=False)
     # The canonical bytes, kept when check() had to write them to measure a large
     # packet (see cmp._canonical.growth_finding); frozen members keep them right.

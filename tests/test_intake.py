@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cmp
-from cmp._intake import MAX_DEPTH, MAX_PACKET_BYTES, parse_counted
+from cmp._intake import MAX_DEPTH, MAX_PACKET_BYTES
+from cmp._quick import parse_counted
 from cmp.findings import Finding
 from tests.packets import encode, full, minimal, strings_in
 
@@ -213,7 +214,7 @@ def test_check_rejects_non_bytes_with_type_error() -> None:
         cmp.check(minimal())  # type: ignore[arg-type]
 
 
-# --- parse_counted: the quick read check() tries first ---
+# --- parse_counted (cmp._quick): the quick read check() tries first ---
 
 
 def test_counted_read_counts_every_name_and_string_value() -> None:

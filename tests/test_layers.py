@@ -23,6 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cmp._validation",),  # version routing and the schema of the routed version
     ("cmp._redaction",),  # the pre-flight over a typed packet
     ("cmp._canonical",),  # typed packet to canonical bytes
+    ("cmp._quick",),  # the quick path: a conforming backslash-free packet in one pass
     ("cmp._pipeline",),  # bytes to report: check, loads
     ("cmp",),  # the public API
     ("cmp.inputs", "cmp.batch", "cmp.conformance", "cmp.adapter", "cmp.cli", "cmp.__main__"),  # programs

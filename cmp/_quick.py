@@ -1,0 +1,96 @@
+"""The quick path: a conforming packet written without a single backslash, read in one
+C decode and one compiled walk, scanned in one pass, written with no escaping pass.
+
+Most writers escape nothing in ordinary text, so this is the common case. It only ever
+says "conforming, and here is the packet": anything else (a backslash, a dropped
+duplicate, a schema error, a canonical form too large) returns None and goes the long
+way (:func:`cmp._pipeline.check_long`), which alone writes findings. So no verdict
+depends on this module; the tests hold the two ways to identical reports and bytes over
+every vector and over generated, re-rendered and mutated packets.
+
+It rests on three facts about JSON text that holds no backslash, stated here once:
+
+1. **Every quote opens or closes a string.** So the strings in the document (member
+   names and string values) number exactly half its quotes. The C decoder keeps the last
+   of two duplicate members silently; the compiled builder counts the strings it met, and
+   a shortfall against half the quotes means a member was dropped: the long way reports
+   the duplicate. (:func:`parse_counted`, the count checked in :func:`conforming`.)
+2. **A text in which no redaction pattern matches has no scanned field that matches.**
+   Each string sits in the text verbatim between quotes; a quote, like the edge of a
+   field, is not a word character, so every ``\\b`` a pattern needs at a field's edge it
+   finds in the text too; and no pattern is anchored (``^``, ``$``, ``\\A``, ``\\z``), so
+   none needs a field's start or end. The last condition is asserted below, when this
+   module is imported. (:func:`conforming` skips the field-by-field scan.)
+3. **No string can hold a quote, a backslash or a control character**, since each would
+   have needed an escape. So the canonical writer need not escape the packet's strings,
+   only rewrite Go's extra characters (``<``, ``>``, ``&``, U+2028, U+2029). The packet is
+   marked ``_escape_free``, which :mod:`cmp._canonical` reads.
+"""
+
+from __future__ import annotations
+
+import re
+
+from cmp import _intake, _validation
+from cmp._canonical import growth_finding
+from cmp._redaction import PATTERNS, Redaction, matches_anywhere, redact
+from cmp.model import Packet
+
+# Fact 2 needs patterns that no field edge can anchor. Escaped characters and
+# character classes are removed first: `[^a]` and `\$` anchor nothing.
+_ESCAPE_OR_CLASS = re.compile(r"\\.|\[(?:\\.|[^\]\\])*\]")
+_ANCHOR = re.compile(r"[\^$]|\\[AzZ]|\(\?[a-zA-Z]*m")
+
+
+def anchored(regex: str) -> bool:
+    """Whether an RE2 regex can match only at a text's start or end (or at line ends)."""
+    bare = _ESCAPE_OR_CLASS.sub(_keep_anchor_escapes, regex)
+    return _ANCHOR.search(bare) is not None
+
+
+def _keep_anchor_escapes(match: re.Match[str]) -> str:
+    """Drop a class or an escaped character, but keep the escapes that are anchors."""
+    text = match.group()
+    return text if text[0] == "\\" and text[1] in "AzZ" else ""
+
+
+_ANCHORED = [p.category for p in PATTERNS if anchored(p.regex) or anchored(p.screened_by)]
+if _ANCHORED:  # pragma: no cover - a change to the pattern table would have to cause it
+    raise AssertionError(f"the quick path's clean-text rule needs unanchored patterns; anchored: {_ANCHORED}")
+
+
+def parse_counted(raw: bytes) -> tuple[dict[str, object], int] | None:
+    """(object, strings) for backslash-free JSON text whose top level is an object, else None.
+
+    ``strings`` is half the quotes (fact 1). None also for anything the C decoder with
+    the intake's number and constant refusals will not take; the long way says why.
+    """
+    if len(raw) > _intake.MAX_PACKET_BYTES or b"\\" in raw:
+        return None
+    quotes = raw.count(b'"')
+    if quotes % 2:
+        return None
+    value = _intake.decode_plain(raw)
+    if type(value) is not dict:
+        return None
+    return value, quotes // 2
+
+
+def conforming(raw: bytes) -> tuple[str, Packet, tuple[Redaction, ...]] | None:
+    """(version, packet, redactions) of a conforming packet read the quick way, else None."""
+    counted = parse_counted(raw)
+    if counted is None:
+        return None
+    obj, strings = counted
+    routed = _validation.route(obj)
+    if type(routed) is not str:
+        return None
+    built = _validation.builder(routed)(obj)
+    if built is None or built[1] != strings:  # fact 1: a duplicate was dropped
+        return None
+    packet = built[0]
+    object.__setattr__(packet, "_escape_free", True)  # fact 3
+    if growth_finding(packet, len(raw)) is not None:
+        return None  # the long way reports the size
+    redactions = tuple(redact(packet)) if matches_anywhere(raw) else ()  # fact 2
+    return routed, packet, redactions

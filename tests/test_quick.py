@@ -1,0 +1,33 @@
+"""cmp._quick's own rules: the anchoring guard on the pattern table, and parse_counted's count."""
+
+from __future__ import annotations
+
+import pytest
+
+from cmp._quick import anchored, parse_counted
+from cmp._redaction import PATTERNS
+from tests.packets import encode, full
+
+
+@pytest.mark.parametrize("regex", [r"^AKIA", r"key$", r"\AAKIA", r"x\z", r"(?m)x", r"(?im)x", r"a|^b", r"(?:x$)"])
+def test_an_anchored_regex_is_seen(regex: str) -> None:
+    assert anchored(regex)
+
+
+@pytest.mark.parametrize(
+    "regex", [r"[^a]x", r"\$5", r"\^", r"\B/home", r"\bAKIA[0-9A-Z]{16}\b", r"[$^]", r"\\A", r"(?i)x"]
+)
+def test_what_only_looks_anchored_is_not(regex: str) -> None:
+    assert not anchored(regex)
+
+
+def test_no_redaction_pattern_is_anchored() -> None:
+    """The import-time guard, restated: fact 2 of cmp._quick holds for the shipped table."""
+    assert not [p.category for p in PATTERNS if anchored(p.regex) or anchored(p.screened_by)]
+
+
+def test_strings_are_half_the_quotes_and_a_backslash_opts_out() -> None:
+    raw = encode(full())
+    counted = parse_counted(raw)
+    assert counted is not None and counted[1] == raw.count(b'"') // 2
+    assert parse_counted(raw.replace(b"GPU", b"G\\u0050U")) is None
