@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import argparse
 import errno
+import math
 import os
 import re
 import signal
+import subprocess
 import sys
 from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import closing, contextmanager, nullcontext
 from dataclasses import dataclass
+from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO, TypeVar
 
@@ -36,6 +39,7 @@ from cmp.batch import (
     judge_report,
     read_jsonl,
 )
+from cmp.conformance._text import describe, one_line
 from cmp.findings import Finding
 from cmp.inputs import Input, InputError, display_name, open_source, read_source
 
@@ -597,7 +601,108 @@ def _cmd_conformance(args: argparse.Namespace, out: _Output) -> int:
     # implementation's process group instead of leaving it running without us.
     with _StopSignals():
         # Its JSON output is one multi-line document; its text output, lines like ours.
-        return conformance.main(args, out.document if args.format == "json" else out.line, _error_line)
+        return _run_conformance(args, out.document if args.format == "json" else out.line, _error_line)
+
+
+# --timeout must be a finite number of seconds in (0, one day]: NaN, infinities and huge
+# values break the clock and selector arithmetic, and no vector needs a day.
+MAX_TIMEOUT_SECONDS = 86_400.0
+
+
+def _timeout_problem(timeout: float) -> str | None:
+    """Why --timeout is unusable: NaN, infinities and huge values break the deadline arithmetic."""
+    if math.isfinite(timeout) and 0 < timeout <= MAX_TIMEOUT_SECONDS:
+        return None
+    return f"--timeout must be positive and at most {MAX_TIMEOUT_SECONDS:g} seconds (one day), not {timeout:g}"
+
+
+def _conformance_arguments(parser: argparse.ArgumentParser) -> None:
+    """The conformance subcommand's options, kept beside the runner they configure."""
+    parser.description = (
+        "Run the conformance vectors against this library, or against another implementation "
+        f"(--impl). The vectors come from --vectors DIR, by default from {conformance.DEFAULT_VECTORS_TEXT}."
+    )
+    parser.add_argument(
+        "--impl",
+        metavar="COMMAND",
+        help="test another implementation over the JSON-lines protocol; COMMAND is split into words "
+        "by POSIX shell rules and run without a shell (use sh -c '...' for pipes)",
+    )
+    parser.add_argument("--vectors", metavar="DIR", help=f"vector folder (default: {conformance.DEFAULT_VECTORS_TEXT})")
+    parser.add_argument("--filter", metavar="AREA", action="append", help="only this area (repeatable)")
+    parser.add_argument(
+        "--format",
+        choices=("text", "json", "junit"),
+        default="text",
+        help="text lines (default), one JSON document, or a JUnit XML report with a testcase per vector",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=10.0, metavar="SECONDS", help="per-exchange limit for --impl (default: 10)"
+    )
+    parser.add_argument(
+        "--impl-stderr",
+        metavar="FILE",
+        help="where the implementation's stderr goes: - for this command's stderr, or a file to append to "
+        "(default: discarded)",
+    )
+
+
+def _open_stderr(target: str | None) -> int | None:
+    """The Popen stderr for --impl-stderr: DEVNULL, None (ours) or a file opened once for appending.
+
+    OSError (one line, from main) if the file cannot be opened. Opened without blocking
+    so that a FIFO with no reader fails at once instead of hanging here.
+    """
+    if target is None:
+        return subprocess.DEVNULL
+    if target == "-":
+        return None
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK
+    fd = os.open(target, flags | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0), 0o666)
+    os.set_blocking(fd, True)
+    return fd
+
+
+# Compiled on first use, not at import: every CLI start imports this module, and the
+def _run_conformance(args: argparse.Namespace, line: Callable[[str], None], error: Callable[[str], None]) -> int:
+    """Run the vectors; a usage or vector-folder problem is one line on stderr and exit 2."""
+    problem = _timeout_problem(args.timeout)
+    if problem:
+        error(problem)
+        return 2
+    argv: list[str] | None = None
+    if args.impl is not None:
+        try:
+            argv = conformance.split_command(args.impl)
+        except ValueError as exc:
+            error(str(exc))
+            return 2
+    folder = Path(args.vectors) if args.vectors else conformance.default_vector_dir()
+    if folder is None:
+        error(f"no conformance vectors found (looked for {conformance.DEFAULT_VECTORS_TEXT}); pass --vectors DIR")
+        return 2
+    try:
+        vectors = conformance.load_vectors(folder, args.filter)
+    except conformance.VectorError as exc:
+        error(one_line(f"conformance: {exc}"))
+        return 2
+    implementation: conformance.Implementation | None = None
+    opened: int | None = None
+    if argv is not None:
+        try:
+            stderr = _open_stderr(args.impl_stderr)
+        except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+            error(one_line(f"--impl-stderr: cannot open {display_name(args.impl_stderr)}: {describe(exc)}"))
+            return 2
+        opened = stderr if stderr is not None and stderr >= 0 else None
+        implementation = conformance.Implementation(argv, args.timeout, stderr)
+    try:
+        outcomes = conformance.run(vectors, implementation)
+    finally:
+        if opened is not None:
+            os.close(opened)
+    conformance.report(outcomes, args.format, line)
+    return 0 if all(o.passed for o in outcomes) else 1
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -683,7 +788,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         epilog=_CONFORMANCE_OUTPUT + "\n" + _examples(prog, _CONFORMANCE_EXAMPLES),
         formatter_class=_HelpFormatter,
     )
-    conformance.add_arguments(conf_cmd)
+    _conformance_arguments(conf_cmd)
     conf_cmd.set_defaults(handler=_cmd_conformance)
 
     return parser

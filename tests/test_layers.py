@@ -26,7 +26,15 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cmp._quick",),  # the quick path: a conforming backslash-free packet in one pass
     ("cmp._pipeline",),  # bytes to report: check, loads
     ("cmp",),  # the public API
-    ("cmp.inputs", "cmp.batch", "cmp.conformance", "cmp.adapter", "cmp.cli", "cmp.__main__"),  # programs
+    # programs: the conformance runner (a library the adapter and the CLI use), lowest first
+    ("cmp.conformance._text",),  # text from elsewhere, on one line
+    ("cmp.conformance._protocol",),  # the messages: a request, this library's answer, reading another's
+    ("cmp.conformance._compare",),  # an answer against a vector's expectation
+    ("cmp.conformance._vectors", "cmp.conformance._implementation"),  # the vector folder; another program
+    ("cmp.conformance._runner",),  # every vector, one result each
+    ("cmp.conformance._report",),  # the results as text, JSON or JUnit XML
+    ("cmp.conformance",),  # the runner's public names
+    ("cmp.inputs", "cmp.batch", "cmp.adapter", "cmp.cli", "cmp.__main__"),  # programs
 )
 LAYER_OF = {module: number for number, layer in enumerate(LAYERS) for module in layer}
 

@@ -130,6 +130,14 @@ def test_the_wheel_carries_the_licence_and_its_metadata(installed: Installed) ->
     assert scripts == ["core-memory-packet = cmp.cli:main_exit"]
 
 
+def test_the_wheel_carries_every_module_of_the_package(installed: Installed) -> None:
+    """[tool.setuptools] packages lists each package: one left out is missing from the wheel only."""
+    with zipfile.ZipFile(installed.wheel) as wheel:
+        shipped = {name for name in wheel.namelist() if name.endswith(".py")}
+    modules = {path.relative_to(ROOT).as_posix() for path in (ROOT / "cmp").rglob("*.py")}
+    assert modules <= shipped, sorted(modules - shipped)
+
+
 def test_the_wheel_carries_the_conformance_vectors_and_not_their_tools(installed: Installed) -> None:
     with zipfile.ZipFile(installed.wheel) as wheel:
         prefix = "cmp/vectors/"
