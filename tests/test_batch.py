@@ -10,13 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from cmp.batch import Job, Progress, Unreadable, Verdict, judge_all, read_jsonl
 from cmp.cli import main
+from cmp.cli._batch import judge_all
+from cmp.cli._judge import CheckOptions, Verdict
+from cmp.cli._progress import Progress
+from cmp.cli._sources import Source, Unreadable, read_jsonl
 from tests.packets import encode, full, put
 
 GOOD = encode(full())
 BAD = encode(put(full(), "tags[0]", "Bad"))
 LEAKY = encode(put(full(), "goal", "AKIAIOSFODNN7EXAMPLE"))
+PLAIN = CheckOptions(lenient=False, allow_unredacted=False)
 
 
 @pytest.fixture
@@ -28,16 +32,19 @@ def jsonl(tmp_path: Path) -> Path:
 
 def test_read_jsonl_numbers_lines_and_skips_blank_ones(jsonl: Path) -> None:
     with open(jsonl, "rb") as stream:
-        jobs = list(read_jsonl(stream, "p.jsonl"))
-    assert [job.line for job in jobs] == [1, 2, 5, 6, 7]
-    assert jobs[-1].data == GOOD  # CRLF stripped
-    assert jobs[0].name == "p.jsonl:1"
+        sources = list(read_jsonl(stream, "p.jsonl"))
+    assert [source.line for source in sources] == [1, 2, 5, 6, 7]
+    assert sources[-1].data == GOOD  # CRLF stripped
+    assert sources[0].name == "p.jsonl:1"
 
 
 def test_over_long_line_is_cut_and_measured() -> None:
     stream = io.BytesIO(b" " * 40_000 + b"x\n" + GOOD + b"\n")
-    jobs = list(read_jsonl(stream, "s"))
-    assert [(job.line, len(job.data), job.size) for job in jobs] == [(1, 32_770, 40_001), (2, len(GOOD), len(GOOD))]
+    sources = list(read_jsonl(stream, "s"))
+    assert [(source.line, len(source.data), source.size) for source in sources] == [
+        (1, 32_770, 40_001),
+        (2, len(GOOD), len(GOOD)),
+    ]
 
 
 def test_jsonl_text_output(jsonl: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -78,23 +85,24 @@ def test_workers_give_the_same_results_in_order(tmp_path: Path, capsys: pytest.C
 
 
 def test_judge_all_keeps_order_across_processes() -> None:
-    jobs = [Job("f", i, GOOD if i % 3 else BAD, None) for i in range(1, 301)]
-    verdicts = list(judge_all(jobs, False, False, workers=2))
+    sources = [Source("f", i, GOOD if i % 3 else BAD, None) for i in range(1, 301)]
+    verdicts = list(judge_all(sources, PLAIN, workers=2))
     assert [v.name for v in verdicts] == [f"f:{i}" for i in range(1, 301)]
     assert [v.accepted for v in verdicts] == [bool(i % 3) for i in range(1, 301)]
 
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_unreadable_sources_keep_their_place(workers: int) -> None:
-    items = [Job("f", i, GOOD, None) if i % 50 else Unreadable(f"u{i}", "cannot open: gone") for i in range(1, 501)]
-    out = list(judge_all(items, False, False, workers=workers))
+    items = [Source("f", i, GOOD, None) if i % 50 else Unreadable(f"u{i}", "cannot open: gone") for i in range(1, 501)]
+    out = list(judge_all(items, PLAIN, workers=workers))
     assert [o.name if isinstance(o, Verdict) else o.file for o in out] == [
         f"f:{i}" if i % 50 else f"u{i}" for i in range(1, 501)
     ]
 
 
 def test_json_verdicts_carry_only_their_json_entry() -> None:
-    (verdict,) = judge_all([Job("f", 7, BAD, None)], False, False, workers=1, as_json=True)
+    as_json = CheckOptions(lenient=False, allow_unredacted=False, as_json=True)
+    (verdict,) = judge_all([Source("f", 7, BAD, None)], as_json, workers=1)
     assert isinstance(verdict, Verdict) and verdict.lines == ()
     entry = json.loads(verdict.entry)
     assert (entry["file"], entry["line"], entry["ok"]) == ("f", 7, False)
@@ -130,10 +138,10 @@ class FakeTerminal(io.StringIO):
 
 
 def test_progress_only_on_a_terminal_and_only_when_slow(monkeypatch: pytest.MonkeyPatch) -> None:
-    import cmp.batch as batch
+    import cmp.cli._progress as progress_module
 
     clock = iter([0.0] + [0.5] * 3 + [2.0 + i for i in range(10)])
-    monkeypatch.setattr(batch.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(progress_module.time, "monotonic", lambda: next(clock))
     terminal = FakeTerminal()
     progress = Progress(100, terminal)
     for _ in range(6):

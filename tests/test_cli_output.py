@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from cmp import cli
-from cmp.batch import Progress
+from cmp.cli import _check, main
+from cmp.cli._output import Output
+from cmp.cli._progress import Progress
 from tests.packets import encode, full, minimal
 
 LINE = encode(minimal()) + b"\n"
@@ -77,7 +78,7 @@ def test_no_progress_counter_where_the_results_are_shown() -> None:
     leader, follower = pty.openpty()
     try:
         with os.fdopen(follower, "w", closefd=False) as terminal:
-            assert cli._Output(terminal).is_terminal  # type: ignore[arg-type]
+            assert Output(terminal).is_terminal  # type: ignore[arg-type]
             assert not Progress(10, terminal, quiet=True).enabled
             assert Progress(10, terminal).enabled
     finally:
@@ -119,22 +120,22 @@ def test_options_only_by_their_full_names(
     """A prefix must not switch the redaction gate off (--al) or read JSON as JSON Lines."""
     leaky = tmp_path / "leaky.json"
     leaky.write_bytes(encode({**full(), "goal": "AKIAIOSFODNN7EXAMPLE"}))
-    assert cli.main([*argv, str(leaky)]) == 2
+    assert main([*argv, str(leaky)]) == 2
     assert capsys.readouterr().err.splitlines()[0].startswith(message)
 
 
 def test_all_cores_means_the_usable_ones_and_at_most_256(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     seen: list[int] = []
 
-    def recording(*args: Any) -> Any:
-        seen.append(args[3])
+    def recording(items: Any, options: Any, *, workers: int) -> Any:
+        seen.append(workers)
         yield from ()
 
     good = tmp_path / "good.json"
     good.write_bytes(encode(full()))
-    monkeypatch.setattr(cli, "judge_all", recording)
+    monkeypatch.setattr(_check, "judge_all", recording)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(1000)), raising=False)
-    cli.main(["check", "--jobs", "0", str(good)])
+    main(["check", "--jobs", "0", str(good)])
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
-    cli.main(["check", "--jobs", "0", str(good)])
+    main(["check", "--jobs", "0", str(good)])
     assert seen == [256, 1]

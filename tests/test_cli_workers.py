@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cmp.batch import CHUNK
+from cmp.cli._batch import CHUNK
 from tests.packets import encode, minimal
 from tests.test_cli_streaming import unreadable_result
 
@@ -23,7 +23,7 @@ from tests.test_cli_streaming import unreadable_result
 CHILD = """
 import multiprocessing, os, signal, sys
 multiprocessing.set_start_method("fork")
-import cmp.batch
+import cmp.cli._batch as batch
 how, at = sys.argv[1], int(sys.argv[2])
 if how == "fork-fails":
     real_fork, forks = os.fork, []
@@ -34,14 +34,14 @@ if how == "fork-fails":
         return real_fork()
     os.fork = fork
 else:
-    real_judge = cmp.batch.judge
-    def judge(job, *args):
-        if job.line == at:
+    real_judge = batch.judge
+    def judge(source, *args, **kwargs):
+        if source.line == at:
             if how == "exit":
                 os._exit(3)
             os.kill(os.getpid(), signal.SIGKILL)
-        return real_judge(job, *args)
-    cmp.batch.judge = judge
+        return real_judge(source, *args, **kwargs)
+    batch.judge = judge
 from cmp.cli import main
 sys.exit(main(sys.argv[3:]))
 """

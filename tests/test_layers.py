@@ -34,7 +34,20 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cmp.conformance._runner",),  # every vector, one result each
     ("cmp.conformance._report",),  # the results as text, JSON or JUnit XML
     ("cmp.conformance",),  # the runner's public names
-    ("cmp.inputs", "cmp.batch", "cmp.adapter", "cmp.cli", "cmp.__main__"),  # programs
+    ("cmp.adapter",),  # this library behind the harness protocol: python -m cmp.adapter
+    # programs: the command line, lowest first; data flows args -> sources -> judge/batch -> output
+    (
+        "cmp.cli._output",  # where the CLI writes: escaped lines, the streamed JSON document
+        "cmp.cli._progress",  # the terminal's progress line
+        "cmp.cli._signals",  # stop signals raised where the code is
+        "cmp.cli._sources",  # files, stdin, JSON Lines: one Source record each
+        "cmp.cli._render",  # a result as text lines or a JSON entry
+    ),
+    ("cmp.cli._status", "cmp.cli._judge", "cmp.cli._rewrite"),  # exit statuses; one source judged; fmt --write
+    ("cmp.cli._batch", "cmp.cli._args"),  # many sources, worker processes, input order; the parser
+    ("cmp.cli._check", "cmp.cli._fmt", "cmp.cli._conformance"),  # the commands
+    ("cmp.cli._main",),  # parse, run the command, exit status
+    ("cmp.cli", "cmp.__main__"),  # the entry points: main, main_exit; python -m cmp
 )
 LAYER_OF = {module: number for number, layer in enumerate(LAYERS) for module in layer}
 

@@ -1,0 +1,190 @@
+"""The command line's grammar: the parser, its help texts and examples, one-line usage errors."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import Any
+
+from cmp import __version__
+from cmp.cli._output import error_line
+from cmp.cli._status import EXIT_USAGE
+from cmp.conformance import DEFAULT_VECTORS_TEXT
+
+# How the program is named in usage, help and examples: the console script, or the module.
+CONSOLE_PROG = "core-memory-packet"
+MODULE_PROG = "python -m cmp"
+
+# (command with {prog} for the program name, what it does), per subcommand.
+_CHECK_EXAMPLES = (
+    ("{prog} check packet.json", 'one line per finding, or "packet.json: ok"'),
+    ("{prog} check a.json b.json --format json", "one JSON document with a result object per file"),
+    ("cat packet.json | {prog} check -", "read the packet from stdin"),
+    ("{prog} check --jsonl packets.jsonl --jobs 2", "one packet per line, results per line, both cores"),
+    ("{prog} check --lenient old.json", "report schema errors as warnings, exit 0"),
+)
+_FMT_EXAMPLES = (
+    ("{prog} fmt packet.json", "print the canonical bytes and one final newline"),
+    ("{prog} fmt --check *.json", "list files that are not canonical (exit 1)"),
+    ("{prog} fmt --write packet.json", "rewrite in canonical form, atomically"),
+)
+_CONFORMANCE_EXAMPLES = (
+    ("{prog} conformance", "run the conformance vectors against this library"),
+    ("{prog} conformance --impl 'go run ./x'", "run them against another implementation"),
+    ("{prog} conformance --filter canonical --format json", "one area, one JSON document"),
+    ("{prog} conformance --format junit > conformance.xml", "a JUnit XML report for a CI system"),
+)
+
+
+def _examples(prog: str, *groups: Sequence[tuple[str, str]]) -> str:
+    """An ``examples:`` block: each command as it is typed, what it does on the line below."""
+    lines = ["examples:"]
+    for group in groups:
+        for command, what in group:
+            lines.append("  " + command.format(prog=prog))
+            lines.append("      " + what)
+    return "\n".join(lines) + "\n"
+
+
+_CHECK_FORMAT_HELP = (
+    "text (default): one line per finding or redaction hit, or 'FILE: ok'; "
+    'json: one document {"results": [...]} with one result object per packet or unreadable source'
+)
+_CHECK_OUTPUT = """\
+--format json prints one document {"results": [...]}: one result object per
+packet, in input order, with the members file (and line, for --jsonl), ok,
+conforming, accepted, version, errors [{code, path, keyword, message}],
+redactions [{field, category, found, text}] and error: null, or for a source
+that could not be read or checked, the one-line reason (ok, conforming and
+accepted are then false, version null, errors and redactions empty).
+"""
+_FMT_DESCRIPTION = """\
+Print or rewrite packets in canonical form. A file is written as the canonical
+bytes plus one final newline, as editors and pre-commit's end-of-file-fixer keep
+files (cmp.dumps, and what goes over the wire, are the canonical bytes alone);
+--check calls a file canonical only with exactly that one final newline (none
+after a packet of the full 32,768 bytes, which a newline would make too large).
+"""
+_CONFORMANCE_OUTPUT = """\
+--format text: one "FAIL id: problems" line per failing vector, then
+"N passed, N failed". --format json: one document {"passed", "failed",
+"failures": [{"id", "area", "problems"}]}. --format junit: a JUnit XML report,
+a <testsuite> per area and a <testcase> per vector.
+"""
+
+_CONFORMANCE_DESCRIPTION = (
+    "Run the conformance vectors against this library, or against another implementation "
+    f"(--impl). The vectors come from --vectors DIR, by default from {DEFAULT_VECTORS_TEXT}."
+)
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Text already laid out in lines (examples, notes) is kept as written; a one-paragraph
+    description, such as the conformance subcommand's, is wrapped."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" in text.strip("\n"):
+            return super()._fill_text(text, width, indent)
+        return argparse.HelpFormatter._fill_text(self, text, width, indent)
+
+
+class _Parser(argparse.ArgumentParser):
+    """One-line usage errors; options only by their full names.
+
+    argparse would take a unique prefix for the option (``--al`` for
+    ``--allow-unredacted``, ``--json`` for ``--jsonl``): a typo must not switch the
+    redaction gate off or read a packet as JSON Lines.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> Any:  # one line, exit 2, no usage dump
+        error_line(message.splitlines()[0] if message else "usage error")
+        raise SystemExit(EXIT_USAGE)
+
+
+def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
+    """The argument parser; ``prog`` is how usage, help and examples name the program.
+
+    The subcommand's name is ``command`` in the parsed arguments (None when none is given).
+    """
+    parser = _Parser(
+        prog=prog,
+        description="Validate, redact and canonically format Core Memory Packets (v0.1, v0.2).",
+        epilog=_examples(prog, _CHECK_EXAMPLES, _FMT_EXAMPLES, _CONFORMANCE_EXAMPLES),
+        formatter_class=_HelpFormatter,
+    )
+    # The version names the package, however the program was started.
+    parser.add_argument("-V", "--version", action="version", version=f"{CONSOLE_PROG} {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    check_cmd = commands.add_parser(
+        "check",
+        help="validate and redaction-scan packets",
+        description="Validate packets and scan them for secrets and personal paths.",
+        epilog=_CHECK_OUTPUT + "\n" + _examples(prog, _CHECK_EXAMPLES),
+        formatter_class=_HelpFormatter,
+    )
+    check_cmd.add_argument("files", nargs="*", metavar="FILE", help="packet files; - reads stdin")
+    check_cmd.add_argument(
+        "--jsonl", action="append", metavar="FILE", help="a JSON Lines file (- for stdin), one packet per line"
+    )
+    check_cmd.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (0: one per core)")
+    check_cmd.add_argument("--format", choices=("text", "json"), default="text", help=_CHECK_FORMAT_HELP)
+    check_cmd.add_argument(
+        "--lenient", action="store_true", help="schema errors are warnings (exit 0); intake errors still fail"
+    )
+    check_cmd.add_argument(
+        "--allow-unredacted", action="store_true", help="redaction findings are warnings (whole-packet override)"
+    )
+
+    fmt_cmd = commands.add_parser(
+        "fmt",
+        help="print or rewrite packets in canonical form",
+        description=_FMT_DESCRIPTION,
+        epilog=_examples(prog, _FMT_EXAMPLES),
+        formatter_class=_HelpFormatter,
+    )
+    fmt_cmd.add_argument("files", nargs="+", metavar="FILE", help="packet files; - reads stdin")
+    mode = fmt_cmd.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true", help="list files that are not canonical; exit 1 if any")
+    mode.add_argument("--write", action="store_true", help="rewrite files in place, atomically")
+    fmt_cmd.add_argument(
+        "--force", action="store_true", help="with --write: rewrite read-only files and files with other hard links too"
+    )
+    fmt_cmd.add_argument("--allow-unredacted", action="store_true", help="format packets with redaction findings too")
+
+    conf_cmd = commands.add_parser(
+        "conformance",
+        help="run the conformance vectors against this library or another",
+        description=_CONFORMANCE_DESCRIPTION,
+        epilog=_CONFORMANCE_OUTPUT + "\n" + _examples(prog, _CONFORMANCE_EXAMPLES),
+        formatter_class=_HelpFormatter,
+    )
+    conf_cmd.add_argument(
+        "--impl",
+        metavar="COMMAND",
+        help="test another implementation over the JSON-lines protocol; COMMAND is split into words "
+        "by POSIX shell rules and run without a shell (use sh -c '...' for pipes)",
+    )
+    conf_cmd.add_argument("--vectors", metavar="DIR", help=f"vector folder (default: {DEFAULT_VECTORS_TEXT})")
+    conf_cmd.add_argument("--filter", metavar="AREA", action="append", help="only this area (repeatable)")
+    conf_cmd.add_argument(
+        "--format",
+        choices=("text", "json", "junit"),
+        default="text",
+        help="text lines (default), one JSON document, or a JUnit XML report with a testcase per vector",
+    )
+    conf_cmd.add_argument(
+        "--timeout", type=float, default=10.0, metavar="SECONDS", help="per-exchange limit for --impl (default: 10)"
+    )
+    conf_cmd.add_argument(
+        "--impl-stderr",
+        metavar="FILE",
+        help="where the implementation's stderr goes: - for this command's stderr, or a file to append to "
+        "(default: discarded)",
+    )
+
+    return parser

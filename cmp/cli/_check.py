@@ -1,0 +1,94 @@
+"""``check``: sources read, judged (in worker processes with --jobs), results printed in input order."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from contextlib import closing, nullcontext
+
+from cmp.cli._batch import WorkersFailed, judge_all
+from cmp.cli._judge import CheckOptions, Verdict
+from cmp.cli._output import JsonResults, Output, error_line
+from cmp.cli._progress import Progress
+from cmp.cli._render import error_entry
+from cmp.cli._signals import StopSignals
+from cmp.cli._sources import Unreadable, packets
+from cmp.cli._status import EXIT_FAIL, EXIT_USAGE, ExitStatus
+
+# More worker processes than this only exhaust the machine (each is a Python interpreter).
+MAX_JOBS = 256
+
+
+class _Results:
+    """Where ``check`` results go: text lines, or entries of the streamed JSON document."""
+
+    def __init__(self, out: Output, progress: Progress, *, as_json: bool) -> None:
+        self.out = out
+        self.progress = progress
+        self.document = JsonResults(out) if as_json else None
+
+    def verdict(self, verdict: Verdict) -> None:
+        if self.document is not None:
+            self.document.add(verdict.entry)
+        for line in verdict.lines:
+            self.out.line(line)
+
+    def error(self, file: str, line: int | None, message: str) -> None:
+        """One line on stderr and, in JSON, an entry in its place among the results."""
+        self.progress.clear()
+        error_line(f"{file if line is None else f'{file}:{line}'}: {message}")
+        if self.document is not None:
+            self.document.add(error_entry(file, line, message))
+
+    def close(self) -> None:
+        if self.document is not None:
+            self.document.close()
+
+
+def _usable_cores() -> int:
+    """The cores this process may run on (its affinity), not all the machine has."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def run_check(args: argparse.Namespace, out: Output) -> int:
+    if not args.files and not args.jsonl:
+        error_line("check needs a FILE or --jsonl")
+        return EXIT_USAGE
+    if not 0 <= args.jobs <= MAX_JOBS:
+        error_line(f"--jobs must be 0 (all cores) to {MAX_JOBS}")
+        return EXIT_USAGE
+    workers = args.jobs or min(_usable_cores(), MAX_JOBS)
+    run = ExitStatus()
+    as_json = args.format == "json"
+    # A counter on the terminal that also shows the results would break their lines.
+    progress = Progress(None if args.jsonl else len(args.files), quiet=out.is_terminal)
+    results = _Results(out, progress, as_json=as_json)
+    sources = packets(args.files, args.jsonl or ())
+    options = CheckOptions(lenient=args.lenient, allow_unredacted=args.allow_unredacted, as_json=as_json)
+    verdicts = judge_all(sources, options, workers=workers)
+    # With workers, a stop signal must unwind through judge_all, which then kills them.
+    stop = StopSignals() if workers > 1 else nullcontext()
+    try:
+        with stop, closing(sources), closing(verdicts):  # on any exit: workers stopped, --jsonl files closed, now
+            for item in verdicts:
+                if out.lost:  # nobody reads the results any more (`| head`): stop reading input
+                    break
+                if isinstance(item, Unreadable):
+                    run.fail(EXIT_USAGE)
+                    results.error(item.file, None, item.message)
+                    continue
+                progress.step()
+                if not item.accepted:
+                    run.fail(EXIT_FAIL)
+                results.verdict(item)
+    except WorkersFailed as exc:
+        run.fail(EXIT_USAGE)
+        pending = exc.pending
+        results.error(pending.file, pending.line, f"not checked: {exc}; nothing after it was checked either")
+    finally:
+        progress.close()
+    results.close()
+    return run.status

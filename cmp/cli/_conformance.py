@@ -1,0 +1,106 @@
+"""``conformance``: the vectors run against this library or another implementation (--impl).
+
+The runner itself is :mod:`cmp.conformance`; this is the command around it: its
+options checked, the implementation's stderr opened, the report written where the
+CLI writes, and a stop signal turned into a cleanup that kills the implementation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from cmp.cli._output import Output, error_line
+from cmp.cli._signals import StopSignals
+from cmp.cli._status import EXIT_FAIL, EXIT_OK, EXIT_USAGE
+from cmp.conformance import (
+    DEFAULT_VECTORS_TEXT,
+    Implementation,
+    VectorError,
+    default_vector_dir,
+    load_vectors,
+    report,
+    run,
+    split_command,
+)
+from cmp.conformance._text import describe, display_name, one_line
+
+# --timeout must be a finite number of seconds in (0, one day]: NaN, infinities and huge
+# values break the clock and selector arithmetic, and no vector needs a day.
+MAX_TIMEOUT_SECONDS = 86_400.0
+
+
+def _timeout_problem(timeout: float) -> str | None:
+    """Why --timeout is unusable: NaN, infinities and huge values break the deadline arithmetic."""
+    if math.isfinite(timeout) and 0 < timeout <= MAX_TIMEOUT_SECONDS:
+        return None
+    return f"--timeout must be positive and at most {MAX_TIMEOUT_SECONDS:g} seconds (one day), not {timeout:g}"
+
+
+def _open_stderr(target: str | None) -> int | None:
+    """The Popen stderr for --impl-stderr: DEVNULL, None (ours) or a file opened once for appending.
+
+    OSError (one line, from _run) if the file cannot be opened. Opened without blocking
+    so that a FIFO with no reader fails at once instead of hanging here.
+    """
+    if target is None:
+        return subprocess.DEVNULL
+    if target == "-":
+        return None
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK
+    fd = os.open(target, flags | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0), 0o666)
+    os.set_blocking(fd, True)
+    return fd
+
+
+def _run(args: argparse.Namespace, write: Callable[[str], None]) -> int:
+    """Run the vectors and ``write`` the report; a usage or vector-folder problem is one line on stderr, exit 2."""
+    problem = _timeout_problem(args.timeout)
+    if problem:
+        error_line(problem)
+        return EXIT_USAGE
+    argv: list[str] | None = None
+    if args.impl is not None:
+        try:
+            argv = split_command(args.impl)
+        except ValueError as exc:
+            error_line(str(exc))
+            return EXIT_USAGE
+    folder = Path(args.vectors) if args.vectors else default_vector_dir()
+    if folder is None:
+        error_line(f"no conformance vectors found (looked for {DEFAULT_VECTORS_TEXT}); pass --vectors DIR")
+        return EXIT_USAGE
+    try:
+        vectors = load_vectors(folder, args.filter)
+    except VectorError as exc:
+        error_line(one_line(f"conformance: {exc}"))
+        return EXIT_USAGE
+    implementation: Implementation | None = None
+    opened: int | None = None
+    if argv is not None:
+        try:
+            stderr = _open_stderr(args.impl_stderr)
+        except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+            error_line(one_line(f"--impl-stderr: cannot open {display_name(args.impl_stderr)}: {describe(exc)}"))
+            return EXIT_USAGE
+        opened = stderr if stderr is not None and stderr >= 0 else None
+        implementation = Implementation(argv, args.timeout, stderr)
+    try:
+        results = run(vectors, implementation)
+    finally:
+        if opened is not None:
+            os.close(opened)
+    report(results, args.format, write)
+    return EXIT_OK if all(r.passed for r in results) else EXIT_FAIL
+
+
+def run_conformance(args: argparse.Namespace, out: Output) -> int:
+    # A stop signal becomes Stopped where the runner is, so its cleanup kills the
+    # implementation's process group instead of leaving it running without us.
+    with StopSignals():
+        # Its JSON output is one multi-line document; its text output, lines like ours.
+        return _run(args, out.document if args.format == "json" else out.line)

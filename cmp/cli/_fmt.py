@@ -1,0 +1,83 @@
+"""``fmt``: a packet printed in canonical form, listed if it is not (--check), or rewritten (--write)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from collections.abc import Sequence
+
+from cmp._canonical import dumps, file_bytes
+from cmp.cli._judge import check_source
+from cmp.cli._output import Output, error_line
+from cmp.cli._rewrite import WriteRefused, write_atomically
+from cmp.cli._sources import Source, Unreadable, read_each
+from cmp.cli._status import EXIT_FAIL, EXIT_USAGE, ExitStatus
+from cmp.findings import Finding
+
+
+def _canonical(source: Source, *, allow_unredacted: bool) -> tuple[bytes | None, list[str]]:
+    """Canonical bytes of a source, or the one-line reasons it has none."""
+    report = check_source(source, lenient=False, allow_unredacted=allow_unredacted)
+    if report.packet is None:
+        return None, [str(f) for f in report.errors]
+    if report.blocked:
+        return None, [f"redaction {r} (use --allow-unredacted to format anyway)" for r in report.redactions]
+    try:
+        return dumps(report.packet), []
+    except ValueError as exc:
+        findings: Sequence[Finding] = getattr(exc, "findings", ())
+        return None, [str(f) for f in findings] or [str(exc)]
+
+
+def _packet_in_file(source: Source) -> Source:
+    """What fmt judges: the file's bytes less one final newline, the line end fmt itself writes.
+
+    A file that an editor saved with a newline after a packet of exactly 32,768 bytes is
+    still that packet to fmt, which then writes it without the newline (file_bytes).
+    """
+    if source.data.endswith(b"\n") and source.size == len(source.data):
+        return dataclasses.replace(source, data=source.data[:-1], size=source.size - 1)
+    return source
+
+
+def run_fmt(args: argparse.Namespace, out: Output) -> int:
+    if not (args.check or args.write) and len(args.files) != 1:
+        error_line("fmt prints one file; use --check or --write for several")
+        return EXIT_USAGE
+    if args.write and "-" in args.files:
+        error_line("fmt --write cannot rewrite stdin")
+        return EXIT_USAGE
+    if args.force and not args.write:
+        error_line("fmt --force only applies to --write")
+        return EXIT_USAGE
+    run = ExitStatus()
+    for raw_name, source in read_each(args.files):
+        if isinstance(source, Unreadable):
+            run.file_error(source.file, source.message)
+            continue
+        name = source.file
+        canonical, problems = _canonical(_packet_in_file(source), allow_unredacted=args.allow_unredacted)
+        if canonical is None:
+            for problem in problems:
+                out.line(f"{name}: {problem}")
+            run.fail(EXIT_FAIL)
+            continue
+        data = file_bytes(canonical)
+        if args.check:
+            if data != source.data:
+                out.line(f"{name}: not canonical")
+                run.fail(EXIT_FAIL)
+        elif args.write:
+            if data != source.data:
+                try:
+                    write_atomically(raw_name, data, read=source, force=args.force)
+                except WriteRefused as exc:
+                    run.file_error(name, f"not rewritten: {exc}")
+                    continue
+                except OSError as exc:
+                    run.file_error(name, f"cannot write: {exc.strerror or exc}; the file is unchanged")
+                    continue
+                out.line(f"{name}: rewritten")
+        else:
+            out.write(data)
+    return run.status

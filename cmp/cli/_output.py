@@ -1,0 +1,121 @@
+"""Where the CLI writes: UTF-8 whatever the locale, one line per result, a closed pipe never a traceback.
+
+Every text line the CLI prints, on stdout or stderr, goes through :func:`render_line`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from typing import TextIO
+
+# What can end a line or disguise one in a terminal or a log: C0 controls, DEL, C1
+# controls (U+0085 is a line break too), the Unicode line and paragraph separators, and
+# the bidi embeddings, overrides and isolates that reorder what follows them.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    named = _NAMED_ESCAPES.get(char)
+    if named is not None:
+        return named
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def render_line(text: str) -> bytes:
+    """One line of text output as UTF-8 bytes, and never more than one line.
+
+    Every text line the CLI prints, on stdout or stderr, goes through here: file
+    names and quoted packet text are hostile, and a newline or carriage return in
+    them would forge or hide a result line. Such characters are written as visible
+    escapes (``\\n``, ``\\x1b``, ``\\u2028``); escaping twice changes nothing, as an
+    escape is plain ASCII. Backslashes are left as they are, so paths and patterns
+    read as usual.
+    """
+    return (_UNPRINTABLE.sub(_escape, text) + "\n").encode("utf-8", "backslashreplace")
+
+
+class Output:
+    """UTF-8 to stdout whatever the locale; a closed stdout or pipe ends output cleanly."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        self.stream = stream
+        self.lost = False  # something could not be written
+        self.is_terminal = False
+        try:
+            fd = stream.fileno() if stream is not None else -1
+        except (OSError, ValueError, AttributeError):
+            fd = -1
+        if fd >= 0:
+            try:
+                self.is_terminal = os.isatty(fd)
+                # A parent (some CI runners) may hand us a non-blocking pipe, on which a
+                # full pipe drops data without an error: results would go missing.
+                os.set_blocking(fd, True)
+            except OSError:
+                pass
+
+    def line(self, text: str) -> None:
+        """One line of text output (escaped: see :func:`render_line`)."""
+        self.write(render_line(text))
+
+    def document(self, text: str) -> None:
+        """A JSON document, which escapes control characters itself and spans lines on purpose."""
+        self.write((text + "\n").encode("utf-8", "backslashreplace"))
+
+    def write(self, data: bytes) -> None:
+        if self.lost or self.stream is None:
+            self.lost = True
+            return
+        try:
+            self.stream.buffer.write(data)
+            self.stream.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            self.lost = True
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null: Python flushes it at exit, which on a closed pipe prints a traceback."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def error_line(text: str) -> None:
+    """One ``cmp: `` line on stderr, escaped like every text line; a closed stderr is not an error."""
+    if sys.stderr is not None:
+        try:
+            sys.stderr.buffer.write(render_line("cmp: " + text))
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+
+
+class JsonResults:
+    """``{"results": [...]}`` written one entry at a time, as results arrive.
+
+    Holding every result until the end cost memory in proportion to the input (a
+    packet with thousands of errors has a result of megabytes). The bytes are those
+    ``json.dumps({"results": entries}, indent=2)`` writes for the whole list: each
+    entry is an object rendered with ``indent=2``, indented two levels more here.
+    """
+
+    def __init__(self, out: Output) -> None:
+        self.out = out
+        self.entries = 0
+        out.write(b'{\n  "results": [')
+
+    def add(self, entry: str) -> None:
+        separator = ",\n    " if self.entries else "\n    "
+        # JSON text holds no raw newline inside a string, so every newline is indentation.
+        self.out.write((separator + entry.replace("\n", "\n    ")).encode("utf-8", "backslashreplace"))
+        self.entries += 1
+
+    def close(self) -> None:
+        self.out.write(b"\n  ]\n}\n" if self.entries else b"]\n}\n")

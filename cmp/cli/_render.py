@@ -1,0 +1,52 @@
+"""What ``check`` prints for one result: text lines, or one JSON entry of the ``--format json`` document."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from cmp._pipeline import Report
+
+
+def json_entry(result: dict[str, Any]) -> str:
+    """One result as the JSON text ``--format json`` prints for it (two-space indent)."""
+    return json.dumps(result, ensure_ascii=False, indent=2)
+
+
+def where(file: str, line: int | None) -> dict[str, Any]:
+    """The members that say which source a result is for: file, and line for --jsonl."""
+    return {"file": file} if line is None else {"file": file, "line": line}
+
+
+def error_entry(file: str, line: int | None, message: str) -> str:
+    """The JSON entry of a source that could not be judged.
+
+    It has the members of a judged one (nothing conforming, accepted or found), so a
+    consumer reads every result alike; ``error`` says why, where a judged one has null.
+    """
+    return json_entry(
+        {
+            **where(file, line),
+            "ok": False,
+            "conforming": False,
+            "accepted": False,
+            "version": None,
+            "errors": [],
+            "redactions": [],
+            "error": message,
+        }
+    )
+
+
+def report_lines(name: str, report: Report) -> list[str]:
+    """The text output of one report, one result per line (escaped for printing by the CLI)."""
+    lines = []
+    error_prefix = "warning: " if report.lenient and report.schema_only else ""
+    for finding in report.errors:
+        lines.append(f"{name}: {error_prefix}{finding}")
+    redaction_prefix = "warning: redaction " if report.allow_unredacted else "redaction "
+    for redaction in report.redactions:
+        lines.append(f"{name}: {redaction_prefix}{redaction}")
+    if report.accepted:
+        lines.append(f"{name}: ok" if report.ok else f"{name}: accepted (not conforming)")
+    return lines

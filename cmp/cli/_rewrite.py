@@ -1,0 +1,122 @@
+"""``fmt --write``: a file replaced by its canonical form atomically, or left exactly as it was."""
+
+from __future__ import annotations
+
+import errno
+import os
+
+from cmp.cli._signals import StopSignals
+from cmp.cli._sources import Source, SourceError, read_source
+
+
+class WriteRefused(Exception):
+    """A rewrite that would be unsafe or would lose someone else's change; the message is one line."""
+
+
+def _refuse_unsafe(path: str, info: os.stat_result) -> None:
+    """Refuse what a rename would quietly change: other names of the file, a write protection.
+
+    A rename gives ``path`` a new inode, so other hard links keep the old bytes; and
+    renaming needs only the folder to be writable, so a read-only file would be
+    rewritten anyway. Root passes every access check, so a file with no write bit at
+    all counts as read-only too.
+    """
+    if info.st_nlink > 1:
+        raise WriteRefused(
+            f"it has {info.st_nlink} hard links, which rewriting would split (--force to rewrite anyway)"
+        )
+    if not info.st_mode & 0o222 or not os.access(path, os.W_OK):
+        raise WriteRefused("it is read-only (--force to rewrite anyway)")
+
+
+def _refuse_changed(path: str, read: Source) -> None:
+    """Just before the rename, leave the file alone if it is no longer what was read.
+
+    Someone may have saved it meanwhile; the rename would throw their change away.
+    The file (inode, size, mtime) and its bytes must both be unchanged. A change in
+    the instant between this check and the rename cannot be seen; that is as close
+    as a rename-based write can get without locks every writer would have to honour.
+    """
+    try:
+        now = read_source(path)
+    except SourceError:
+        now = None
+    if now is None or now.data != read.data or (read.stamp is not None and now.stamp != read.stamp):
+        raise WriteRefused("it changed since it was read; run fmt again")
+
+
+def _copy_owner(temporary: str, info: os.stat_result) -> None:
+    """Give the new file the original's owner and group where permitted.
+
+    Only root may give a file away and a user may only pick one of their groups, so
+    a refusal keeps the writer's ids rather than failing the rewrite; EINVAL is an id
+    this system cannot map (user namespaces), the same kind of refusal.
+    """
+    try:
+        os.chown(temporary, info.st_uid, info.st_gid)
+    except PermissionError:
+        pass
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:
+            raise
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def write_atomically(path: str, data: bytes, *, read: Source | None = None, force: bool = False) -> None:
+    """Replace ``path`` with ``data``: temporary file in the same folder, fsync, rename.
+
+    On any error, and on SIGINT, SIGTERM or SIGHUP (:class:`Stopped`), the original is
+    untouched and the temporary file removed. A symlink is followed, so the file it
+    names is rewritten and the link stays a link. Mode, owner and group are carried
+    over (owner and group where permitted). Unless ``force``, a file with other hard
+    links or without write permission is refused (:class:`WriteRefused`). Given
+    ``read`` (what was read from the file), a file that changed since is left alone
+    (:class:`WriteRefused`).
+    """
+    import tempfile
+
+    path = os.path.realpath(path)
+    folder = os.path.dirname(path) or "."
+    info = os.stat(path)
+    if not force:
+        _refuse_unsafe(path, info)
+    with StopSignals() as stop:
+        temporary = None
+        try:
+            with stop.deferred():  # a signal between creating and naming it would leak the file
+                fd, temporary = tempfile.mkstemp(dir=folder, prefix=".cmp-", suffix=".tmp")
+                stream = os.fdopen(fd, "wb")
+            with stream:
+                stream.write(data)
+                stream.flush()
+                os.fsync(stream.fileno())
+            _copy_owner(temporary, info)  # before chmod: chown may clear set-id bits
+            os.chmod(temporary, info.st_mode & 0o7777)
+            if read is not None:
+                _refuse_changed(path, read)
+            os.replace(temporary, path)
+        except BaseException:
+            if temporary is not None:
+                _remove(temporary)  # after a late signal the rename is done and this finds nothing
+            raise
+    _sync_folder(folder)
+
+
+def _sync_folder(folder: str) -> None:
+    """fsync the folder, so that the rename itself survives a crash (best effort)."""
+    try:
+        folder_fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(folder_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(folder_fd)

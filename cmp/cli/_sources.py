@@ -1,0 +1,207 @@
+"""Reading what the CLI is given: files, stdin and JSON Lines, each bounded, never a traceback.
+
+Whatever the source, what was read is one :class:`Source`; what could not be read is an
+:class:`Unreadable`, which takes the source's place in the order so that it is reported
+there.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from collections.abc import Generator, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from cmp._intake import MAX_PACKET_BYTES
+
+# One byte past the limit is enough to know a packet is too large.
+READ_LIMIT = MAX_PACKET_BYTES + 1
+
+
+@dataclass(frozen=True, slots=True)
+class Stamp:
+    """What identifies one state of a file: ``fmt --write`` compares it before replacing the file."""
+
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+
+    @classmethod
+    def of(cls, info: os.stat_result) -> Stamp:
+        return cls(info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Bytes read from one source: a FILE, stdin, or one line of a JSON Lines file.
+
+    ``file`` is the name to print and ``line`` the line number in a JSON Lines file
+    (None otherwise). ``data`` is what was read: past 32,768 bytes only enough to know
+    the packet is too large, so ``size`` is the true length when it is known. ``stamp``
+    is the file's state when it was opened (None for stdin and for JSON Lines).
+    """
+
+    file: str
+    line: int | None
+    data: bytes
+    size: int | None
+    stamp: Stamp | None = None
+
+    @property
+    def name(self) -> str:
+        return self.file if self.line is None else f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A source that could not be read. It travels with the sources so that it is reported in input order."""
+
+    file: str
+    message: str
+
+
+class SourceError(Exception):
+    """A source that cannot be read; the message is one line for the user."""
+
+
+def display_name(name: str) -> str:
+    """A file name safe to print: undecodable bytes shown as escapes, never an error."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _read_stream(stream: BinaryIO) -> bytes:
+    chunks: list[bytes] = []
+    remaining = READ_LIMIT
+    while remaining > 0:
+        chunk = stream.read(remaining)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def _describe(error: OSError) -> str:
+    return error.strerror or type(error).__name__
+
+
+def _stdin() -> BinaryIO:
+    if sys.stdin is None or sys.stdin.closed:
+        raise SourceError("cannot read stdin: it is closed")
+    return sys.stdin.buffer
+
+
+def open_file(name: str) -> BinaryIO:
+    """Open a regular file for reading; anything else is refused before a byte is read.
+
+    This is the one way the CLI opens a named source (FILE, ``--jsonl FILE``, the
+    re-read of ``fmt --write``): a FIFO with no writer must not block the open, and a
+    device such as /dev/zero must not be read forever, so the file is opened
+    non-blocking and judged by ``fstat`` of what was actually opened (no race with a
+    rename between a check and the open).
+    """
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise SourceError(f"cannot open: {_describe(exc)}") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise SourceError("cannot read: is a directory")
+        if not stat.S_ISREG(info.st_mode):
+            raise SourceError("cannot read: not a regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except OSError as exc:
+        os.close(fd)
+        raise SourceError(f"cannot read: {_describe(exc)}") from None
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def open_source(name: str) -> BinaryIO:
+    """``open_file(name)``, or stdin for ``-`` (which the caller must not close)."""
+    return _stdin() if name == "-" else open_file(name)
+
+
+def read_source(name: str) -> Source:
+    """Read at most 32,769 bytes of ``name`` (``-`` is stdin)."""
+    if name == "-":
+        stream = _stdin()
+        try:
+            data = _read_stream(stream)
+        except (OSError, ValueError) as exc:
+            raise SourceError(f"cannot read stdin: {exc}") from None
+        return Source(name, None, data, len(data) if len(data) <= MAX_PACKET_BYTES else None)
+    with open_file(name) as stream:
+        try:
+            stamp = Stamp.of(os.fstat(stream.fileno()))
+            data = _read_stream(stream)
+        except OSError as exc:
+            raise SourceError(f"cannot read: {_describe(exc)}") from None
+    size = max(stamp.size, len(data)) if len(data) > MAX_PACKET_BYTES else len(data)
+    return Source(display_name(name), None, data, size, stamp)
+
+
+def read_each(names: Iterable[str]) -> Iterator[tuple[str, Source | Unreadable]]:
+    """Each name as given, with what was read from it or the Unreadable that takes its place."""
+    for name in names:
+        try:
+            read: Source | Unreadable = read_source(name)
+        except SourceError as exc:
+            read = Unreadable(display_name(name), str(exc))
+        yield name, read
+
+
+def read_jsonl(stream: BinaryIO, file: str) -> Iterator[Source]:
+    """One source per non-blank line (LF or CRLF); a line is never held past 32,769 bytes."""
+    number = 0
+    size: int
+    while True:
+        line = stream.readline(MAX_PACKET_BYTES + 2)
+        if not line:
+            return
+        number += 1
+        if line.endswith(b"\n"):
+            body = line[:-2] if line.endswith(b"\r\n") else line[:-1]
+            size = len(body)
+        elif len(line) > MAX_PACKET_BYTES:
+            body, size = line, len(line)
+            while True:  # skip the rest of the over-long line, counting it
+                more = stream.readline(65536)
+                size += len(more)
+                if not more or more.endswith(b"\n"):
+                    size -= 1 if more.endswith(b"\n") else 0
+                    break
+        else:
+            body, size = line, len(line)
+        if size > MAX_PACKET_BYTES or body.strip(b" \t\r\n"):
+            yield Source(file, number, body, size)
+
+
+def packets(files: Sequence[str], jsonl: Sequence[str]) -> Generator[Source | Unreadable, None, None]:
+    """What ``check`` judges: the FILE arguments, then each --jsonl file line by line.
+
+    An unreadable source takes its place in the order. Closing the generator closes
+    the --jsonl file being read.
+    """
+    for _, read in read_each(files):
+        yield read
+    for raw_name in jsonl:
+        name = display_name(raw_name)
+        try:
+            stream = open_source(raw_name)
+        except SourceError as exc:
+            yield Unreadable(name, str(exc))
+            continue
+        try:
+            yield from read_jsonl(stream, name)
+        except OSError as exc:
+            yield Unreadable(name, f"cannot read: {exc.strerror or exc}")
+        finally:
+            if raw_name != "-":
+                stream.close()
