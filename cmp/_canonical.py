@@ -31,7 +31,7 @@ _GO_EXTRA = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\
 # ASCII-only escaper would write DEL as the six characters \u007f, which an escaped
 # backslash followed by the text "u007f" also produces, so it is never used here.)
 # When a string itself holds DEL, each string is escaped on its own.
-_SEPARATOR = "\x7f"
+_ESCAPE_SPLIT = "\x7f"
 
 
 def _string_array(out: list[str], tail: str, name: str, items: Sequence[str]) -> str:
@@ -118,10 +118,10 @@ def _escape_strings(pieces: list[str]) -> None:
     joined = "".join(strings)  # the model's constructors admit only str members
     if '"' not in joined and "\\" not in joined and joined.isprintable():
         return  # isprintable() also balks at some characters that need no escape; harmless
-    if _SEPARATOR in joined:
+    if _ESCAPE_SPLIT in joined:
         pieces[1::2] = [encode_basestring(text)[1:-1] for text in strings]
     else:
-        pieces[1::2] = encode_basestring(_SEPARATOR.join(strings))[1:-1].split(_SEPARATOR)
+        pieces[1::2] = encode_basestring(_ESCAPE_SPLIT.join(strings))[1:-1].split(_ESCAPE_SPLIT)
 
 
 def _render(packet: Packet, identity: bool) -> str:
@@ -135,7 +135,7 @@ def _render(packet: Packet, identity: bool) -> str:
     return text
 
 
-def _utf8(text: str) -> bytes:
+def _utf8_or_packet_error(text: str) -> bytes:
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -144,7 +144,7 @@ def _utf8(text: str) -> bytes:
 
 def encode(packet: Packet) -> bytes:
     """Canonical bytes of a packet, without validating it (see :func:`dumps`)."""
-    return _utf8(_render(packet, identity=True))
+    return _utf8_or_packet_error(_render(packet, identity=True))
 
 
 def file_bytes(canonical: bytes) -> bytes:
@@ -220,4 +220,4 @@ def state_digest(packet: Packet) -> str:
     """
     if not isinstance(packet, Packet):
         raise TypeError(f"state_digest() takes a cmp.Packet, not {type(packet).__name__}")
-    return "sha256:" + hashlib.sha256(_utf8(_render(packet, identity=False))).hexdigest()
+    return "sha256:" + hashlib.sha256(_utf8_or_packet_error(_render(packet, identity=False))).hexdigest()

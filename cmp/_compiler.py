@@ -1,18 +1,20 @@
-"""The fast path: a schema compiled to plain Python functions, one per version and job.
+"""Each schema compiled to one plain Python function, its builder.
 
-``compile_acceptor`` answers only "valid or not"; ``compile_builder`` answers the same
-question while building the typed model and counting the document's strings (member
-names and string values), in one walk. Both know only the keywords the CMP schemas
-use; the detailed jsonschema path (:mod:`cmp._explain`) runs when they say "not
-valid", to explain why. All read the same schema file, and the tests hold them to
-identical verdicts over the conformance vectors and generated packets. A keyword the
-compiler does not know makes compilation fail, so a schema change cannot silently
-weaken the fast path.
+``compile_builder`` returns a function that answers "valid or not" while building the
+typed model and counting the document's strings (member names and string values), in
+one walk. It knows only the keywords the CMP schemas use; the rule walker
+(:mod:`cmp._explain`) runs when it says "not valid", to explain why. Both read the same
+schema file, and the tests hold them to identical verdicts over the conformance vectors
+and generated packets. A keyword the compiler does not know makes compilation fail, so a
+schema change cannot silently weaken it. The generated source is registered with
+``linecache``, so tracebacks, ``inspect.getsource`` and debuggers show its lines.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import linecache
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -42,11 +44,11 @@ _PYTHON_TYPES = {"object": "dict", "array": "list", "string": "str", "boolean": 
 class _Compiler:
     """Emits the checks of a schema as straight-line Python.
 
-    With ``classes`` (schema location to dataclass, e.g. ``$.decisions[]``) it also
-    rebinds each checked value to its model form and counts strings in ``n``.
+    ``classes`` (schema location to dataclass, e.g. ``$.decisions[]``): each checked
+    value is rebound to its model form, and strings are counted in ``n``.
     """
 
-    def __init__(self, classes: Mapping[str, type] | None = None, root_marks: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, classes: Mapping[str, type], root_marks: Mapping[str, Any] | None = None) -> None:
         self.lines: list[str] = []
         self.names: dict[str, Any] = {
             "_MISSING": object(),
@@ -56,7 +58,7 @@ class _Compiler:
         self.counter = 0
         self.classes = classes
         self.root_marks = dict(root_marks or {})
-        self.fail = "return False" if classes is None else "return None"
+        self.fail = "return None"
 
     def constant(self, value: Any) -> str:
         self.counter += 1
@@ -74,10 +76,10 @@ class _Compiler:
     def node(self, schema: Mapping[str, Any], var: str, indent: int, where: str) -> None:
         unknown = set(schema) - _KNOWN
         if unknown:
-            raise ValueError(f"fast path cannot compile keywords {sorted(unknown)}")
+            raise ValueError(f"the schema compiler cannot compile keywords {sorted(unknown)}")
         kind = schema.get("type")
         if kind not in _PYTHON_TYPES:
-            raise ValueError(f"fast path cannot compile type {kind!r}")
+            raise ValueError(f"the schema compiler cannot compile type {kind!r}")
         if kind == "string":  # the commonest node: one test, joined with `or`
             tests = " or ".join([f"type({var}) is not str", *self.string(schema, var)])
             self.emit(indent, f"if {tests}: {self.fail}")
@@ -92,13 +94,10 @@ class _Compiler:
         if "maxItems" in schema:
             self.emit(indent, f"if len({var}) > {int(schema['maxItems'])}: {self.fail}")
         items = schema.get("items")
-        building = self.classes is not None
         if items is None:
-            if building:
-                raise ValueError(f"fast path cannot build {where}: its items have no schema")
-            return
+            raise ValueError(f"the schema compiler cannot build {where}: its items have no schema")
         item = self.variable()
-        built = self.variable() if building and items.get("type") in ("object", "array") else None
+        built = self.variable() if items.get("type") in ("object", "array") else None
         if built is not None:
             self.emit(indent, f"{built} = []")
         self.emit(indent, f"for {item} in {var}:")
@@ -106,7 +105,7 @@ class _Compiler:
         if built is not None:
             self.emit(indent + 1, f"{built}.append({item})")
             self.emit(indent, f"{var} = tuple({built})")
-        elif building:
+        else:
             if items.get("type") == "string":
                 self.emit(indent, f"n += len({var})")
             self.emit(indent, f"{var} = tuple({var})")
@@ -118,14 +117,15 @@ class _Compiler:
         if schema.get("additionalProperties", True) is False:
             self.emit(indent, f"if not {var}.keys() <= {self.constant(frozenset(properties))}: {self.fail}")
         elif schema.get("additionalProperties", True) is not True:
-            raise ValueError("fast path compiles only additionalProperties: false")
+            raise ValueError("the schema compiler compiles only additionalProperties: false")
         cls = self.model_class(where, properties)
         required = set(schema.get("required", ()))
-        if cls is not None:
-            # Each member is a name and, when a string, a string value too; the
-            # others are taken off where they turn up.
-            fixed = sum(1 for name in required if properties[name].get("type") != "string")
-            self.emit(indent, f"n += 2 * len({var})" + (f" - {fixed}" if fixed else ""))
+        # Each member is a name and, when a string, a string value too; optional
+        # members of other types are taken off where they turn up. Every required
+        # member of the CMP schemas is a string, and the count relies on it.
+        if any(properties[name].get("type") != "string" for name in required):
+            raise ValueError(f"the builder counts strings assuming required members at {where} are strings")
+        self.emit(indent, f"n += 2 * len({var})")
         members: dict[str, str] = {}
         for name, subschema in properties.items():
             member = members[name] = self.variable()
@@ -135,21 +135,17 @@ class _Compiler:
                 continue
             self.emit(indent, f"{member} = {var}.get({name!r}, _MISSING)")
             self.emit(indent, f"if {member} is not _MISSING:")
-            if cls is not None and subschema.get("type") != "string":
+            if subschema.get("type") != "string":
                 self.emit(indent + 1, "n -= 1")
             self.node(subschema, member, indent + 1, f"{where}.{name}")
-            if cls is not None:
-                self.emit(indent, "else:")
-                self.emit(indent + 1, f"{member} = {self.constant(_default(cls, name))}")
-        if cls is not None:
-            self.construct(cls, members, var, indent, self.root_marks if where == "$" else {})
+            self.emit(indent, "else:")
+            self.emit(indent + 1, f"{member} = {self.constant(_default(cls, name))}")
+        self.construct(cls, members, var, indent, self.root_marks if where == "$" else {})
 
-    def model_class(self, where: str, properties: Mapping[str, Any]) -> type | None:
-        if self.classes is None:
-            return None
+    def model_class(self, where: str, properties: Mapping[str, Any]) -> type:
         cls = self.classes.get(where)
         if cls is None:
-            raise ValueError(f"fast path has no model class for {where}")
+            raise ValueError(f"the schema compiler has no model class for {where}")
         fields = {f.name for f in dataclasses.fields(cls)}
         stray = set(properties) - fields
         if stray:
@@ -189,19 +185,26 @@ class _Compiler:
             tests.append(f"not {self.constant(Matcher(schema['pattern']))}({var})")
         if "format" in schema:
             if schema["format"] != "date-time":
-                raise ValueError(f"fast path cannot compile format {schema['format']!r}")
+                raise ValueError(f"the schema compiler cannot compile format {schema['format']!r}")
             tests.append(f"not _is_date_time({var})")
         return tests
 
-    def function(self, name: str, first: str, last: str) -> Callable[..., Any]:
+    def function(self, name: str, label: str, first: str, last: str) -> Callable[..., Any]:
         # Builtins as defaults: locals are the cheapest names to look up.
         defaults = ", ".join(f"{local}={local}" for local in _LOCALS)
         header = f"def {name}(packet, {defaults}):\n"
         source = header + "\n".join(["    " + first, *self.lines, "    " + last]) + "\n"
+        # A name of its own for each compilation, kept in linecache (an entry without
+        # an mtime is never dropped by checkcache): tracebacks show the generated lines.
+        filename = f"<cmp compiled {label} #{next(_COMPILATIONS)}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
         namespace = dict(self.names)
-        exec(compile(source, f"<cmp fast path: {name}>", "exec"), namespace)
+        exec(compile(source, filename, "exec"), namespace)
         function: Callable[..., Any] = namespace[name]
         return function
+
+
+_COMPILATIONS = itertools.count(1)
 
 
 def _draft_class(cls: type) -> type:
@@ -212,13 +215,13 @@ def _draft_class(cls: type) -> type:
     assignment only between classes of identical layout, which is tried here, once.
     """
     if "__slots__" not in cls.__dict__:
-        raise ValueError(f"fast path cannot build {cls.__name__}: it has no __slots__")
+        raise ValueError(f"the schema compiler cannot build {cls.__name__}: it has no __slots__")
     draft = type(f"_{cls.__name__}Draft", (), {"__slots__": cls.__dict__["__slots__"]})
     probe: Any = object.__new__(draft)
     try:
         probe.__class__ = cls
     except TypeError as exc:
-        raise ValueError(f"fast path cannot build {cls.__name__}: {exc}") from None
+        raise ValueError(f"the schema compiler cannot build {cls.__name__}: {exc}") from None
     return draft
 
 
@@ -229,14 +232,6 @@ def _default(cls: type, name: str) -> Any:
                 raise ValueError(f"{cls.__name__}.{name} is optional in the schema but has no default")
             return field.default
     raise ValueError(f"{cls.__name__} has no field {name}")
-
-
-def compile_acceptor(schema: Mapping[str, Any]) -> Callable[[Any], bool]:
-    """A function that returns True exactly when ``schema`` accepts its argument."""
-    compiler = _Compiler()
-    compiler.node(schema, "packet", 1, "$")
-    accept: Callable[[Any], bool] = compiler.function("accept", "pass", "return True")
-    return accept
 
 
 def compile_builder(
@@ -253,5 +248,6 @@ def compile_builder(
     """
     compiler = _Compiler(classes, root_marks)
     compiler.node(schema, "packet", 1, "$")
-    build: Callable[[Any], tuple[Any, int] | None] = compiler.function("build", "n = 0", "return packet, n")
+    label = f"builder of {schema.get('$id', 'a schema')}"
+    build: Callable[[Any], tuple[Any, int] | None] = compiler.function("build", label, "n = 0", "return packet, n")
     return build

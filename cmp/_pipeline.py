@@ -80,7 +80,7 @@ def check(
     a backslash; everything else, and every finding, comes from :func:`check_long`.
     """
     data = _readable(data)
-    raw = _utf8(data) if isinstance(data, str) else data
+    raw = _utf8_or_none(data) if isinstance(data, str) else data
     quick = _quick.conforming(raw) if raw is not None else None
     if quick is None:
         return check_long(data, lenient=lenient, allow_unredacted=allow_unredacted)
@@ -97,7 +97,7 @@ def check(
 
 def check_long(data: bytes | str, *, lenient: bool = False, allow_unredacted: bool = False) -> Report:
     """The long way: every check in order, writing findings; the same report check() gives."""
-    raw = _utf8(data) if isinstance(data, str) else data
+    raw = _utf8_or_none(data) if isinstance(data, str) else data
     obj, findings = _intake.parse_packet(data if raw is None else raw)  # str: encoded once
     if obj is None:
         return Report(
@@ -159,7 +159,7 @@ def _refused(
     )
 
 
-def _utf8(text: str) -> bytes | None:
+def _utf8_or_none(text: str) -> bytes | None:
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:

@@ -167,7 +167,7 @@ def _searches() -> tuple[Any, ...]:
 _SCREEN = _Screen()
 # Any separator that is not a word character keeps every in-field match (and its
 # boundaries) a match of the joined text, so one pass can rule a packet clean.
-_SEPARATOR = "\n"
+_FIELD_JOIN = "\n"
 
 
 def _groups() -> tuple[tuple[str, tuple[str, ...] | None], ...]:
@@ -227,7 +227,7 @@ def scan(fields: list[tuple[str, str]]) -> list[Redaction]:
         return []
     values = [text for _, text in fields]
     try:
-        if not _SCREEN.hits(_SEPARATOR.join(values)):
+        if not _SCREEN.hits(_FIELD_JOIN.join(values)):
             return []
         hit_lists = [_SCREEN.hits(text) for text in values]
     except UnicodeEncodeError:
@@ -299,7 +299,7 @@ def redact(packet: Packet) -> list[Redaction]:
     """Redaction findings for a typed :class:`cmp.Packet`, in the reference's order."""
     try:
         values = _plain_texts(packet)
-        if not _SCREEN.hits(_SEPARATOR.join(values)):
+        if not _SCREEN.hits(_FIELD_JOIN.join(values)):
             return []
         hit_lists = [_SCREEN.hits(text) for text in values]
     except (UnicodeEncodeError, TypeError, AttributeError):

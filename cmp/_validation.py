@@ -85,14 +85,6 @@ def validate(obj: Any) -> list[Finding]:
 
 
 @functools.cache
-def acceptor(version: str) -> Callable[[Any], bool]:
-    """The compiled acceptor of ``version``."""
-    from cmp._compiler import compile_acceptor
-
-    return compile_acceptor(load_schema(version))
-
-
-@functools.cache
 def builder(version: str) -> Callable[[Any], tuple[Packet, int] | None]:
     """The compiled builder of ``version``: (packet, strings counted) or None."""
     from cmp._compiler import compile_builder
@@ -108,7 +100,7 @@ def schema_findings(obj: Mapping[str, Any], version: str, *, listed_before: int 
     only as many as keep the report at 100 are listed, then a ``truncated`` finding
     counting the rest of the report.
     """
-    if acceptor(version)(obj):
+    if builder(version)(obj) is not None:
         return []
     from cmp._explain import explain
 

@@ -118,13 +118,13 @@ def test_always_written_members_even_when_empty() -> None:
     assert obj["methods"] == [{"name": "m", "when_applicable": "", "how": ""}]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(packets())
 def test_matches_the_independent_oracle(packet: cmp.Packet) -> None:
     assert cmp.dumps(packet) == oracle(packet)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.data())
 def test_idempotent_over_any_rendering(data: st.DataObject) -> None:
     packet = data.draw(packets())
@@ -137,7 +137,7 @@ def test_idempotent_over_any_rendering(data: st.DataObject) -> None:
     assert cmp.check(first).conforming
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(packets(version="0.1"))
 def test_v01_never_gains_v02_members(packet: cmp.Packet) -> None:
     obj = json.loads(cmp.dumps(packet))
@@ -236,7 +236,7 @@ def test_state_digest_ignores_id_and_created_at_only() -> None:
     assert cmp.state_digest(first) != cmp.state_digest(dataclasses.replace(first, parent_id="0123456789"))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.data())
 def test_every_writing_path_matches_the_oracle(data: st.DataObject) -> None:
     """Hand-built, read from escape-free text (no escaping pass) and read from escaped text."""
@@ -289,7 +289,7 @@ def test_ascii_and_wider_text_escape_alike(accent: str) -> None:
 ESCAPE_LOOKALIKES = ["\\u007f", "\\u2028", "\\u003c", "\\n", "\\\\", '\\"', "\\", "\x7f", "\u2028", "<", "é", "u007f"]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(
     st.lists(st.lists(st.sampled_from(ESCAPE_LOOKALIKES), max_size=6).map("".join), min_size=3, max_size=3),
     st.booleans(),
@@ -313,7 +313,7 @@ def test_the_reported_crash() -> None:
     assert cmp.state_digest(packet).startswith("sha256:")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.data())
 def test_whatever_check_calls_conforming_dumps_writes_and_check_accepts_again(data: st.DataObject) -> None:
     """`ok` (indeed `conforming`) always means dumps succeeds, and its bytes conform."""

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cmp
@@ -17,7 +17,7 @@ from cmp.cli import main
 from tests.packets import encode, full
 from tests.strategies import mutated, packets
 
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=300)
 SECRET = "ghp_" + "Z9y8X7w6" * 6  # 52 characters: a whole one must never be echoed
 MESSAGE_LIMIT = 400
 
@@ -94,7 +94,7 @@ SECRET_SITES = [
 ]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(st.sampled_from(SECRET_SITES), st.sampled_from(["", "x ", "Bad "]), st.booleans())
 def test_no_message_echoes_a_whole_secret(site: str, prefix: str, as_key: bool) -> None:
     from tests.packets import put
@@ -112,7 +112,7 @@ def test_no_message_echoes_a_whole_secret(site: str, prefix: str, as_key: bool) 
     assert SECRET[:33] not in str(caught.value)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.binary(max_size=600))
 def test_cli_main_on_arbitrary_files(tmp_path_factory: pytest.TempPathFactory, data: bytes) -> None:
     path = tmp_path_factory.mktemp("cli") / "x.json"
@@ -178,7 +178,7 @@ def test_finding_paths_cost_the_same_at_any_depth(kind: str) -> None:
     assert large < 2.5 * small  # twice the document, about twice the work (was four times)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(st.one_of(st.integers(0, 10**6), st.text(max_size=40)), max_size=60))
 def test_bounded_paths_grown_step_by_step_equal_the_whole_path_bounded(keys: list[str | int]) -> None:
     from cmp.findings import BoundedPath, bounded_path, path_join

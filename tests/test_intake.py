@@ -258,7 +258,7 @@ def _depth_oracle(value: object) -> int:
     return deepest
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     st.recursive(
         st.text(alphabet='[]{}"\\ax', max_size=6) | st.integers(),

@@ -61,7 +61,7 @@ def _expected(year: int, month: int, day: int, hms: tuple[int, int, int], sep: s
     return sep == "T" and len(fraction) != 1  # "." alone is no fraction
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=1000)
 @given(
     st.integers(0, 9999),
     st.integers(0, 13),

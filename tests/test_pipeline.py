@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cmp
@@ -17,8 +16,7 @@ from cmp._pipeline import check_long
 from cmp.conformance import load_vectors, vector_input
 from tests.packets import encode, full, minimal, put
 from tests.strategies import mutated, packets, renderings
-
-VECTORS = Path(__file__).resolve().parent.parent / "conformance-vectors"
+from tests.vectors import FOLDER as VECTORS
 
 
 def test_conforming_clean_packet() -> None:
@@ -185,14 +183,14 @@ def test_quick_path_gives_the_same_report_on_every_vector() -> None:
     assert quick > 400  # the vectors exercise it, not just the long way
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300)
 @given(st.data())
 def test_quick_path_gives_the_same_report_on_any_rendering(data: st.DataObject) -> None:
     packet = data.draw(packets(plain=data.draw(st.booleans())))
     assert_same_both_ways(data.draw(renderings(packet)))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300)
 @given(mutated())
 def test_quick_path_gives_the_same_report_on_mutated_text(data: bytes) -> None:
     assert_same_both_ways(data)

@@ -246,13 +246,13 @@ FRAGMENTS = [
 ]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(st.lists(st.sampled_from(FRAGMENTS), max_size=12).map("".join))
 def test_agrees_with_independent_oracle(text: str) -> None:
     assert [(r.category, r.found) for r in scan([("goal", text)])] == oracle(text)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.lists(st.lists(st.sampled_from(FRAGMENTS), max_size=6).map("".join), min_size=1, max_size=8))
 def test_joined_prefilter_never_hides_a_field_hit(texts: list[str]) -> None:
     fields = [(f"open_questions[{i}]", t) for i, t in enumerate(texts)]
@@ -314,7 +314,7 @@ def test_lenient_scanning_of_deep_values_stays_linear() -> None:
     assert len(hit.field) <= 201
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     st.lists(st.lists(st.sampled_from(FRAGMENTS), max_size=6).map("".join), min_size=1, max_size=6),
     st.sampled_from(["goal", "next_step", "constraints", "decisions", "project", "tags"]),
@@ -341,7 +341,7 @@ def test_a_clean_source_never_hides_a_field_hit(texts: list[str], site: str) -> 
     assert [(r.field, r.category, r.found) for r in cmp.check(raw, lenient=True).redactions] == expected
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500)
 @given(st.lists(st.sampled_from([*FRAGMENTS, "-AIza", "AIza", "0123456789abcdefghijABCDEFGHIJ_-xyz"]), max_size=12))
 def test_the_screen_agrees_with_one_search_per_pattern(parts: list[str]) -> None:
     from cmp._redaction import _SCREEN
@@ -352,7 +352,7 @@ def test_the_screen_agrees_with_one_search_per_pattern(parts: list[str]) -> None
     assert _SCREEN.hits(text.encode()) == expected
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(st.sampled_from([*FRAGMENTS, "-AIza", "AIza", "0123456789abcdefghijABCDEFGHIJ_-xyz"]), max_size=12))
 def test_a_loose_screen_matches_wherever_its_pattern_does(parts: list[str]) -> None:
     text = "".join(parts)
@@ -368,7 +368,7 @@ def test_a_screen_flag_without_a_match_reports_nothing() -> None:
     assert cmp.check(encode({**minimal(), "goal": near})).ok
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500)
 @given(
     st.lists(
         st.sampled_from(
