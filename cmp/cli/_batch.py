@@ -107,7 +107,7 @@ def _judge_in_workers(
         completed = True
     finally:
         if pool is not None:
-            _stop_pool(pool, completed)
+            _stop_pool(pool, completed=completed)
 
 
 def _done(submission: _Submission) -> bool:
@@ -189,7 +189,7 @@ def _verdicts(submission: _Submission, first: Source, pool: Executor | None) -> 
                 raise WorkersFailed(_WORKER_DIED, first) from None
 
 
-def _stop_pool(pool: Executor, completed: bool) -> None:
+def _stop_pool(pool: Executor, *, completed: bool) -> None:
     """Shut the pool down and wait for it; after a failure or an interruption, kill its workers first.
 
     A worker left alive would block the interpreter's exit (it joins its children),

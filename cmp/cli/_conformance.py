@@ -44,7 +44,7 @@ def _timeout_problem(timeout: float) -> str | None:
 def _open_stderr(target: str | None) -> int | None:
     """The Popen stderr for --impl-stderr: DEVNULL, None (ours) or a file opened once for appending.
 
-    OSError (one line, from _run) if the file cannot be opened. Opened without blocking
+    OSError (one line, from _run_vectors) if the file cannot be opened. Opened without blocking
     so that a FIFO with no reader fails at once instead of hanging here.
     """
     if target is None:
@@ -57,7 +57,7 @@ def _open_stderr(target: str | None) -> int | None:
     return fd
 
 
-def _run(args: argparse.Namespace, write: Callable[[str], None]) -> int:
+def _run_vectors(args: argparse.Namespace, write: Callable[[str], None]) -> int:
     """Run the vectors and ``write`` the report; a usage or vector-folder problem is one line on stderr, exit 2."""
     problem = _timeout_problem(args.timeout)
     if problem:
@@ -103,4 +103,4 @@ def run_conformance(args: argparse.Namespace, out: Output) -> int:
     # implementation's process group instead of leaving it running without us.
     with StopSignals():
         # Its JSON output is one multi-line document; its text output, lines like ours.
-        return _run(args, out.document if args.format == "json" else out.line)
+        return _run_vectors(args, out.document if args.format == "json" else out.line)
