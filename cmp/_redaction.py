@@ -15,12 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import re2
 
-from cmp.findings import BoundedPath
+from cmp.findings import ECHO_LIMIT, BoundedPath
 
 if TYPE_CHECKING:
     from cmp.model import Packet
-
-FOUND_LIMIT = 32
 
 # Finding names, in scan order. `name[]` is each item of an array of strings;
 # `name[].member` is that member of each item of an array of objects. Members of
@@ -98,8 +96,8 @@ class Redaction:
 
     @property
     def shown(self) -> str:
-        if len(self.found) > FOUND_LIMIT:
-            return self.found[:FOUND_LIMIT] + "…"
+        if len(self.found) > ECHO_LIMIT:
+            return self.found[:ECHO_LIMIT] + "…"
         return self.found
 
     def __str__(self) -> str:

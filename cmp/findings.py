@@ -26,9 +26,12 @@ CODES: dict[Code, str] = {
 }
 assert tuple(CODES) == get_args(Code), "every code is described, in the Literal's order"
 
-# Never more user text than a redaction finding may show: a message must not
-# become the way a secret leaks into a log.
-QUOTE_LIMIT = 32
+# The format's echo cut (specification 8.5): a redaction finding shows at most this many
+# code points of what it found. Messages quote no more of a packet's text (QUOTE_LIMIT)
+# and paths no more of a member name (NAME_LIMIT), so no output shows more of a secret
+# than the finding about it, and no log becomes the way one leaks.
+ECHO_LIMIT = 32
+QUOTE_LIMIT = ECHO_LIMIT
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +78,7 @@ def quote(text: str, limit: int = QUOTE_LIMIT) -> str:
 # would take ``é``); otherwise ``['name']`` with ``\`` and ``'`` backslashed, the
 # characters of _ESCAPED_IN_NAME written ``\u`` + four lowercase hex digits, and a name
 # longer than NAME_LIMIT code points cut there, ``…`` following inside the quotes.
-NAME_LIMIT = 32
+NAME_LIMIT = ECHO_LIMIT
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ESCAPED_IN_NAME = re.compile(r"[\\'\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
