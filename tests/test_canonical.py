@@ -57,6 +57,32 @@ def test_exact_bytes_of_a_small_packet() -> None:
     )
 
 
+@pytest.mark.parametrize("version", ["0.1", "0.2"])
+def test_the_writers_member_order_is_the_schemas_property_order(version: str) -> None:
+    """The canonical order is the order of each object's ``properties`` in the shipped schema.
+
+    The writer states it again, by hand, for speed; this holds the two together, object
+    by object, so a schema change cannot leave the writer behind.
+    """
+    from cmp.schema import load_schema
+
+    written = json.loads(cmp.dumps(cmp.loads(encode(full(version)))), object_pairs_hook=lambda pairs: pairs)
+    top = dict(written)
+    schema = load_schema(version)["properties"]
+    objects = {
+        "$": ([k for k, _ in written], schema),
+        "project": ([k for k, _ in top["project"]], schema["project"]["properties"]),
+        "decision": ([k for k, _ in top["decisions"][0]], schema["decisions"]["items"]["properties"]),
+        "attempt": ([k for k, _ in top["attempts"][0]], schema["attempts"]["items"]["properties"]),
+        "provenance": ([k for k, _ in top["provenance"]], schema["provenance"]["properties"]),
+    }
+    if version == "0.2":
+        objects["method"] = ([k for k, _ in top["methods"][0]], schema["methods"]["items"]["properties"])
+    for name, (keys, properties) in objects.items():
+        assert keys == [p for p in properties if p in keys], name
+        assert len(keys) == len(properties), f"{name}: full() should fill every member"
+
+
 def test_member_order_of_every_object() -> None:
     data = cmp.dumps(cmp.loads(encode(full("0.2")))).decode()
     keys = [line.strip().split('"')[1] for line in data.splitlines() if '": ' in line]
