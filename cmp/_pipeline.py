@@ -13,7 +13,7 @@ from cmp.findings import Finding, PacketError
 from cmp.model import Packet
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(frozen=True, slots=True, repr=False, kw_only=True)
 class Report:
     """What :func:`check` found.
 
