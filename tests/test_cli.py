@@ -500,3 +500,28 @@ def test_fmt_write_through_a_symlink_keeps_the_link(good: Path, tmp_path: Path) 
     assert main(["fmt", "--write", str(link)]) == 0
     assert link.is_symlink()
     assert good.read_bytes() == canonical_bytes(good) + b"\n"
+
+
+def test_check_and_fmt_do_not_load_the_conformance_runner(good: Path) -> None:
+    """The runner is imported for its own command only (cmp.cli._main), not at every start-up."""
+    probe = (
+        "import sys\n"
+        "from cmp.cli import main\n"
+        "statuses = [main(['check', sys.argv[1]]), main(['fmt', '--check', sys.argv[1]])]\n"
+        "print(statuses, sorted(m for m in sys.modules if m.startswith('cmp.conformance')))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe, str(good)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1].endswith("[]"), result.stdout
+    conformance = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys\nfrom cmp.cli import main\nmain(['conformance', '--filter', 'versioning'])\n"
+            "print('cmp.conformance' in sys.modules)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert conformance.stdout.splitlines()[-1] == "True", conformance.stdout

@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "cmp"
 
 # Lowest first.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("cmp.findings", "cmp._deepjson", "cmp._matcher", "cmp.schema"),  # leaves: no cmp imports
+    ("cmp.findings", "cmp._deepjson", "cmp._matcher", "cmp.schema", "cmp._text"),  # leaves: no cmp imports
     ("cmp._timestamps", "cmp._intake"),  # created_at rules; bytes to Python data
     ("cmp.model", "cmp._compiler", "cmp._explain"),  # typed model; schema compiled, schema explained
     ("cmp._validation",),  # version routing and the schema of the routed version
@@ -27,7 +27,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cmp._pipeline",),  # bytes to report: check, loads
     ("cmp",),  # the public API
     # programs: the conformance runner (a library the adapter and the CLI use), lowest first
-    ("cmp.conformance._text",),  # text from elsewhere, on one line
     ("cmp.conformance._protocol",),  # the messages: a request, this library's answer, reading another's
     ("cmp.conformance._compare",),  # an answer against a vector's expectation
     ("cmp.conformance._vectors", "cmp.conformance._implementation"),  # the vector folder; another program

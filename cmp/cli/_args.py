@@ -9,7 +9,14 @@ from typing import Any
 from cmp import __version__
 from cmp.cli._output import error_line
 from cmp.cli._status import EXIT_USAGE
-from cmp.conformance import DEFAULT_VECTORS_TEXT
+
+# What cmp.conformance.default_vector_dir does, said once for --help and the error when
+# it finds nothing. Kept here, not beside that function: importing any part of the
+# runner package loads all of it, and every check and fmt would pay for that at start-up.
+DEFAULT_VECTORS_TEXT = (
+    "the conformance-vectors folder beside the cmp package in a source checkout, "
+    "else the copy installed with the package (cmp.vectors)"
+)
 
 # How the program is named in usage, help and examples: the console script, or the module.
 CONSOLE_PROG = "core-memory-packet"

@@ -6,6 +6,7 @@ from collections import deque
 from collections.abc import Generator, Iterable, Iterator
 from typing import TYPE_CHECKING
 
+from cmp._text import describe
 from cmp.cli._judge import CheckOptions, Verdict, judge
 from cmp.cli._sources import Source, Unreadable
 
@@ -121,7 +122,7 @@ def _start_pool(workers: int) -> tuple[Executor | None, str | None]:
 
         return ProcessPoolExecutor(max_workers=workers), None
     except (OSError, ImportError, NotImplementedError, ValueError) as exc:
-        return None, f"cannot start worker processes ({_describe(exc)})"
+        return None, f"cannot start worker processes ({describe(exc)})"
 
 
 def _submit(pool: Executor, sources: list[Source], options: CheckOptions) -> _Submission:
@@ -139,8 +140,8 @@ def _submit(pool: Executor, sources: list[Source], options: CheckOptions) -> _Su
         if isinstance(exc, BrokenExecutor) or _broken(pool):
             return _WORKER_DIED
         if isinstance(exc, OSError):
-            return f"cannot start worker processes ({_describe(exc)})"
-        return f"cannot hand out work ({_describe(exc)})"
+            return f"cannot start worker processes ({describe(exc)})"
+        return f"cannot hand out work ({describe(exc)})"
 
 
 _WORKER_DIED = "a worker process died"
@@ -207,9 +208,3 @@ def _stop_pool(pool: Executor, *, completed: bool) -> None:
             except (OSError, ValueError, AttributeError):
                 pass
     pool.shutdown(wait=True, cancel_futures=not completed)
-
-
-def _describe(error: BaseException) -> str:
-    if isinstance(error, OSError) and error.strerror:
-        return error.strerror
-    return str(error) or type(error).__name__

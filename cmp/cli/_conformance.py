@@ -14,11 +14,12 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+from cmp._text import describe, display_name, one_line
+from cmp.cli._args import DEFAULT_VECTORS_TEXT
 from cmp.cli._output import Output, error_line
 from cmp.cli._signals import StopSignals
 from cmp.cli._status import EXIT_FAIL, EXIT_OK, EXIT_USAGE
 from cmp.conformance import (
-    DEFAULT_VECTORS_TEXT,
     Implementation,
     VectorError,
     default_vector_dir,
@@ -27,7 +28,6 @@ from cmp.conformance import (
     run,
     split_command,
 )
-from cmp.conformance._text import describe, display_name, one_line
 
 # --timeout must be a finite number of seconds in (0, one day]: NaN, infinities and huge
 # values break the clock and selector arithmetic, and no vector needs a day.

@@ -9,16 +9,24 @@ from collections.abc import Callable, Sequence
 
 from cmp.cli._args import CONSOLE_PROG, build_parser
 from cmp.cli._check import run_check
-from cmp.cli._conformance import run_conformance
 from cmp.cli._fmt import run_fmt
 from cmp.cli._output import Output, error_line, silence_stdout
 from cmp.cli._signals import Stopped
 from cmp.cli._status import EXIT_USAGE
 
+
+def _run_conformance(args: argparse.Namespace, out: Output) -> int:
+    # Imported for this command only: the runner brings subprocess, selectors and the
+    # vector loader, which every check and fmt would otherwise load at start-up.
+    from cmp.cli._conformance import run_conformance
+
+    return run_conformance(args, out)
+
+
 _COMMANDS: dict[str, Callable[[argparse.Namespace, Output], int]] = {
     "check": run_check,
     "fmt": run_fmt,
-    "conformance": run_conformance,
+    "conformance": _run_conformance,
 }
 
 

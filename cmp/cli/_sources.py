@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from cmp._intake import MAX_PACKET_BYTES
+from cmp._text import display_name
 
 # One byte past the limit is enough to know a packet is too large.
 READ_LIMIT = MAX_PACKET_BYTES + 1
@@ -65,11 +66,6 @@ class Unreadable:
 
 class SourceError(Exception):
     """A source that cannot be read; the message is one line for the user."""
-
-
-def display_name(name: str) -> str:
-    """A file name safe to print: undecodable bytes shown as escapes, never an error."""
-    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _read_stream(stream: BinaryIO) -> bytes:

@@ -30,7 +30,6 @@ from cmp.conformance._protocol import request_line, respond, strict_b64decode
 from cmp.conformance._report import junit_lines, report
 from cmp.conformance._runner import GIVE_UP_AFTER, VectorResult, run
 from cmp.conformance._vectors import (
-    DEFAULT_VECTORS_TEXT,
     MAX_VECTOR_FILE_BYTES,
     SCHEMA_FILE,
     VectorError,
@@ -40,7 +39,6 @@ from cmp.conformance._vectors import (
 )
 
 __all__ = [
-    "DEFAULT_VECTORS_TEXT",
     "GIVE_UP_AFTER",
     "MAX_ANSWER_BYTES",
     "MAX_VECTOR_FILE_BYTES",

@@ -11,8 +11,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from cmp._text import short
 from cmp.conformance._protocol import answer_error, strict_b64decode
-from cmp.conformance._text import short
 
 ErrorKey = tuple[str, str, str]
 

@@ -10,8 +10,8 @@ import subprocess
 import time
 from typing import Any
 
+from cmp._text import describe, short
 from cmp.conformance._protocol import answer_error, parse_answer, request_line
-from cmp.conformance._text import describe, short
 
 # No answer line may grow past this; an implementation that never ends its line fails.
 MAX_ANSWER_BYTES = 1 << 20

@@ -14,7 +14,7 @@ from typing import Any
 
 from cmp._canonical import dumps
 from cmp._pipeline import check
-from cmp.conformance._text import one_line, short
+from cmp._text import one_line, short
 from cmp.findings import PacketError
 
 

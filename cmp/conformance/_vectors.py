@@ -11,8 +11,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from cmp._text import describe, display_name
 from cmp.conformance._compare import ErrorKey, error_key, show_errors
-from cmp.conformance._text import describe, display_name
 
 VECTOR_FILE_SUFFIX = ".json"
 SCHEMA_FILE = "vectors.schema.json"
@@ -25,13 +25,6 @@ MAX_VECTOR_FILE_BYTES = 8 << 20
 
 class VectorError(Exception):
     """The vector folder is missing or malformed."""
-
-
-# Where the vectors come from when --vectors is not given, said once for --help and errors.
-DEFAULT_VECTORS_TEXT = (
-    "the conformance-vectors folder beside the cmp package in a source checkout, "
-    "else the copy installed with the package (cmp.vectors)"
-)
 
 
 def default_vector_dir() -> Path | None:

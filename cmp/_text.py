@@ -1,4 +1,4 @@
-"""Text the runner did not write (file names, error messages, answers), shown on one line."""
+"""Text a program did not write (file names, error messages, answers), shown on one line."""
 
 from __future__ import annotations
 
