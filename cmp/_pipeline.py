@@ -83,7 +83,8 @@ def check(
     raw = _utf8_or_none(data) if isinstance(data, str) else data
     quick = _quick.conforming(raw) if raw is not None else None
     if quick is None:
-        return check_long(data, lenient=lenient, allow_unredacted=allow_unredacted)
+        # Text already encoded goes on as bytes: encoded once, not again by check_long.
+        return check_long(data if raw is None else raw, lenient=lenient, allow_unredacted=allow_unredacted)
     version, packet, redactions = quick
     return Report(
         version=version,
