@@ -42,7 +42,9 @@ def test_schema_ids_and_draft() -> None:
         assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
 
 
-def test_shipped_schemas_equal_top_level_copies() -> None:
+def test_the_top_level_schema_files_are_links_to_the_shipped_ones() -> None:
+    """One copy of each schema: the package's (it ships in the wheel); schema/ at the top
+    of the repository, where readers look for it, holds relative links to that copy."""
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
@@ -50,7 +52,10 @@ def test_shipped_schemas_equal_top_level_copies() -> None:
         name = f"core-memory.v{version}.json"
         top = root / "schema" / name
         inside = root / "cmp" / "schema" / name
-        assert top.read_bytes() == inside.read_bytes(), name
+        assert top.is_symlink() and not inside.is_symlink(), name
+        assert top.readlink().as_posix() == f"../cmp/schema/{name}"
+        assert top.resolve() == inside.resolve()
+    assert sorted(p.name for p in (root / "schema").iterdir()) == [f"core-memory.v{v}.json" for v in BOTH]
 
 
 def test_every_error_is_reported_not_just_the_first() -> None:
