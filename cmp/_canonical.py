@@ -7,15 +7,19 @@ strings escaped as Go's encoding/json escapes them (HTML-safe, U+2028/U+2029 esc
 
 from __future__ import annotations
 
+import functools
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping
 from json.encoder import encode_basestring
+from typing import NamedTuple
 
+from cmp._compiler import define
 from cmp._intake import MAX_PACKET_BYTES, size_finding
 from cmp._timestamps import canonical as canonical_time
 from cmp._validation import validate
 from cmp.findings import Finding, PacketError
 from cmp.model import Packet, to_obj
+from cmp.schema import Member, members
 
 # Python escapes quote, backslash and C0 controls exactly as Go does (short escapes for
 # \b \f \n \r \t, lowercase \u00xx for the rest). Go also escapes these five. They can
@@ -24,7 +28,7 @@ from cmp.model import Packet, to_obj
 _GO_EXTRA = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
 
 
-# The renderer lays the text out as pieces that alternate: layout, string, layout, ...,
+# The writer lays the text out as pieces that alternate: layout, string, layout, ...,
 # layout. Strings go in as they stand; when some need escaping, all of them are escaped
 # together in one C call over their join, split apart again at a separator that the
 # escaper copies through unchanged and that no escape sequence can contain: DEL. (The
@@ -33,83 +37,187 @@ _GO_EXTRA = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\
 # When a string itself holds DEL, each string is escaped on its own.
 _ESCAPE_SPLIT = "\x7f"
 
+# The members the state digest leaves out (specification 9.7).
+_IDENTITY = frozenset({"id", "created_at"})
 
-def _string_array(out: list[str], tail: str, name: str, items: Sequence[str]) -> str:
-    """Append a non-empty array of strings; return the layout that must follow it."""
-    if not items:
-        return tail
-    out += (f'{tail},\n  "{name}": [\n    "', items[0])
-    for item in items[1:]:
-        out += ('",\n    "', item)
-    return '"\n  ]'
+_QUOTE, _NEWLINE = '"', "\n"
+_NEXT = ",\n"  # what follows every member but an object's or array's last
 
 
-def _small_object(out: list[str], tail: str, name: str, members: Sequence[tuple[str, str]]) -> str:
-    """Append an object of optional strings (project, provenance); return the layout to follow."""
-    first = f'{tail},\n  "{name}": {{\n    "'
-    opener = first
-    for key, value in members:
-        if value:
-            out += (f'{opener}{key}": "', value)
-            opener = '",\n    "'
-    if opener is first:  # nothing written: an empty object
-        return f'{tail},\n  "{name}": {{}}'
-    return '"\n  }'
+class _State(NamedTuple):
+    """The layout written since the last string, as far as the generator knows it.
+
+    The text is the generated function's variable ``p`` when ``runtime``, followed by
+    ``suffix``; or, when there is an ``alternative`` (condition, text), that text when the
+    condition holds at run time and ``suffix`` when not (an optional boolean, whose
+    ``true`` is layout). Between members it always ends with what the next member needs
+    before its indent: ``,\n`` after a member, ``{\n`` at the start of an object.
+    ``started`` says whether a member of the innermost open object is sure to have been
+    written.
+    """
+
+    runtime: bool
+    suffix: str
+    started: bool = False
+    alternative: tuple[str, str] | None = None
+
+    def code(self, more: str = "") -> str:
+        """A Python expression for this layout followed by ``more``."""
+        text = self.suffix + more
+        if self.alternative is not None:
+            condition, other = self.alternative
+            return f"({other + more!r} if {condition} else {text!r})"
+        if not self.runtime:
+            return repr(text)
+        return f"p + {text!r}" if text else "p"
+
+    def then(self, more: str) -> _State:
+        alternative = self.alternative and (self.alternative[0], self.alternative[1] + more)
+        return self._replace(suffix=self.suffix + more, alternative=alternative)
+
+    def known(self) -> bool:
+        """Whether the text is a constant (or a choice of two), known while generating."""
+        return not self.runtime
+
+    def held(self) -> bool:
+        """Whether ``p`` holds all of it."""
+        return self.runtime and not self.suffix
 
 
-def _pieces(packet: Packet, identity: bool) -> list[str]:
-    out = ['{\n  "ltm_version": "', packet.ltm_version]
-    if identity:
-        out += ('",\n  "id": "', packet.id)
-    if packet.parent_id:
-        out += ('",\n  "parent_id": "', packet.parent_id)
-    if identity:
-        out += ('",\n  "created_at": "', canonical_time(packet.created_at))
-    tail = '"'
-    if packet.project is not None:
-        tail = _small_object(out, tail, "project", (("name", packet.project.name), ("ref", packet.project.ref)))
-    out += (f'{tail},\n  "goal": "', packet.goal)
-    tail = _string_array(out, '"', "success_criteria", packet.success_criteria)
-    tail = _string_array(out, tail, "constraints", packet.constraints)
-    opener = f'{tail},\n  "decisions": [\n    {{\n      "'
-    for d in packet.decisions:
-        out += (f'{opener}what": "', d.what, '",\n      "why": "', d.why)
-        if d.consequences:
-            out += ('",\n      "consequences": "', d.consequences)
-        opener = ('",\n      "locked": true' if d.locked else '"') + '\n    },\n    {\n      "'
-    if packet.decisions:
-        tail = opener.removesuffix(',\n    {\n      "') + "\n  ]"
-    opener = f'{tail},\n  "methods": [\n    {{\n      "'
-    for m in packet.methods:
-        out += (f'{opener}name": "', m.name, '",\n      "when_applicable": "', m.when_applicable)
-        out += ('",\n      "how": "', m.how)
-        opener = '"\n    },\n    {\n      "'
-    if packet.methods:
-        tail = opener.removesuffix(',\n    {\n      "') + "\n  ]"
-    opener = f'{tail},\n  "attempts": [\n    {{\n      "'
-    for a in packet.attempts:
-        out += (f'{opener}tried": "', a.tried, '",\n      "outcome": "', a.outcome)
-        if a.learned:
-            out += ('",\n      "learned": "', a.learned)
-        if a.confidence:
-            out += ('",\n      "confidence": "', a.confidence)
-        opener = '"\n    },\n    {\n      "'
-    if packet.attempts:
-        tail = opener.removesuffix(',\n    {\n      "') + "\n  ]"
-    tail = _string_array(out, tail, "open_questions", packet.open_questions)
-    out += (f'{tail},\n  "next_step": "', packet.next_step)
-    tail = _string_array(out, '"', "tags", packet.tags)
-    if packet.provenance is not None:
-        p = packet.provenance
-        members = (
-            ("author_model", p.author_model),
-            ("author_human", p.author_human),
-            ("source_hash", p.source_hash),
-            ("confidence", p.confidence),
+class _WriterSource:
+    """The canonical writer as straight-line Python, generated from :func:`cmp.schema.members`.
+
+    The member order, which members are required and "an optional member is written only
+    when it is not empty" come from the schemas, so the writer cannot drift from them.
+    The generated function returns the text as pieces that alternate layout and string
+    (see ``_ESCAPE_SPLIT``): one ``+=`` per string, the layout between two strings folded
+    into one constant wherever it is known while generating. It is not known only after
+    an optional member that may or may not have been written; then it is kept in ``p``.
+    """
+
+    def __init__(self, objects: Mapping[str, tuple[Member, ...]]) -> None:
+        self.objects = objects  # the members of each object, by location (cmp.schema.layout)
+        self.lines: list[str] = []
+        self.counter = 0
+
+    def emit(self, level: int, line: str) -> None:
+        self.lines.append("    " * level + line)
+
+    def variable(self, stem: str) -> str:
+        self.counter += 1
+        return f"{stem}{self.counter}"
+
+    def object(self, location: str, value: str, indent: str, state: _State, level: int, trail: str) -> _State:
+        """Write the object ``value``, whose ``{\n`` ends ``state``; the state after its ``}`` and ``trail``."""
+        outer = state.started
+        state = state._replace(started=False)
+        for member in self.objects[location]:
+            access = f"{value}.{member.name}"
+            if member.required and not (location == "$" and member.name in _IDENTITY):
+                state = self.member(member, access, indent + "  ", state, level)._replace(started=True)
+                continue
+            condition = access
+            if location == "$" and member.name in _IDENTITY:
+                condition = "identity"
+            elif member.kind in ("object", "objects", "strings"):  # used again inside: read once
+                held = self.variable("v")
+                condition, access = f"({held} := {access})", held
+                if member.kind == "object":
+                    condition += " is not None"
+            state = self.optional(member, condition, access, indent + "  ", state, level)
+        return self.close(state, indent, "}", trail, level)._replace(started=outer)
+
+    def optional(self, member: Member, condition: str, access: str, indent: str, state: _State, level: int) -> _State:
+        """Write ``member`` under ``if condition:``: a state that holds whichever way the ``if`` went."""
+        if state.alternative is not None or (state.runtime and state.suffix):
+            self.emit(level, f"p = {state.code()}")
+            state = _State(True, "", state.started)
+        mark = len(self.lines)
+        self.emit(level, f"if {condition}:")
+        after = self.member(member, access, indent, state, level + 1)
+        if after.known() and state.known():
+            if after.suffix == state.suffix:
+                return state  # the same layout either way
+            if len(self.lines) == mark + 1 and after.alternative is None:  # only layout: choose where used
+                self.lines.pop()
+                return state._replace(alternative=(condition, after.suffix))
+        if state.known():
+            self.lines.insert(mark, "    " * level + f"p = {state.code()}")
+        if not after.held():
+            self.emit(level + 1, f"p = {after.code()}")
+        return _State(True, "", state.started)
+
+    def member(self, member: Member, access: str, indent: str, state: _State, level: int) -> _State:
+        """Write ``member`` (its value is ``access``) at ``indent``, unconditionally."""
+        head = f'{indent}"{member.name}": '
+        if member.required and member.kind not in ("string", "timestamp"):
+            raise ValueError(f"the canonical writer has no rule for a required {member.kind} ({member.name})")
+        if member.kind in ("string", "timestamp"):
+            text = f"_time({access})" if member.kind == "timestamp" else access
+            self.emit(level, f"out += ({state.code(head + _QUOTE)}, {text})")
+            return _State(False, _QUOTE + _NEXT, state.started)
+        if member.kind == "boolean":  # optional: written only when true
+            return state.then(head + "true" + _NEXT)
+        if member.kind == "strings":
+            item, between = self.variable("s"), _QUOTE + _NEXT + indent + "  " + _QUOTE
+            self.emit(level, f"out += ({state.code(head + '[' + _NEWLINE + indent + '  ' + _QUOTE)}, {access}[0])")
+            self.emit(level, f"for {item} in {access}[1:]:")
+            self.emit(level + 1, f"out += ({between!r}, {item})")
+            return _State(False, _QUOTE + _NEWLINE + indent + "]" + _NEXT, state.started)
+        if member.kind == "object":
+            return self.object(member.location, access, indent, state.then(head + "{" + _NEWLINE), level, _NEXT)
+        # objects: each item's layout is known only at run time, so it is kept in p
+        item = self.variable("o")
+        self.emit(level, f"p = {state.code(head + '[' + _NEWLINE)}")
+        self.emit(level, f"for {item} in {access}:")
+        after = self.object(
+            member.location, item, indent + "  ", _State(True, indent + "  {" + _NEWLINE), level + 1, _NEXT
         )
-        tail = _small_object(out, tail, "provenance", members)
-    out.append(tail + "\n}")
-    return out
+        if not after.held():
+            self.emit(level + 1, f"p = {after.code()}")
+        return self.close(_State(True, "", True), indent, "]", _NEXT, level)._replace(started=state.started)
+
+    def close(self, state: _State, indent: str, bracket: str, trail: str, level: int) -> _State:
+        """The state after an object's or array's closing ``bracket`` and ``trail``."""
+        end = _NEWLINE + indent + bracket + trail
+
+        def closed(text: str) -> str:
+            if text.endswith(_NEXT):  # a member was written last
+                return text[: -len(_NEXT)] + end
+            return text[: -len(_NEWLINE)] + bracket + trail  # nothing was written: {} on one line
+
+        if state.known():
+            alternative = state.alternative and (state.alternative[0], closed(state.alternative[1]))
+            return state._replace(suffix=closed(state.suffix), alternative=alternative)
+        if state.suffix:
+            return state._replace(suffix=closed(state.suffix))
+        if state.started:
+            self.emit(level, f"p = p[:{-len(_NEXT)}] + {end!r}")
+        else:
+            empty = bracket + trail
+            self.emit(level, f"p = p[:{-len(_NEXT)}] + {end!r} if p[-2] == ',' else p[:-1] + {empty!r}")
+        return _State(True, "")
+
+
+@functools.cache
+def _writer() -> Callable[[Packet, bool], list[str]]:
+    """The canonical writer of the shipped schemas (made on first use: start-up does not pay)."""
+    return compile_writer(members())
+
+
+def compile_writer(objects: Mapping[str, tuple[Member, ...]]) -> Callable[[Packet, bool], list[str]]:
+    """A canonical writer for objects with these members: ``write(packet, identity)`` returns
+    the pieces of the text; ``identity`` False leaves out the members the state digest does
+    not cover. Raises ValueError for a member the layout rules do not cover.
+    """
+    source = _WriterSource(objects)
+    end = source.object("$", "packet", "", _State(False, "{" + _NEWLINE), 1, trail="")
+    lines = ["def write(packet, identity, _time=_time):", "    out = []", *source.lines]
+    lines += [f"    out.append({end.code()})", "    return out"]
+    write: Callable[[Packet, bool], list[str]] = define(
+        "write", "canonical writer", "\n".join(lines) + "\n", {"_time": canonical_time}
+    )
+    return write
 
 
 def _escape_strings(pieces: list[str]) -> None:
@@ -125,7 +233,7 @@ def _escape_strings(pieces: list[str]) -> None:
 
 
 def _render(packet: Packet, identity: bool) -> str:
-    pieces = _pieces(packet, identity)
+    pieces = _writer()(packet, identity)
     if not packet._escape_free:  # read from text without a backslash: nothing to escape (cmp._quick, fact 3)
         _escape_strings(pieces)
     text = "".join(pieces)

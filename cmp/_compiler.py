@@ -194,14 +194,22 @@ class _Compiler:
         defaults = ", ".join(f"{local}={local}" for local in _LOCALS)
         header = f"def {name}(packet, {defaults}):\n"
         source = header + "\n".join(["    " + first, *self.lines, "    " + last]) + "\n"
-        # A name of its own for each compilation, kept in linecache (an entry without
-        # an mtime is never dropped by checkcache): tracebacks show the generated lines.
-        filename = f"<cmp compiled {label} #{next(_COMPILATIONS)}>"
-        linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
-        namespace = dict(self.names)
-        exec(compile(source, filename, "exec"), namespace)
-        function: Callable[..., Any] = namespace[name]
-        return function
+        return define(name, label, source, self.names)
+
+
+def define(name: str, label: str, source: str, names: Mapping[str, Any]) -> Callable[..., Any]:
+    """The function ``name`` that ``source`` defines, with ``names`` as its globals.
+
+    Each compilation gets a file name of its own, kept in linecache (an entry without an
+    mtime is never dropped by checkcache), so tracebacks, ``inspect.getsource`` and
+    debuggers show the generated lines.
+    """
+    filename = f"<cmp compiled {label} #{next(_COMPILATIONS)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    namespace = dict(names)
+    exec(compile(source, filename, "exec"), namespace)
+    function: Callable[..., Any] = namespace[name]
+    return function
 
 
 _COMPILATIONS = itertools.count(1)

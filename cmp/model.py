@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from cmp import _timestamps
+from cmp.schema import members
 
 Outcome = Literal["succeeded", "failed", "partial"]
 Confidence = Literal["low", "medium", "high", ""]
@@ -225,31 +226,25 @@ def from_obj(obj: Mapping[str, Any]) -> Packet:
     check() builds with the compiled builder of :mod:`cmp._compiler` instead; this plain
     construction is what the tests hold that builder to.
     """
-    get = obj.get
-    project = get("project")
-    provenance = get("provenance")
-    packet = Packet(
-        obj["ltm_version"],
-        obj["id"],
-        obj["created_at"],
-        obj["goal"],
-        obj["next_step"],
-        get("parent_id", ""),
-        None if project is None else Project(**project),
-        tuple(get("success_criteria", ())),
-        tuple(get("constraints", ())),
-        tuple([Decision(**d) for d in get("decisions", ())]),
-        tuple([Method(**m) for m in get("methods", ())]),
-        tuple([Attempt(**a) for a in get("attempts", ())]),
-        tuple(get("open_questions", ())),
-        tuple(get("tags", ())),
-        None if provenance is None else Provenance(**provenance),
-    )
+    packet = typing.cast(Packet, _built(obj, "$"))  # SCHEMA_CLASSES["$"]
     object.__setattr__(packet, "_conforming", True)
     return packet
 
 
-# The model class of each object in the schemas, by schema location (see cmp._compiler).
+def _built(obj: Mapping[str, Any], location: str) -> Any:
+    values: dict[str, Any] = {}
+    for member in members()[location]:
+        if member.name in obj:
+            value = obj[member.name]
+            if member.kind == "object":
+                value = _built(value, member.location)
+            elif member.kind == "objects":
+                value = [_built(item, member.location) for item in value]
+            values[member.name] = value  # the constructor checks types and makes lists tuples
+    return SCHEMA_CLASSES[location](**values)
+
+
+# The model class of each object in the schemas, by schema location (see cmp.schema.members).
 SCHEMA_CLASSES: dict[str, type] = {
     "$": Packet,
     "$.project": Project,
@@ -264,58 +259,20 @@ for _model in SCHEMA_CLASSES.values():
 
 def to_obj(packet: Packet) -> dict[str, Any]:
     """The packet as plain JSON data, in canonical member order, empty members left out."""
-    out: dict[str, Any] = {"ltm_version": packet.ltm_version, "id": packet.id}
-    if packet.parent_id:
-        out["parent_id"] = packet.parent_id
-    out["created_at"] = packet.created_at
-    if packet.project is not None:
-        out["project"] = _drop_empty({"name": packet.project.name, "ref": packet.project.ref})
-    out["goal"] = packet.goal
-    _put_array(out, "success_criteria", list(packet.success_criteria))
-    _put_array(out, "constraints", list(packet.constraints))
-    _put_array(out, "decisions", [_decision(d) for d in packet.decisions])
-    _put_array(
-        out, "methods", [{"name": m.name, "when_applicable": m.when_applicable, "how": m.how} for m in packet.methods]
-    )
-    _put_array(out, "attempts", [_attempt(a) for a in packet.attempts])
-    _put_array(out, "open_questions", list(packet.open_questions))
-    out["next_step"] = packet.next_step
-    _put_array(out, "tags", list(packet.tags))
-    if packet.provenance is not None:
-        p = packet.provenance
-        out["provenance"] = _drop_empty(
-            {
-                "author_model": p.author_model,
-                "author_human": p.author_human,
-                "source_hash": p.source_hash,
-                "confidence": p.confidence,
-            }
-        )
-    return out
+    return _data(packet, "$")
 
 
-def _drop_empty(members: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in members.items() if v}
-
-
-def _put_array(out: dict[str, Any], name: str, items: list[Any]) -> None:
-    if items:
-        out[name] = items
-
-
-def _decision(d: Decision) -> dict[str, Any]:
-    out: dict[str, Any] = {"what": d.what, "why": d.why}
-    if d.consequences:
-        out["consequences"] = d.consequences
-    if d.locked:
-        out["locked"] = True
-    return out
-
-
-def _attempt(a: Attempt) -> dict[str, Any]:
-    out: dict[str, Any] = {"tried": a.tried, "outcome": a.outcome}
-    if a.learned:
-        out["learned"] = a.learned
-    if a.confidence:
-        out["confidence"] = a.confidence
+def _data(value: object, location: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for member in members()[location]:
+        item = getattr(value, member.name)
+        if not (member.required or item):  # "", False, (), None: absent (a model object is never false)
+            continue
+        if member.kind == "object":
+            item = _data(item, member.location)
+        elif member.kind == "objects":
+            item = [_data(each, member.location) for each in item]
+        elif member.kind == "strings":
+            item = list(item)
+        out[member.name] = item
     return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import types
 from typing import Any
 
 import pytest
@@ -12,6 +13,8 @@ from hypothesis import strategies as st
 
 import cmp
 from cmp import model
+from cmp._canonical import _writer, compile_writer
+from cmp.schema import Member
 from tests.packets import GENERATOR, encode, full, minimal
 from tests.strategies import mutated, packets, renderings
 
@@ -61,8 +64,8 @@ def test_exact_bytes_of_a_small_packet() -> None:
 def test_the_writers_member_order_is_the_schemas_property_order(version: str) -> None:
     """The canonical order is the order of each object's ``properties`` in the shipped schema.
 
-    The writer states it again, by hand, for speed; this holds the two together, object
-    by object, so a schema change cannot leave the writer behind.
+    The writer is generated from the schemas' members; this reads the bytes it writes
+    back and holds them to the schema file itself, object by object.
     """
     from cmp.schema import load_schema
 
@@ -369,3 +372,88 @@ def test_large_packets_keep_the_bytes_check_wrote_to_measure_them() -> None:
     assert dataclasses.replace(packet)._canonical is None  # a changed copy writes afresh
     small = cmp.check(encode(full())).packet
     assert small is not None and small._canonical is None
+
+
+# The canonical writer's generator, over layouts the shipped schemas do not have: an
+# optional member first, booleans first and last, objects with nothing written, arrays of
+# objects inside objects. For ASCII text without escapes, the canonical layout is exactly
+# what json.dumps(indent=2) writes.
+
+_NAMES = st.sampled_from(["a", "b", "c", "d", "e"])
+
+
+@st.composite
+def _layouts(draw: st.DrawFn) -> dict[str, tuple[Member, ...]]:
+    objects: dict[str, tuple[Member, ...]] = {}
+
+    def obj(location: str, depth: int) -> None:
+        names = draw(st.lists(_NAMES, min_size=0 if depth else 1, max_size=4, unique=True))
+        kinds = ["string", "boolean", "strings"] + (["object", "objects"] if depth < 2 else [])
+        listed = []
+        for name in names:
+            kind = draw(st.sampled_from(kinds))
+            required = kind == "string" and draw(st.booleans())
+            nested = {"object": f"{location}.{name}", "objects": f"{location}.{name}[]"}.get(kind, "")
+            if nested:
+                obj(nested, depth + 1)
+            listed.append(Member(name, kind, required, nested))
+        objects[location] = tuple(listed)
+
+    obj("$", 0)
+    return objects
+
+
+def _value(draw: st.DrawFn, objects: dict[str, tuple[Member, ...]], location: str) -> tuple[Any, dict[str, Any]]:
+    """(the object the writer reads, the JSON data it should write)."""
+    words = st.text("xyz ", max_size=3)
+    attributes: dict[str, Any] = {}
+    data: dict[str, Any] = {}
+    for member in objects[location]:
+        if member.kind == "string":
+            value = expected = draw(words)
+        elif member.kind == "boolean":
+            value = expected = draw(st.booleans())
+        elif member.kind == "strings":
+            value = tuple(draw(st.lists(words, max_size=3)))
+            expected = list(value)
+        elif member.kind == "object":
+            pair = draw(st.none() | st.just(True))
+            value, expected = (None, None) if pair is None else _value(draw, objects, member.location)
+        else:
+            pairs = [_value(draw, objects, member.location) for _ in range(draw(st.integers(0, 3)))]
+            value, expected = tuple(p[0] for p in pairs), [p[1] for p in pairs]
+        attributes[member.name] = value
+        if member.required or value:
+            data[member.name] = expected
+    return types.SimpleNamespace(**attributes), data
+
+
+@settings(max_examples=300)
+@given(st.data())
+def test_the_generated_writer_lays_out_any_layout_as_json_indent_2(data: st.DataObject) -> None:
+    objects = data.draw(_layouts())
+    write = compile_writer(objects)
+    value, expected = _value(data.draw, objects, "$")
+    pieces = write(value, True)
+    assert "".join(pieces) == json.dumps(expected, indent=2)
+    strings = pieces[1::2]  # pieces alternate layout and string, strings at odd places
+    assert len(pieces) % 2 == 1 and all(type(text) is str for text in strings)
+
+
+def test_the_writer_refuses_a_rule_it_does_not_know() -> None:
+    """Required members are always strings in the schemas; anything else needs a decision first."""
+    for kind in ("boolean", "strings", "object", "objects"):
+        location = "$.x" if kind == "object" else "$.x[]" if kind == "objects" else ""
+        objects = {"$": (Member("x", kind, True, location),), "$.x": (), "$.x[]": ()}
+        with pytest.raises(ValueError, match=f"required {kind}"):
+            compile_writer(objects)  # type: ignore[arg-type]
+
+
+def test_the_writers_generated_source_can_be_read_back() -> None:
+    import inspect
+
+    write = _writer()
+    source = inspect.getsource(write)
+    assert source.startswith("def write(packet, identity, ")
+    assert write.__code__.co_filename.startswith("<cmp compiled canonical writer #")
+    assert '"next_step": "' in source and "if identity:" in source

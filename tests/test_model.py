@@ -371,3 +371,42 @@ def test_every_member_takes_exactly_its_type(cls: type, member: str) -> None:
             assert stored is value
         accepted += 1
     assert accepted >= 2  # at least two samples of every type are in SAMPLES
+
+
+EMPTY = {"string": "", "timestamp": "", "boolean": False, "strings": (), "objects": (), "object": None}
+
+
+def test_the_model_classes_are_the_schemas_objects() -> None:
+    """Each class has a field for each member its object may have in any supported version,
+    of the member's kind; required members have no default, optional ones default to empty
+    (the writer leaves empty members out). The schemas state members; this holds the
+    Python types to them."""
+    from cmp.schema import members
+
+    assert set(model.SCHEMA_CLASSES) == set(members())
+    for location, listed in members().items():
+        cls = model.SCHEMA_CLASSES[location]
+        fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+        assert set(fields) == {m.name for m in listed}, location
+        for member in listed:
+            field = fields[member.name]
+            if member.required:
+                assert field.default is dataclasses.MISSING, (location, member.name)
+            else:
+                assert field.default == EMPTY[member.kind], (location, member.name)
+            nested = model.SCHEMA_CLASSES[member.location].__name__ if member.location else ""
+            expected = {
+                "string": "str",
+                "timestamp": "str",
+                "boolean": "bool",
+                "strings": "str[]",
+                "object": f"{nested}?",
+                "objects": f"{nested}[]",
+            }[member.kind]
+            assert MEMBER_TYPES[cls][member.name] == expected, (location, member.name)
+
+
+def test_from_obj_and_to_obj_are_inverse_on_canonical_data() -> None:
+    for version in ("0.1", "0.2"):
+        obj = json.loads(cmp.dumps(cmp.loads(encode(full(version)))))
+        assert model.to_obj(model.from_obj(obj)) == obj

@@ -81,3 +81,44 @@ def test_deep_value_in_schema_error_does_not_recurse() -> None:
     text = json.dumps(minimal())[:-1] + ', "tags": [' + deep + "]}"
     report = cmp.check(text)
     assert [(f.code, f.path, f.keyword) for f in report.errors] == [("schema", "$.tags[0]", "type")]
+
+
+def _object(*names: str, required: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {"type": "object", "properties": {n: {"type": "string"} for n in names}, "required": list(required)}
+
+
+def test_the_layout_keeps_every_versions_order() -> None:
+    """The members of both versions, each where its own version puts it (the writers' order)."""
+    from cmp.schema import layout, load_schema, members
+
+    older, newer = _object("a", "c", "e"), _object("a", "b", "c", "d", "e")
+    assert [m.name for m in layout([older, newer])["$"]] == ["a", "b", "c", "d", "e"]
+    assert [m.name for m in layout([newer, older])["$"]] == ["a", "b", "c", "d", "e"]
+    for version in BOTH:
+        for location, listed in layout([load_schema(version)]).items():
+            union = [m.name for m in members()[location]]
+            assert [union.index(m.name) for m in listed] == sorted(union.index(m.name) for m in listed)
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "message"),
+    [
+        (_object("a", "b"), _object("b", "a"), "order the members of \\$ differently"),
+        (_object("a", required=("a",)), _object("a"), "disagree about \\$.a"),
+        (_object("a"), {"type": "object", "properties": {"a": {"type": "boolean"}}}, "disagree about \\$.a"),
+    ],
+)
+def test_schemas_without_one_canonical_order_are_refused(
+    first: dict[str, Any], second: dict[str, Any], message: str
+) -> None:
+    from cmp.schema import layout
+
+    with pytest.raises(ValueError, match=message):
+        layout([first, second])
+
+
+def test_a_member_of_a_kind_the_writers_do_not_know_is_refused() -> None:
+    from cmp.schema import layout
+
+    with pytest.raises(ValueError, match=r"no member kind for \$\.n"):
+        layout([{"type": "object", "properties": {"n": {"type": "integer"}}}])

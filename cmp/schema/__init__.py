@@ -1,7 +1,10 @@
 """The JSON Schema of each supported version, shipped beside this file as data.
 
 The version list is stated here once: a version is supported exactly when its schema
-ships with the package.
+ships with the package. The canonical member order is stated once too, by the schemas
+themselves: each object's ``properties`` are in the order the canonical form writes
+them. :func:`members` reads that order (and which members are required) out of every
+supported schema, for the writers of :mod:`cmp.model` and :mod:`cmp._canonical`.
 """
 
 from __future__ import annotations
@@ -9,7 +12,8 @@ from __future__ import annotations
 import functools
 import json
 import os
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, NamedTuple
 
 SUPPORTED_VERSIONS: tuple[str, ...] = ("0.1", "0.2")
 
@@ -23,3 +27,84 @@ def load_schema(version: str) -> dict[str, Any]:
     with open(path, encoding="utf-8") as stream:
         schema: dict[str, Any] = json.load(stream)
     return schema
+
+
+Kind = Literal["string", "timestamp", "boolean", "strings", "object", "objects"]
+
+
+class Member(NamedTuple):
+    """One member an object of the packet may have, as the schemas state it.
+
+    ``kind`` is ``string`` (``timestamp`` when its format is date-time), ``boolean``,
+    ``strings`` (an array of strings), ``object`` or ``objects`` (an array of objects);
+    for the last two, ``location`` names the nested object (``$.decisions[]``), as the
+    keys of :data:`cmp.model.SCHEMA_CLASSES` do. A required member is always written; an
+    optional one only when it is not empty (``""``, ``false``, no items, or absent).
+    """
+
+    name: str
+    kind: Kind
+    required: bool
+    location: str = ""
+
+
+@functools.cache
+def members() -> Mapping[str, tuple[Member, ...]]:
+    """Each object's members, by location, in canonical order, over every supported version."""
+    return layout([load_schema(version) for version in SUPPORTED_VERSIONS])
+
+
+def layout(schemas: Sequence[Mapping[str, Any]]) -> dict[str, tuple[Member, ...]]:
+    """The members of each object of ``schemas``, by location, in one order that keeps each schema's.
+
+    A member of any of them is listed (the typed model is their union). Raises
+    ValueError when two schemas order their common members differently or disagree on
+    whether one is required or what kind it is: then no single canonical order exists.
+    """
+    found: dict[str, list[tuple[Member, ...]]] = {}
+    for schema in schemas:
+        _collect(schema, "$", found)
+    return {location: _merged(location, lists) for location, lists in found.items()}
+
+
+def _collect(schema: Mapping[str, Any], location: str, found: dict[str, list[tuple[Member, ...]]]) -> None:
+    properties: Mapping[str, Any] = schema.get("properties", {})
+    required = set(schema.get("required", ()))
+    listed = []
+    for name, node in properties.items():
+        where = f"{location}.{name}"
+        kind = node.get("type")
+        if kind == "string":
+            member = Member(name, "timestamp" if node.get("format") == "date-time" else "string", name in required)
+        elif kind == "boolean":
+            member = Member(name, "boolean", name in required)
+        elif kind == "object":
+            member = Member(name, "object", name in required, where)
+            _collect(node, where, found)
+        elif kind == "array" and node.get("items", {}).get("type") == "string":
+            member = Member(name, "strings", name in required)
+        elif kind == "array" and node.get("items", {}).get("type") == "object":
+            member = Member(name, "objects", name in required, where + "[]")
+            _collect(node["items"], where + "[]", found)
+        else:
+            raise ValueError(f"no member kind for {where} ({kind!r})")
+        listed.append(member)
+    found.setdefault(location, []).append(tuple(listed))
+
+
+def _merged(location: str, lists: list[tuple[Member, ...]]) -> tuple[Member, ...]:
+    """One order that keeps every list's order: each member after the one it follows in the list that names it."""
+    merged: list[Member] = []
+    for listed in lists:
+        previous = -1
+        for member in listed:
+            at = next((i for i, known in enumerate(merged) if known.name == member.name), None)
+            if at is None:
+                merged.insert(previous + 1, member)
+                at = previous + 1
+            elif merged[at] != member:
+                raise ValueError(f"the schemas disagree about {location}.{member.name}: {merged[at]} and {member}")
+            elif at < previous:
+                raise ValueError(f"the schemas order the members of {location} differently ({member.name})")
+            previous = at
+    return tuple(merged)
