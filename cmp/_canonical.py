@@ -234,7 +234,7 @@ def _escape_strings(pieces: list[str]) -> None:
 
 def _render(packet: Packet, identity: bool) -> str:
     pieces = _writer()(packet, identity)
-    if not packet._escape_free:  # read from text without a backslash: nothing to escape (cmp._quick, fact 3)
+    if not packet._known.escape_free:  # read from text without a backslash: nothing to escape (cmp._quick, fact 3)
         _escape_strings(pieces)
     text = "".join(pieces)
     for char, escape in _GO_EXTRA:  # str.replace runs in C; str.translate would not
@@ -286,8 +286,8 @@ def growth_finding(packet: Packet, source_bytes: int) -> Finding | None:
     data = encode(packet)
     size = len(data)
     if size <= MAX_PACKET_BYTES:
-        if packet._conforming:  # dumps will want them: written once, not twice
-            object.__setattr__(packet, "_canonical", data)
+        if packet._known.conforming:  # dumps will want them: written once, not twice
+            object.__setattr__(packet, "_known", packet._known._replace(canonical=data))
         return None
     return Finding(
         "size",
@@ -307,9 +307,10 @@ def dumps(packet: Packet) -> bytes:
     """
     if not isinstance(packet, Packet):
         raise TypeError(f"dumps() takes a cmp.Packet, not {type(packet).__name__}")
-    if packet._canonical is not None:
-        return packet._canonical
-    if not packet._conforming:
+    known = packet._known
+    if known.canonical is not None:
+        return known.canonical
+    if not known.conforming:
         # Construction already refused members of the wrong type; values are judged here.
         findings = validate(to_obj(packet))
         if findings:

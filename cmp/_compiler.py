@@ -250,7 +250,7 @@ def compile_builder(
     ``classes`` maps each object's schema location (``$``, ``$.project``,
     ``$.decisions[]``) to the frozen dataclass built for it; arrays become tuples and
     absent members take their field defaults. ``root_marks`` sets fields of the root
-    that are not members (``_conforming``). ``strings`` counts member names plus string
+    that are not members (``_known``). ``strings`` counts member names plus string
     values: compared with the quotes in the source text, it tells whether the parser
     dropped a duplicate member.
     """

@@ -24,7 +24,7 @@ It rests on three facts about JSON text that holds no backslash, stated here onc
 3. **No string can hold a quote, a backslash or a control character**, since each would
    have needed an escape. So the canonical writer need not escape the packet's strings,
    only rewrite Go's extra characters (``<``, ``>``, ``&``, U+2028, U+2029). The packet is
-   marked ``_escape_free``, which :mod:`cmp._canonical` reads.
+   known to be ``escape_free`` (:class:`cmp.model.Known`), which :mod:`cmp._canonical` reads.
 """
 
 from __future__ import annotations
@@ -34,7 +34,11 @@ import re
 from cmp import _intake, _validation
 from cmp._canonical import growth_finding
 from cmp._redaction import PATTERNS, Redaction, matches_anywhere, redact
-from cmp.model import Packet
+from cmp.model import CONFORMING, Packet
+
+# A packet fresh from the builder knows only that it conforms; read the quick way, its
+# strings are escape-free too (fact 3).
+_CONFORMING_ESCAPE_FREE = CONFORMING._replace(escape_free=True)
 
 # Fact 2 needs patterns that no field edge can anchor. Escaped characters and
 # character classes are removed first: `[^a]` and `\$` anchor nothing.
@@ -89,7 +93,7 @@ def conforming(raw: bytes) -> tuple[str, Packet, tuple[Redaction, ...]] | None:
     if built is None or built[1] != strings:  # fact 1: a duplicate was dropped
         return None
     packet = built[0]
-    object.__setattr__(packet, "_escape_free", True)  # fact 3
+    object.__setattr__(packet, "_known", _CONFORMING_ESCAPE_FREE)  # fact 3
     if growth_finding(packet, len(raw)) is not None:
         return None  # the long way reports the size
     redactions = tuple(redact(packet)) if matches_anywhere(raw) else ()  # fact 2

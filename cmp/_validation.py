@@ -88,9 +88,9 @@ def validate(obj: Any) -> list[Finding]:
 def builder(version: str) -> Callable[[Any], tuple[Packet, int] | None]:
     """The compiled builder of ``version``: (packet, strings counted) or None."""
     from cmp._compiler import compile_builder
-    from cmp.model import SCHEMA_CLASSES
+    from cmp.model import CONFORMING, SCHEMA_CLASSES
 
-    return compile_builder(load_schema(version), SCHEMA_CLASSES, {"_conforming": True})
+    return compile_builder(load_schema(version), SCHEMA_CLASSES, {"_known": CONFORMING})
 
 
 def schema_findings(obj: Mapping[str, Any], version: str, *, listed_before: int = 0) -> list[Finding]:

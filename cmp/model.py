@@ -157,6 +157,27 @@ class Provenance:
         _check_members(self)
 
 
+class Known(NamedTuple):
+    """Facts about a packet's values that the step which read them found, kept for later steps.
+
+    Each is a fact about the member values alone, and those are frozen, so a fact never
+    goes stale. A packet made any other way (its constructor, :meth:`Packet.new`,
+    ``dataclasses.replace``) knows nothing, and every step finds out for itself.
+    """
+
+    # It passed its version's schema (check's builder, from_obj): dumps need not validate it.
+    conforming: bool = False
+    # No string holds a quote, a backslash or a control character (cmp._quick, fact 3):
+    # the canonical writer skips its escaping pass.
+    escape_free: bool = False
+    # Its canonical bytes, when check had to write them to measure a large packet
+    # (cmp._canonical.growth_finding): dumps returns them.
+    canonical: bytes | None = None
+
+
+CONFORMING = Known(conforming=True)
+
+
 @dataclass(frozen=True, slots=True)
 class Packet:
     """One Core Memory Packet. Build with :meth:`new`, or get one from :func:`cmp.loads`."""
@@ -176,16 +197,8 @@ class Packet:
     open_questions: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     provenance: Provenance | None = None
-    # True only on packets built from schema-valid data (by check or from_obj); every
-    # other construction (including dataclasses.replace) starts False. Frozen members
-    # keep it true for the packet's life, so dumps need not validate such a packet again.
-    _conforming: bool = field(default=False, init=False, repr=False, compare=False)
-    # True only on packets the quick path read from JSON text without a single
-    # backslash (cmp._quick, fact 3): dumps may skip the escaping pass.
-    _escape_free: bool = field(default=False, init=False, repr=False, compare=False)
-    # The canonical bytes, kept when check() had to write them to measure a large
-    # packet (see cmp._canonical.growth_finding); frozen members keep them right.
-    _canonical: bytes | None = field(default=None, init=False, repr=False, compare=False)
+    # What the library found out about these values while reading them (see Known).
+    _known: Known = field(default=Known(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         _check_members(self)
@@ -227,7 +240,7 @@ def from_obj(obj: Mapping[str, Any]) -> Packet:
     construction is what the tests hold that builder to.
     """
     packet = typing.cast(Packet, _built(obj, "$"))  # SCHEMA_CLASSES["$"]
-    object.__setattr__(packet, "_conforming", True)
+    object.__setattr__(packet, "_known", CONFORMING)
     return packet
 
 

@@ -295,7 +295,7 @@ def test_hand_built_lists_are_escaped_too() -> None:
 @pytest.mark.parametrize("char", ["\u00a0", "\u2028", "\u200b", "\x7f", "é", "😀"])
 def test_characters_that_need_no_escape_are_written_as_the_oracle_writes_them(char: str) -> None:
     packet = cmp.loads(encode(dict(full(), goal=f"a{char}b")))
-    assert packet._escape_free
+    assert packet._known.escape_free
     assert cmp.dumps(packet) == oracle(packet) == cmp.dumps(dataclasses.replace(packet))
 
 
@@ -367,11 +367,11 @@ def test_large_packets_keep_the_bytes_check_wrote_to_measure_them() -> None:
     raw = json.dumps(obj, ensure_ascii=False).encode()
     assert len(raw) * MAX_GROWTH > cmp.MAX_PACKET_BYTES
     packet = cmp.check(raw).packet
-    assert packet is not None and packet._canonical is not None
+    assert packet is not None and packet._known.canonical is not None
     assert cmp.dumps(packet) == encode_oracle(obj) == write(dataclasses.replace(packet))
-    assert dataclasses.replace(packet)._canonical is None  # a changed copy writes afresh
+    assert dataclasses.replace(packet)._known.canonical is None  # a changed copy writes afresh
     small = cmp.check(encode(full())).packet
-    assert small is not None and small._canonical is None
+    assert small is not None and small._known.canonical is None
 
 
 # The canonical writer's generator, over layouts the shipped schemas do not have: an

@@ -235,14 +235,14 @@ def test_escapes_take_either_path_to_the_same_bytes(escape: str) -> None:
     report = cmp.check(text.encode())
     assert report.packet is not None
     assert report.packet.goal.startswith(json.loads(f'"{escape}"'))
-    assert report.packet._escape_free is False
+    assert report.packet._known.escape_free is False
 
 
 def test_escape_free_text_marks_the_packet() -> None:
     packet = cmp.loads(encode(full()))
-    assert packet._escape_free and packet._conforming
+    assert packet._known.escape_free and packet._known.conforming
     copy = dataclasses.replace(packet)
-    assert not copy._escape_free and not copy._conforming
+    assert not copy._known.escape_free and not copy._known.conforming
     assert cmp.dumps(copy) == cmp.dumps(packet)
 
 

@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from cmp._canonical import dumps, file_bytes
+from cmp._text import describe
 from cmp.cli._judge import check_source
 from cmp.cli._output import Output, error_line
 from cmp.cli._rewrite import WriteRefused, write_atomically
@@ -75,7 +76,7 @@ def run_fmt(args: argparse.Namespace, out: Output) -> int:
                     run.file_error(name, f"not rewritten: {exc}")
                     continue
                 except OSError as exc:
-                    run.file_error(name, f"cannot write: {exc.strerror or exc}; the file is unchanged")
+                    run.file_error(name, f"cannot write: {describe(exc)}; the file is unchanged")
                     continue
                 out.line(f"{name}: rewritten")
         else:

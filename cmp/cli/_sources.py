@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from cmp._intake import MAX_PACKET_BYTES
-from cmp._text import display_name
+from cmp._text import describe, display_name
 
 # One byte past the limit is enough to know a packet is too large.
 READ_LIMIT = MAX_PACKET_BYTES + 1
@@ -80,10 +80,6 @@ def _read_stream(stream: BinaryIO) -> bytes:
     return b"".join(chunks)
 
 
-def _describe(error: OSError) -> str:
-    return error.strerror or type(error).__name__
-
-
 def _stdin() -> BinaryIO:
     if sys.stdin is None or sys.stdin.closed:
         raise SourceError("cannot read stdin: it is closed")
@@ -102,7 +98,7 @@ def open_file(name: str) -> BinaryIO:
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
-        raise SourceError(f"cannot open: {_describe(exc)}") from None
+        raise SourceError(f"cannot open: {describe(exc)}") from None
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
@@ -113,7 +109,7 @@ def open_file(name: str) -> BinaryIO:
         return os.fdopen(fd, "rb")
     except OSError as exc:
         os.close(fd)
-        raise SourceError(f"cannot read: {_describe(exc)}") from None
+        raise SourceError(f"cannot read: {describe(exc)}") from None
     except BaseException:
         os.close(fd)
         raise
@@ -138,7 +134,7 @@ def read_source(name: str) -> Source:
             stamp = Stamp.of(os.fstat(stream.fileno()))
             data = _read_stream(stream)
         except OSError as exc:
-            raise SourceError(f"cannot read: {_describe(exc)}") from None
+            raise SourceError(f"cannot read: {describe(exc)}") from None
     size = max(stamp.size, len(data)) if len(data) > MAX_PACKET_BYTES else len(data)
     return Source(display_name(name), None, data, size, stamp)
 
@@ -197,7 +193,7 @@ def packets(files: Sequence[str], jsonl: Sequence[str]) -> Generator[Source | Un
         try:
             yield from read_jsonl(stream, name)
         except OSError as exc:
-            yield Unreadable(name, f"cannot read: {exc.strerror or exc}")
+            yield Unreadable(name, f"cannot read: {describe(exc)}")
         finally:
             if raw_name != "-":
                 stream.close()
