@@ -26,6 +26,16 @@ CODES: dict[Code, str] = {
 }
 assert tuple(CODES) == get_args(Code), "every code is described, in the Literal's order"
 
+# Codes of advice beyond the format, which never changes a verdict of check: ``lint``
+# (how a packet is written: the writing rules; ``keyword`` names the rule) and ``chain``
+# (how packets link through parent_id; ``keyword`` names the rule).
+AdviceCode = Literal["lint", "chain"]
+ADVICE_CODES: dict[AdviceCode, str] = {
+    "lint": "the packet breaks a writing rule (see keyword); advice, not a verdict",
+    "chain": "packets do not link up through parent_id as a chain should (see keyword)",
+}
+assert tuple(ADVICE_CODES) == get_args(AdviceCode), "every advice code is described, in the Literal's order"
+
 # The format's echo cut (specification 8.5): a redaction finding shows at most this many
 # code points of what it found. Messages quote no more of a packet's text (QUOTE_LIMIT)
 # and paths no more of a member name (NAME_LIMIT), so no output shows more of a secret
@@ -36,14 +46,15 @@ QUOTE_LIMIT = ECHO_LIMIT
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One reason a packet is not conforming.
+    """One reason a packet is not conforming, or one piece of advice about it.
 
-    ``code`` is one of :data:`CODES`; ``path`` is a JSONPath into the document
-    (``$`` for the whole of it); ``keyword`` is the JSON Schema keyword for
-    ``schema`` findings and ``None`` otherwise; ``message`` is one line.
+    ``code`` is one of :data:`CODES` (a verdict) or of :data:`ADVICE_CODES` (advice);
+    ``path`` is a JSONPath into the document (``$`` for the whole of it); ``keyword``
+    is the JSON Schema keyword for ``schema`` findings, the rule for advice, and
+    ``None`` otherwise; ``message`` is one line.
     """
 
-    code: Code
+    code: Code | AdviceCode
     path: str
     message: str
     keyword: str | None = None
