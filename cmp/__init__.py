@@ -9,7 +9,9 @@ The public API, all of it:
 - :func:`redact` — redaction findings (:class:`Redaction`) for a typed packet.
 - :func:`dumps` — canonical bytes, byte-identical to the reference encoder.
 - :func:`state_digest` — ``sha256:`` of the canonical bytes without id and created_at.
-- The model: :class:`Packet`, :class:`Project`, :class:`Decision`, :class:`Method`,
+- :func:`source_hash` — ``sha256:`` of source material, for ``provenance.source_hash``.
+- The model: :class:`Packet` (``Packet.new``, ``from_dict``, ``to_dict``, ``replace``,
+  ``validate`` for writers), :class:`Project`, :class:`Decision`, :class:`Method`,
   :class:`Attempt`, :class:`Provenance`.
 - :class:`Finding` (``code``, ``path``, ``keyword``, ``message``) and :data:`FINDING_CODES`.
 - :data:`SUPPORTED_VERSIONS`, :data:`MAX_PACKET_BYTES`, :data:`SCANNED_FIELDS`,
@@ -18,6 +20,7 @@ The public API, all of it:
 
 from __future__ import annotations
 
+from cmp._authoring import source_hash
 from cmp._canonical import dumps, state_digest
 from cmp._intake import MAX_PACKET_BYTES
 from cmp._pipeline import Report, check, loads, validate
@@ -50,6 +53,7 @@ __all__ = [
     "dumps",
     "loads",
     "redact",
+    "source_hash",
     "state_digest",
     "validate",
 ]

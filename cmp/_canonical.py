@@ -307,18 +307,30 @@ def dumps(packet: Packet) -> bytes:
     """
     if not isinstance(packet, Packet):
         raise TypeError(f"dumps() takes a cmp.Packet, not {type(packet).__name__}")
+    findings, data = judged(packet)
+    if data is None:
+        raise PacketError(findings)
+    return data
+
+
+def judged(packet: Packet) -> tuple[list[Finding], bytes | None]:
+    """(why not, None) for a packet that does not conform, else ([], its canonical bytes).
+
+    What conforming means for a typed packet: its data passes its version's schema (and
+    holds no lone surrogate), and its canonical form fits 32,768 bytes.
+    """
     known = packet._known
     if known.canonical is not None:
-        return known.canonical
+        return [], known.canonical
     if not known.conforming:
         # Construction already refused members of the wrong type; values are judged here.
         findings = validate(to_obj(packet))
         if findings:
-            raise PacketError(findings)
-    data = encode(packet)
+            return findings, None
+    data = encode(packet)  # validate() reported any lone surrogate, which alone could stop it
     if len(data) > MAX_PACKET_BYTES:
-        raise PacketError([size_finding(len(data))])
-    return data
+        return [size_finding(len(data))], None
+    return [], data
 
 
 def state_digest(packet: Packet) -> str:

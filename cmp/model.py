@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from cmp import _timestamps
+from cmp.findings import Finding
 from cmp.schema import members
 
 Outcome = Literal["succeeded", "failed", "partial"]
@@ -203,34 +204,53 @@ class Packet:
     def __post_init__(self) -> None:
         _check_members(self)
 
+    # The validating methods are a facade over cmp._authoring, which sits above the
+    # validation and the writer they use; the imports inside them are the house's one
+    # upward edge (tests/test_layers.py states it, and that it stays inside functions).
+
     @classmethod
-    def new(cls, *, goal: str, next_step: str, **fields: Any) -> Packet:
-        """A fresh v0.2 packet: a new ULID ``id`` and ``created_at`` of now, in UTC.
+    def new(cls, *, goal: str, next_step: str, parent: Packet | None = None, **members: Any) -> Packet:
+        """A fresh, conforming packet: a new ULID ``id``, ``created_at`` of now in UTC, and
+        ``ltm_version`` "0.2" unless given.
 
-        Members are type-checked as by the constructor (a list given for an array
-        member is stored as a tuple; a string, a set or a generator is a TypeError).
-        Values are not validated here; :func:`cmp.dumps` refuses a packet that does
-        not conform.
+        ``parent`` (a Packet) sets ``parent_id`` to its ``id``. Nested members may be model
+        objects or mappings (``decisions=[{"what": "…", "why": "…"}]``); a list given for
+        an array is stored as a tuple. A value of the wrong type, a member the class does
+        not have or a missing required member is a TypeError naming it; values the schema
+        refuses, or a canonical form over 32,768 bytes, raise :class:`cmp.PacketError`
+        listing every finding with its path.
         """
-        from ulid import ULID  # only writers need it; check() should not pay for the import
+        from cmp._authoring import new
 
-        now = _dt.datetime.now(_dt.timezone.utc)
-        values: dict[str, Any] = {
-            "ltm_version": "0.2",
-            "id": str(ULID()),
-            "created_at": now.strftime("%Y-%m-%dT%H:%M:%S") + _fraction(now.microsecond) + "Z",
-        }
-        values.update(fields)
-        return cls(goal=goal, next_step=next_step, **values)
+        return new(goal=goal, next_step=next_step, parent=parent, members=members)
+
+    @classmethod
+    def from_dict(cls, obj: Mapping[str, Any]) -> Packet:
+        """The packet that parsed JSON data ``obj`` holds, or :class:`cmp.PacketError` listing every finding."""
+        from cmp._authoring import from_dict
+
+        return from_dict(obj)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data in canonical member order, empty members left out (as :func:`cmp.dumps` writes)."""
+        return to_obj(self)
+
+    def replace(self, **changes: Any) -> Packet:
+        """A copy with ``changes`` (converted as in :meth:`new`), or :class:`cmp.PacketError` if it does not conform."""
+        from cmp._authoring import replace
+
+        return replace(self, changes)
+
+    def validate(self) -> list[Finding]:
+        """Every reason this packet does not conform (empty when :func:`cmp.dumps` would write it)."""
+        from cmp._authoring import findings
+
+        return findings(self)
 
     @property
     def created_at_datetime(self) -> _dt.datetime:
         """``created_at`` as an aware datetime (digits past microseconds dropped)."""
         return _timestamps.to_datetime(self.created_at)
-
-
-def _fraction(microsecond: int) -> str:
-    return ("." + f"{microsecond:06d}".rstrip("0")) if microsecond else ""
 
 
 def from_obj(obj: Mapping[str, Any]) -> Packet:
@@ -239,22 +259,43 @@ def from_obj(obj: Mapping[str, Any]) -> Packet:
     check() builds with the compiled builder of :mod:`cmp._compiler` instead; this plain
     construction is what the tests hold that builder to.
     """
-    packet = typing.cast(Packet, _built(obj, "$"))  # SCHEMA_CLASSES["$"]
+    packet = typing.cast(Packet, build(obj, "Packet"))
     object.__setattr__(packet, "_known", CONFORMING)
     return packet
 
 
-def _built(obj: Mapping[str, Any], location: str) -> Any:
-    values: dict[str, Any] = {}
-    for member in members()[location]:
-        if member.name in obj:
-            value = obj[member.name]
-            if member.kind == "object":
-                value = _built(value, member.location)
-            elif member.kind == "objects":
-                value = [_built(item, member.location) for item in value]
-            values[member.name] = value  # the constructor checks types and makes lists tuples
-    return SCHEMA_CLASSES[location](**values)
+def build(values: Mapping[str, Any], where: str, location: str = "$") -> Any:
+    """The model object of the schema object at ``location``, from its members' values.
+
+    Nested objects may be given as model objects or as mappings, which are built in
+    turn. ``where`` names the object in errors (``Packet.decisions[0]``): a member the
+    class does not have, or a missing required one, is a TypeError naming it, as is a
+    value of the wrong type (the constructor's check).
+    """
+    cls = SCHEMA_CLASSES[location]
+    listed = {member.name: member for member in members()[location]}
+    missing = [m.name for m in listed.values() if m.required and m.name not in values]
+    if missing:
+        raise TypeError(f"{where} is missing {_names(missing)}")
+    given: dict[str, Any] = {}
+    for name, value in values.items():
+        member = listed.get(name) if type(name) is str else None
+        if member is None:
+            raise TypeError(f"{where} has no member {name!r} ({cls.__name__} has {_names(list(listed))})")
+        if member.kind == "object" and isinstance(value, Mapping):
+            value = build(value, f"{where}.{name}", member.location)
+        elif member.kind == "objects" and type(value) in (list, tuple):
+            value = [
+                build(item, f"{where}.{name}[{index}]", member.location) if isinstance(item, Mapping) else item
+                for index, item in enumerate(value)
+            ]
+        given[name] = value
+    return cls(**given)
+
+
+def _names(names: list[str]) -> str:
+    quoted = [repr(name) for name in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
 
 
 # The model class of each object in the schemas, by schema location (see cmp.schema.members).

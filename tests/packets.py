@@ -89,3 +89,12 @@ def strings_in(value: Any) -> int:
     if isinstance(value, list):
         return sum(strings_in(item) for item in value)
     return 1 if isinstance(value, str) else 0
+
+
+def hand_built(**members: Any) -> Any:
+    """A packet made with the model's constructor, which checks types only: values the
+    schema refuses get through, as they would in a user's own code (Packet.new refuses them)."""
+    import cmp
+
+    identity = {"ltm_version": "0.2", "id": "01HZX0000000000000000000AB", "created_at": "2026-01-01T00:00:00Z"}
+    return cmp.Packet(**{**identity, **members})

@@ -15,7 +15,7 @@ import cmp
 from cmp import model
 from cmp._canonical import _writer, compile_writer
 from cmp.schema import Member
-from tests.packets import GENERATOR, encode, full, minimal
+from tests.packets import GENERATOR, encode, full, hand_built, minimal
 from tests.strategies import mutated, packets, renderings
 
 
@@ -208,11 +208,15 @@ def test_compact_packet_that_grows_past_the_limit_is_refused_when_checked() -> N
     )
     with pytest.raises(cmp.PacketError):
         cmp.loads(raw)
-    # A hand-built model of the same packet is refused by dumps itself.
-    packet = cmp.Packet.new(goal="g", next_step="n", constraints=["<" * 1024] * 6)
+    # A hand-built model of the same packet is refused by dumps itself, and by Packet.new.
+    packet = hand_built(goal="g", next_step="n", constraints=["<" * 1024] * 6)
     with pytest.raises(cmp.PacketError) as caught:
         cmp.dumps(packet)
     assert caught.value.findings[0].code == "size"
+    assert packet.validate() == list(caught.value.findings)
+    with pytest.raises(cmp.PacketError) as refused:
+        cmp.Packet.new(goal="g", next_step="n", constraints=["<" * 1024] * 6)
+    assert [(f.code, f.path) for f in refused.value.findings] == [("size", "$")]
 
 
 @pytest.mark.parametrize("extra", range(-3, 4))
@@ -242,10 +246,11 @@ def test_growth_by_indentation_alone_on_both_sides_of_the_limit(extra: int) -> N
 
 
 def test_dumps_refuses_non_conforming_models() -> None:
-    packet = cmp.Packet.new(goal="", next_step="n", tags=["Bad"])
+    packet = hand_built(goal="", next_step="n", tags=["Bad"])
     with pytest.raises(cmp.PacketError) as caught:
         cmp.dumps(packet)
     assert [f.path for f in caught.value.findings] == ["$.goal", "$.tags[0]"]
+    assert packet.validate() == list(caught.value.findings)
     with pytest.raises(TypeError):
         dataclasses.replace(packet, goal="g", tags=(), project={"name": "x"})  # type: ignore[arg-type]
     for not_a_packet in (None, {"goal": "g"}, b"{}"):

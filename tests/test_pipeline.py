@@ -14,7 +14,7 @@ import cmp
 from cmp import _quick
 from cmp._pipeline import check_long
 from cmp.conformance import load_vectors, vector_input
-from tests.packets import encode, full, minimal, put
+from tests.packets import encode, full, hand_built, minimal, put
 from tests.strategies import mutated, packets, renderings
 from tests.vectors import FOLDER as VECTORS
 
@@ -103,10 +103,12 @@ def test_validate_flags_lone_surrogates_in_caller_data() -> None:
 
 
 def test_hand_built_packet_with_lone_surrogate() -> None:
-    packet = cmp.Packet.new(goal="AKIAIOSFODNN7EXAMPLE \ud800", next_step="n")
+    packet = hand_built(goal="AKIAIOSFODNN7EXAMPLE \ud800", next_step="n")
     with pytest.raises(cmp.PacketError) as caught:
         cmp.dumps(packet)
     assert caught.value.findings[0].code == "json"
+    with pytest.raises(cmp.PacketError, match="lone surrogate"):
+        cmp.Packet.new(goal="\ud800", next_step="n")
     assert [str(r) for r in cmp.redact(packet)] == ["goal/aws-key: AKIAIOSFODNN7EXAMPLE"]
 
 

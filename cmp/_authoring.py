@@ -1,0 +1,92 @@
+"""Writing packets: values in, a conforming packet out, or every reason it is not.
+
+The typed model's validating methods (:meth:`Packet.new`, :meth:`Packet.from_dict`,
+:meth:`Packet.replace`, :meth:`Packet.validate`) are a facade over this module, which sits above the validation
+and the canonical writer it needs. A packet this module returns is known to conform,
+with its canonical bytes already written, so :func:`cmp.dumps` returns them at once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+from cmp._canonical import judged
+from cmp._validation import validate
+from cmp.findings import Finding, PacketError
+from cmp.model import Known, Packet, build, from_obj
+
+NEW_VERSION = "0.2"  # what Packet.new writes unless told otherwise: the version that has every member
+
+
+def conforming(packet: Packet) -> Packet:
+    """``packet``, now known to conform; or :class:`PacketError` listing every finding."""
+    findings, data = judged(packet)
+    if data is None:
+        raise PacketError(findings)
+    object.__setattr__(packet, "_known", Known(conforming=True, canonical=data))
+    return packet
+
+
+def findings(packet: Packet) -> list[Finding]:
+    """See :meth:`Packet.validate`."""
+    return judged(packet)[0]
+
+
+def new(*, goal: str, next_step: str, parent: Packet | None, members: Mapping[str, Any]) -> Packet:
+    """See :meth:`Packet.new`."""
+    values: dict[str, Any] = {"ltm_version": NEW_VERSION, "id": new_id(), "created_at": now()}
+    if parent is not None:
+        if type(parent) is not Packet:
+            raise TypeError(f"parent must be a cmp.Packet, not {type(parent).__name__}")
+        if "parent_id" in members:
+            raise TypeError("give parent or parent_id, not both")
+        values["parent_id"] = parent.id
+    values.update(members)
+    values.update(goal=goal, next_step=next_step)
+    return conforming(build(values, "Packet"))
+
+
+def replace(packet: Packet, changes: Mapping[str, Any]) -> Packet:
+    """See :meth:`Packet.replace`."""
+    # Build the changed members through a throwaway mapping of the whole packet: nested
+    # mappings are converted and unknown names refused exactly as in new().
+    current = {f.name: getattr(packet, f.name) for f in dataclasses.fields(packet) if f.init}
+    rebuilt = build({**current, **changes}, "Packet")
+    return conforming(dataclasses.replace(packet, **{name: getattr(rebuilt, name) for name in changes}))
+
+
+def from_dict(obj: Mapping[str, Any]) -> Packet:
+    """See :meth:`Packet.from_dict`."""
+    if not isinstance(obj, Mapping):
+        raise TypeError(f"from_dict() takes a mapping (parsed JSON data), not {type(obj).__name__}")
+    findings = validate(obj)
+    if findings:
+        raise PacketError(findings)
+    return conforming(from_obj(obj))
+
+
+def new_id() -> str:
+    """A fresh ULID: 26 characters, sortable by creation time."""
+    from ulid import ULID  # only writers need it; check() should not pay for the import
+
+    return str(ULID())
+
+
+def now() -> str:
+    """The current time in UTC as a canonical created_at (no trailing fraction zeros, ``Z``)."""
+    moment = _dt.datetime.now(_dt.timezone.utc)
+    fraction = f"{moment.microsecond:06d}".rstrip("0")
+    return moment.strftime("%Y-%m-%dT%H:%M:%S") + ("." + fraction if fraction else "") + "Z"
+
+
+def source_hash(data: bytes | str) -> str:
+    """``sha256:<64 hex digits>`` of ``data`` (text as UTF-8), for ``provenance.source_hash``."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    elif not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"source_hash() takes bytes or str, not {type(data).__name__}")
+    return "sha256:" + hashlib.sha256(data).hexdigest()
