@@ -7,6 +7,8 @@ The public API, all of it:
 - :func:`loads` — bytes or text to a typed :class:`Packet`, or :class:`PacketError`.
 - :func:`validate` — findings for a packet already parsed into Python data.
 - :func:`redact` — redaction findings (:class:`Redaction`) for a typed packet.
+- :func:`scrub` — a typed packet with every redaction match replaced by a placeholder.
+- :func:`migrate` — a typed packet as another supported version.
 - :func:`dumps` — canonical bytes, byte-identical to the reference encoder.
 - :func:`state_digest` — ``sha256:`` of the canonical bytes without id and created_at.
 - :func:`source_hash` — ``sha256:`` of source material, for ``provenance.source_hash``.
@@ -23,9 +25,11 @@ from __future__ import annotations
 from cmp._authoring import source_hash
 from cmp._canonical import dumps, state_digest
 from cmp._intake import MAX_PACKET_BYTES
+from cmp._migrate import migrate
 from cmp._pipeline import Report, check, loads, validate
 from cmp._redaction import CATEGORIES as REDACTION_CATEGORIES
 from cmp._redaction import SCANNED_FIELDS, Redaction, redact
+from cmp._scrub import scrub
 from cmp.findings import CODES as FINDING_CODES
 from cmp.findings import Finding, PacketError
 from cmp.model import Attempt, Decision, Method, Packet, Project, Provenance
@@ -52,7 +56,9 @@ __all__ = [
     "check",
     "dumps",
     "loads",
+    "migrate",
     "redact",
+    "scrub",
     "source_hash",
     "state_digest",
     "validate",

@@ -313,6 +313,20 @@ def matches_anywhere(text: str | bytes) -> bool:
     return bool(_SCREEN.hits(text))
 
 
+def replace_matches(text: str, replacement: Callable[[Pattern, str], str]) -> str:
+    """``text`` with every match of every pattern that matches it, pattern by pattern in
+    table order, replaced by ``replacement(pattern, match)``: one pass. A replacement can
+    join its neighbours into a new match, which only another pass finds.
+    """
+    for index in _SCREEN.hits(text):
+        text = _searches()[index].sub(functools.partial(_replace_one, replacement, PATTERNS[index]), text)
+    return text
+
+
+def _replace_one(replacement: Callable[[Pattern, str], str], pattern: Pattern, match: Any) -> str:
+    return replacement(pattern, match.group())
+
+
 def redact_obj(obj: Mapping[str, Any]) -> list[Redaction]:
     """The same scan over raw parsed JSON, for packets that did not reach the typed model.
 

@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cmp._redaction",),  # the pre-flight over a typed packet
     ("cmp._canonical",),  # typed packet to canonical bytes
     ("cmp._quick", "cmp._authoring"),  # the quick path; writing packets: values in, a conforming packet out
-    ("cmp._pipeline",),  # bytes to report: check, loads
+    ("cmp._pipeline", "cmp._scrub", "cmp._migrate"),  # bytes to report: check, loads; scrub; migrate
     ("cmp",),  # the public API
     # programs: the conformance runner (a library the adapter and the CLI use), lowest first
     ("cmp.conformance._protocol",),  # the messages: a request, this library's answer, reading another's
