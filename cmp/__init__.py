@@ -9,6 +9,8 @@ The public API, all of it:
 - :func:`redact` — redaction findings (:class:`Redaction`) for a typed packet.
 - :func:`dumps` — canonical bytes, byte-identical to the reference encoder.
 - :func:`state_digest` — ``sha256:`` of the canonical bytes without id and created_at.
+- :func:`chain` — how a set of packets links up through ``parent_id``; a
+  :class:`ChainReport` of :class:`ChainFinding` items, heads, roots and cycles.
 - The model: :class:`Packet`, :class:`Project`, :class:`Decision`, :class:`Method`,
   :class:`Attempt`, :class:`Provenance`.
 - :class:`Finding` (``code``, ``path``, ``keyword``, ``message``) and :data:`FINDING_CODES`.
@@ -19,6 +21,7 @@ The public API, all of it:
 from __future__ import annotations
 
 from cmp._canonical import dumps, state_digest
+from cmp._chain import ChainFinding, ChainReport, chain
 from cmp._intake import MAX_PACKET_BYTES
 from cmp._pipeline import Report, check, loads, validate
 from cmp._redaction import CATEGORIES as REDACTION_CATEGORIES
@@ -37,6 +40,8 @@ __all__ = [
     "SCANNED_FIELDS",
     "SUPPORTED_VERSIONS",
     "Attempt",
+    "ChainFinding",
+    "ChainReport",
     "Decision",
     "Finding",
     "Method",
@@ -46,6 +51,7 @@ __all__ = [
     "Provenance",
     "Redaction",
     "Report",
+    "chain",
     "check",
     "dumps",
     "loads",
