@@ -96,7 +96,8 @@ _CHAIN_OUTPUT = """\
 then id), then one line per packet left out and per finding, then a summary.
 --format json: one document {"packets", "roots", "heads", "cycles",
 "findings": [{file, id, code, path, keyword, message, other}], "left_out"}.
-Exit status: 0 no findings, 1 findings or packets left out, 2 usage or I/O errors.
+Exit status: 0 no findings, 1 findings or packets left out, 2 usage or I/O
+errors.
 """
 
 _CONFORMANCE_DESCRIPTION = (
