@@ -54,6 +54,15 @@ def test_the_example_chain_as_a_tree(monkeypatch: pytest.MonkeyPatch, capsys: py
     ]
 
 
+def test_the_readme_shows_what_chain_prints() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme[readme.index("$ core-memory-packet chain ") :]
+    block = block[: block.index("```")]
+    command, *shown = block.splitlines()
+    result = run(*command.split()[2:], cwd=ROOT)
+    assert (result.returncode, result.stdout.decode().splitlines()) == (0, shown)
+
+
 def test_the_example_chain_as_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(ROOT)
     assert main(["chain", "--format", "json", "examples/chain", "examples/typical-v0.2.json"]) == 0
