@@ -12,6 +12,8 @@ The public API, all of it:
 - :func:`dumps` — canonical bytes, byte-identical to the reference encoder.
 - :func:`state_digest` — ``sha256:`` of the canonical bytes without id and created_at.
 - :func:`source_hash` — ``sha256:`` of source material, for ``provenance.source_hash``.
+- :func:`chain` — how a set of packets links up through ``parent_id``; a
+  :class:`ChainReport` of :class:`ChainFinding` items, heads, roots and cycles.
 - The model: :class:`Packet` (``Packet.new``, ``from_dict``, ``to_dict``, ``replace``,
   ``validate`` for writers), :class:`Project`, :class:`Decision`, :class:`Method`,
   :class:`Attempt`, :class:`Provenance`.
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 from cmp._authoring import source_hash
 from cmp._canonical import dumps, state_digest
+from cmp._chain import ChainFinding, ChainReport, chain
 from cmp._intake import MAX_PACKET_BYTES
 from cmp._migrate import migrate
 from cmp._pipeline import Report, check, loads, validate
@@ -44,6 +47,8 @@ __all__ = [
     "SCANNED_FIELDS",
     "SUPPORTED_VERSIONS",
     "Attempt",
+    "ChainFinding",
+    "ChainReport",
     "Decision",
     "Finding",
     "Method",
@@ -53,6 +58,7 @@ __all__ = [
     "Provenance",
     "Redaction",
     "Report",
+    "chain",
     "check",
     "dumps",
     "loads",

@@ -81,3 +81,32 @@ def to_datetime(text: str) -> _dt.datetime:
         tz = _dt.timezone(sign * _dt.timedelta(hours=int(offset[1:3]), minutes=int(offset[4:6])))
     naive = _dt.datetime.strptime(head, "%Y-%m-%dT%H:%M:%S")
     return naive.replace(microsecond=int(fraction.ljust(6, "0")[:6]), tzinfo=tz)
+
+
+def _days_from_civil(year: int, month: int, day: int) -> int:
+    """Days from 1970-01-01 to a date of the proleptic Gregorian calendar (year 0 included)."""
+    year -= month <= 2  # count years from March, so that a leap day ends the year
+    era = year // 400
+    year_of_era = year - era * 400
+    day_of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
+    return era * 146_097 + day_of_era - 719_468
+
+
+def instant(text: str) -> int | None:
+    """A valid created_at as the exact instant it names: nanoseconds since 1970-01-01T00:00:00Z.
+
+    All nine fraction digits and the offset count, so two texts name the same instant
+    exactly when these numbers are equal (``12:00:00.5+02:00`` is ``10:00:00.500Z``), and
+    the later one is the larger. None for a text that is not valid (see :func:`is_valid`).
+    A datetime would drop the digits past microseconds and cannot hold year 0.
+    """
+    if not is_valid(text):
+        return None
+    head, fraction, offset = _split(text)
+    days = _days_from_civil(int(head[0:4]), int(head[5:7]), int(head[8:10]))
+    seconds = ((days * 24 + int(head[11:13])) * 60 + int(head[14:16])) * 60 + int(head[17:19])
+    if offset != "Z":
+        shift = int(offset[1:3]) * 3600 + int(offset[4:6]) * 60
+        seconds -= shift if offset[0] == "+" else -shift
+    return seconds * 1_000_000_000 + int(fraction.ljust(9, "0"))

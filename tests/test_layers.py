@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cmp._redaction",),  # the pre-flight over a typed packet
     ("cmp._canonical",),  # typed packet to canonical bytes
     ("cmp._quick", "cmp._authoring"),  # the quick path; writing packets: values in, a conforming packet out
-    ("cmp._pipeline", "cmp._scrub", "cmp._migrate"),  # bytes to report: check, loads; scrub; migrate
+    ("cmp._pipeline", "cmp._scrub", "cmp._migrate", "cmp._chain"),  # check, loads; scrub; migrate; chains
     ("cmp",),  # the public API
     # programs: the conformance runner (a library the adapter and the CLI use), lowest first
     ("cmp.conformance._protocol",),  # the messages: a request, this library's answer, reading another's
@@ -44,7 +44,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ),
     ("cmp.cli._status", "cmp.cli._judge", "cmp.cli._rewrite"),  # exit statuses; one source judged; fmt --write
     ("cmp.cli._batch", "cmp.cli._args"),  # many sources, worker processes, input order; the parser
-    ("cmp.cli._check", "cmp.cli._fmt", "cmp.cli._conformance"),  # the commands
+    ("cmp.cli._check", "cmp.cli._fmt", "cmp.cli._conformance", "cmp.cli._chain"),  # the commands
     ("cmp.cli._main",),  # parse, run the command, exit status
     ("cmp.cli", "cmp.__main__"),  # the entry points: main, main_exit; python -m cmp
 )

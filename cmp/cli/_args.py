@@ -41,6 +41,11 @@ _CONFORMANCE_EXAMPLES = (
     ("{prog} conformance --filter canonical --format json", "one area, one JSON document"),
     ("{prog} conformance --format junit > conformance.xml", "a JUnit XML report for a CI system"),
 )
+_CHAIN_EXAMPLES = (
+    ("{prog} chain examples/chain", "the tree of every *.json below a folder, then the findings"),
+    ("{prog} chain --jsonl packets.jsonl --format json", "findings, roots, heads and cycles as one JSON document"),
+    ("{prog} chain --closed archive/", "the folder holds every packet: a parent_id naming none is a finding"),
+)
 
 
 def _examples(prog: str, *groups: Sequence[tuple[str, str]]) -> str:
@@ -77,6 +82,22 @@ _CONFORMANCE_OUTPUT = """\
 "N passed, N failed". --format json: one document {"passed", "failed",
 "failures": [{"id", "area", "problems"}]}. --format junit: a JUnit XML report,
 a <testsuite> per area and a <testcase> per vector.
+"""
+
+_CHAIN_DESCRIPTION = """\
+Check how packets link up through parent_id: ids unique, every parent_id naming
+a packet of the set or one outside it (that packet is a root), no packet its
+own ancestor, each packet newer than its parent, and a method whose how is the
+parent's keeping its name. Packets that cannot be read or are not conforming
+are reported on one line each and left out.
+"""
+_CHAIN_OUTPUT = """\
+--format text: the tree, children indented under their parent (by created_at,
+then id), then one line per packet left out and per finding, then a summary.
+--format json: one document {"packets", "roots", "heads", "cycles",
+"findings": [{file, id, code, path, keyword, message, other}], "left_out"}.
+Exit status: 0 no findings, 1 findings or packets left out, 2 usage or I/O
+errors.
 """
 
 _CONFORMANCE_DESCRIPTION = (
@@ -192,6 +213,29 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         metavar="FILE",
         help="where the implementation's stderr goes: - for this command's stderr, or a file to append to "
         "(default: discarded)",
+    )
+
+    chain_cmd = commands.add_parser(
+        "chain",
+        help="check how packets link up through parent_id",
+        description=_CHAIN_DESCRIPTION,
+        epilog=_CHAIN_OUTPUT + "\n" + _examples(prog, _CHAIN_EXAMPLES),
+        formatter_class=_HelpFormatter,
+    )
+    chain_cmd.add_argument(
+        "paths",
+        nargs="*",
+        metavar="DIR|FILE",
+        help="folders (every *.json below, sorted) or packet files; - reads stdin",
+    )
+    chain_cmd.add_argument(
+        "--jsonl", action="append", metavar="FILE", help="a JSON Lines file (- for stdin), one packet per line"
+    )
+    chain_cmd.add_argument(
+        "--format", choices=("text", "json"), default="text", help="the tree and findings as text, or one JSON document"
+    )
+    chain_cmd.add_argument(
+        "--closed", action="store_true", help="the set holds every packet: a parent_id naming none of them is a finding"
     )
 
     return parser

@@ -1,0 +1,252 @@
+"""Chains: how a set of packets links up through ``parent_id``, and where it does not.
+
+A v0.2 packet names the packet it continues in ``parent_id``; a set of packets is then a
+forest, each tree growing from a root to its heads. :func:`chain` reads a set, keeping a
+few values of each packet (id, parent_id, created_at, method names and hows: never
+more than the packet itself holds), and reports:
+
+- ``duplicate-id``: a packet whose id an earlier packet of the set already has (at ``$.id``);
+- ``cycle``: a packet that is its own ancestor, one finding per cycle (at ``$.parent_id``);
+- ``not-newer``: a packet whose created_at is not a later instant than its parent's
+  (at ``$.created_at``);
+- ``method-renamed``: a method whose ``how`` is one of the parent's, under another name
+  (at ``$.methods[i].name``);
+- ``parent-missing``: only when the set is said to be ``closed``, a parent_id that names
+  no packet of the set (at ``$.parent_id``).
+
+A parent_id naming a packet outside the set is not a finding otherwise: a set is most
+often a window onto a longer history (the packets of one folder, of one week, of one
+export), and the first packet in it continues one that is not there. Such a packet is
+a root of the set, and the report says which parent it names.
+
+Every step is a loop over the packets, never a recursion, and the cycle search visits
+each packet once, so a chain of a hundred thousand packets costs time in proportion
+to its length (sorting children for display aside).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Protocol
+
+from cmp._timestamps import instant
+from cmp.findings import Finding, quote
+from cmp.model import Packet
+
+# The stable rule ids, each a Finding's keyword (code "chain"), with what each means.
+RULES: dict[str, str] = {
+    "duplicate-id": "another packet of the set, earlier in input order, has the same id",
+    "cycle": "the packet is its own ancestor: following parent_id from it comes back to it",
+    "not-newer": "created_at is not a later instant than the parent's",
+    "method-renamed": "a method has the how of one of the parent's methods but another name",
+    "parent-missing": "with a closed set only: parent_id names no packet of the set",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """What the chain keeps of one packet: its identity, where it points, and when it was made.
+
+    ``parent`` is the input position of the packet ``parent_id`` resolves to (the first
+    one with that id, itself included), or None when parent_id is empty or names no
+    packet of the set.
+    """
+
+    id: str
+    parent_id: str
+    created_at: str
+    parent: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ChainFinding:
+    """One chain finding: the packet it is about (``index``, its input position, and ``id``),
+    the finding (code ``chain``, keyword the rule, a path into that packet), and the other
+    packet it concerns (``other``: the parent, or the earlier packet with the same id), if any.
+    """
+
+    index: int
+    id: str
+    finding: Finding
+    other: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChainReport:
+    """What :func:`chain` found in a set of packets. Packets are named by their input position.
+
+    ``links`` holds one :class:`Link` per packet, in input order. ``heads`` are the
+    packets whose id no packet of the set names as its parent; ``roots`` those with no
+    parent_id or one naming no packet of the set; both in display order (created_at,
+    then id, then input position). ``cycles`` lists each cycle's packets, from its
+    packet with the smallest id, each followed by its parent. ``findings`` are in input
+    order of the packet they are about, then path, then rule.
+    """
+
+    links: tuple[Link, ...]
+    findings: tuple[ChainFinding, ...]
+    heads: tuple[int, ...]
+    roots: tuple[int, ...]
+    cycles: tuple[tuple[int, ...], ...]
+
+    @property
+    def ok(self) -> bool:
+        """No findings."""
+        return not self.findings
+
+    def tree(self) -> Iterator[tuple[int, int]]:
+        """``(depth, index)`` of every packet once, parents before their children.
+
+        The roots' trees come first, then one tree per cycle, grown from the first packet
+        of :attr:`cycles` (its parent link, which closes the cycle, is left out). Siblings
+        and the trees themselves are in display order. Iterative: any depth is fine.
+        """
+        keys = [_display_key(link, index) for index, link in enumerate(self.links)]
+        cut = {cycle[0] for cycle in self.cycles}
+        children: list[list[int]] = [[] for _ in self.links]
+        for index, link in enumerate(self.links):
+            if link.parent is not None and index not in cut:
+                children[link.parent].append(index)
+        for siblings in children:
+            siblings.sort(key=keys.__getitem__)
+        # Following parents from any packet ends at a root or enters a cycle, so every
+        # packet is below exactly one of these.
+        tops = [*self.roots, *sorted(cut, key=keys.__getitem__)]
+        stack = [(0, index) for index in reversed(tops)]
+        while stack:
+            depth, index = stack.pop()
+            yield depth, index
+            stack.extend((depth + 1, child) for child in reversed(children[index]))
+
+
+def _display_key(link: Link, index: int) -> tuple[int, int, str, int]:
+    """created_at as an instant (a text that is no valid instant last), then id, then input position."""
+    moment = instant(link.created_at)
+    return (0 if moment is not None else 1, moment or 0, link.id, index)
+
+
+def _seconds(nanoseconds: int) -> str:
+    """``3600 s``, ``0.25 s``: an exact difference of instants, in seconds."""
+    whole, part = divmod(nanoseconds, 1_000_000_000)
+    return f"{whole:,}" + (f".{part:09d}".rstrip("0") if part else "") + " s"
+
+
+def chain(packets: Iterable[Packet], *, closed: bool = False) -> ChainReport:
+    """How ``packets`` link up through ``parent_id`` (see the module docstring for the rules).
+
+    ``closed=True`` says the set holds every packet there is, so a parent_id naming none
+    of them is a finding (``parent-missing``) rather than the edge of the set.
+
+    Meant for conforming packets (as :func:`cmp.check` or :func:`cmp.loads` give them);
+    a created_at that is not a valid instant is not compared with anything. Consumes
+    ``packets`` once, keeping only what the rules need of each. Raises ``TypeError`` for
+    an item that is not a :class:`~cmp.Packet`.
+    """
+    ids: list[str] = []
+    parent_ids: list[str] = []
+    created: list[str] = []
+    methods: list[tuple[tuple[str, str], ...]] = []
+    for packet in packets:
+        if type(packet) is not Packet:
+            raise TypeError(f"chain takes Packet items, not {type(packet).__name__}")
+        ids.append(packet.id)
+        parent_ids.append(packet.parent_id)
+        created.append(packet.created_at)
+        methods.append(tuple((method.name, method.how) for method in packet.methods))
+    count = len(ids)
+    findings: list[ChainFinding] = []
+
+    def add(index: int, path: str, rule: str, message: str, other: int | None = None) -> None:
+        findings.append(ChainFinding(index, ids[index], Finding("chain", path, message, rule), other))
+
+    first: dict[str, int] = {}
+    for index, id_ in enumerate(ids):
+        earlier = first.setdefault(id_, index)
+        if earlier != index:
+            add(index, "$.id", "duplicate-id", f"id {quote(id_)} is also the id of an earlier packet", earlier)
+
+    parents: list[int | None] = [first.get(parent_id) if parent_id else None for parent_id in parent_ids]
+    named = {parent_id for parent_id in parent_ids if parent_id}
+    heads = [index for index in range(count) if ids[index] not in named]
+    roots = [index for index in range(count) if parents[index] is None]
+    if closed:
+        for index in roots:
+            if parent_ids[index]:
+                add(index, "$.parent_id", "parent-missing", f"parent_id {quote(parent_ids[index])} names no packet")
+
+    cycles = _cycles(parents, ids)
+    for cycle in cycles:
+        if len(cycle) == 1:
+            message = "parent_id names the packet itself, so it is its own ancestor"
+        else:
+            message = f"the packet is its own ancestor: parent_id leads back to it after {len(cycle)} links"
+        add(cycle[0], "$.parent_id", "cycle", message, parents[cycle[0]])
+
+    moments = [instant(text) for text in created]
+    for index, parent in enumerate(parents):
+        if parent is None or parent == index:
+            continue
+        moment, before = moments[index], moments[parent]
+        if moment is not None and before is not None and moment <= before:
+            how = "the same instant" if moment == before else _seconds(before - moment) + " earlier"
+            message = f"created_at is not later than the parent's ({quote(ids[parent])}): {how}"
+            add(index, "$.created_at", "not-newer", message, parent)
+        if methods[index] and methods[parent]:
+            _renamed_methods(index, parent, methods, add)
+
+    findings.sort(key=lambda f: (f.index, f.finding.path, f.finding.keyword or ""))
+    links = tuple(map(Link, ids, parent_ids, created, parents))
+    keys = [_display_key(link, index) for index, link in enumerate(links)]
+    return ChainReport(
+        links=links,
+        findings=tuple(findings),
+        heads=tuple(sorted(heads, key=keys.__getitem__)),
+        roots=tuple(sorted(roots, key=keys.__getitem__)),
+        cycles=tuple(sorted(cycles, key=lambda cycle: ids[cycle[0]])),
+    )
+
+
+def _cycles(parents: list[int | None], ids: list[str]) -> list[tuple[int, ...]]:
+    """Every cycle of the parent links, each from its packet with the smallest id, in one pass.
+
+    Each packet has at most one parent, so following parents from any packet either ends
+    or enters a cycle. Each walk stops at the first packet an earlier walk (or itself)
+    visited; it found a cycle if that packet is on the walk itself. Every packet is
+    visited once.
+    """
+    walk_of: list[int] = [-1] * len(parents)  # which walk first visited each packet
+    found: list[tuple[int, ...]] = []
+    for start in range(len(parents)):
+        if walk_of[start] != -1:
+            continue
+        path: list[int] = []
+        at: int | None = start
+        while at is not None and walk_of[at] == -1:
+            walk_of[at] = start
+            path.append(at)
+            at = parents[at]
+        if at is not None and walk_of[at] == start:
+            cycle = path[path.index(at) :]
+            smallest = min(range(len(cycle)), key=lambda i: (ids[cycle[i]], cycle[i]))
+            # Each packet followed by its parent, starting from the smallest id.
+            found.append(tuple(cycle[smallest:] + cycle[:smallest]))
+    return found
+
+
+def _renamed_methods(index: int, parent: int, methods: list[tuple[tuple[str, str], ...]], add: _Add) -> None:
+    """``method-renamed`` for each method of ``index`` whose how the parent has only under other names."""
+    names_by_how: dict[str, list[str]] = {}
+    for name, how in methods[parent]:
+        names_by_how.setdefault(how, []).append(name)
+    for position, (name, how) in enumerate(methods[index]):
+        before = names_by_how.get(how)
+        if before is not None and name not in before:
+            message = f"method {quote(before[0])} is renamed {quote(name)}; its how is the parent's, unchanged"
+            add(index, f"$.methods[{position}].name", "method-renamed", message, parent)
+
+
+class _Add(Protocol):
+    """The signature of ``chain``'s ``add``: one finding about the packet at ``index``."""
+
+    def __call__(self, index: int, path: str, rule: str, message: str, other: int | None = None) -> None: ...

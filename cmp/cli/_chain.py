@@ -1,0 +1,208 @@
+"""``chain``: packets read from folders, files or JSON Lines, checked, then linked up through parent_id.
+
+Each source is checked as ``check`` would (redaction hits aside: they say nothing of
+links); a packet that is not conforming, or a source that cannot be read, is reported on
+one line and left out of the chain. The rest go to :func:`cmp.chain`, which keeps a few
+values of each, so memory grows with the number of packets, never with their size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import closing
+from typing import Any, NamedTuple
+
+from cmp._chain import ChainReport, chain
+from cmp._text import describe, display_name
+from cmp.cli._judge import check_source
+from cmp.cli._output import Output, error_line, render_line
+from cmp.cli._render import where
+from cmp.cli._sources import Source, Unreadable, packets, read_each
+from cmp.cli._status import EXIT_FAIL, EXIT_USAGE, ExitStatus
+from cmp.findings import Finding
+from cmp.model import Packet
+
+# Deeper than this, a tree line is indented no further and starts with its depth instead,
+# so that the text of a long chain grows with its length, not with its length squared.
+MAX_INDENT = 32
+# A packet left out of the chain is one line: check's first findings, then how many more.
+SHOWN_FINDINGS = 3
+# Text output is written in pieces of about this many bytes, not one write per line.
+_CHUNK = 1 << 16
+
+
+def _below(folder: str) -> Iterator[Source | Unreadable]:
+    """Every ``*.json`` below ``folder``, read in sorted order (of path steps); then what could not be listed.
+
+    Symbolic links to folders are not followed, so a link loop cannot make the walk endless.
+    """
+    found: list[tuple[tuple[str, ...], str]] = []
+    problems: list[Unreadable] = []
+
+    def unlisted(exc: OSError) -> None:
+        problems.append(Unreadable(display_name(exc.filename or folder), f"cannot read: {describe(exc)}"))
+
+    for top, _, files in os.walk(folder, onerror=unlisted):
+        relative = os.path.relpath(top, folder)
+        steps = () if relative == os.curdir else tuple(relative.split(os.sep))
+        found.extend(((*steps, name), os.path.join(top, name)) for name in files if name.endswith(".json"))
+    if not found and not problems:
+        problems.append(Unreadable(display_name(folder), "no *.json file below it"))
+    found.sort()
+    for _, read in read_each(path for _, path in found):
+        yield read
+    yield from sorted(problems, key=lambda problem: problem.file)
+
+
+def _sources(names: Sequence[str], jsonl: Sequence[str]) -> Iterator[Source | Unreadable]:
+    """The DIR and FILE arguments in order (a folder expanded in place), then each --jsonl file line by line."""
+    for name in names:
+        if name != "-" and os.path.isdir(name):
+            yield from _below(name)
+        else:
+            for _, read in read_each([name]):
+                yield read
+    with closing(packets((), jsonl)) as lines:
+        yield from lines
+
+
+class LeftOut(NamedTuple):
+    """A source kept out of the chain: unreadable (``error`` says why) or not a conforming packet (``findings``)."""
+
+    file: str
+    line: int | None
+    error: str | None
+    findings: tuple[Finding, ...]
+
+
+class _Reading:
+    """Sources read and checked: the packets for the chain, where each came from, and what was left out."""
+
+    def __init__(self, sources: Iterable[Source | Unreadable], run: ExitStatus) -> None:
+        self.sources = sources
+        self.run = run
+        self.places: list[tuple[str, int | None]] = []  # file and line of each packet in the chain
+        self.left_out: list[LeftOut] = []
+
+    def packets(self) -> Iterator[Packet]:
+        for item in self.sources:
+            if isinstance(item, Unreadable):
+                self.run.fail(EXIT_USAGE)
+                error_line(f"{item.file}: {item.message}")
+                self.left_out.append(LeftOut(item.file, None, item.message, ()))
+                continue
+            report = check_source(item, lenient=False, allow_unredacted=True)
+            if report.packet is None or not report.conforming:
+                self.run.fail(EXIT_FAIL)
+                self.left_out.append(LeftOut(item.file, item.line, None, report.errors))
+                continue
+            self.places.append((item.file, item.line))
+            yield report.packet
+
+
+def _name(place: tuple[str, int | None]) -> str:
+    file, line = place
+    return file if line is None else f"{file}:{line}"
+
+
+def _left_out_line(file: str, line: int | None, findings: Sequence[Finding]) -> str:
+    shown = "; ".join(str(finding) for finding in findings[:SHOWN_FINDINGS])
+    more = len(findings) - SHOWN_FINDINGS
+    tail = f" (and {more} more)" if more > 0 else ""
+    return f"{_name((file, line))}: not a conforming packet, left out of the chain: {shown}{tail}"
+
+
+def text_lines(
+    report: ChainReport, places: Sequence[tuple[str, int | None]], left_out: Sequence[LeftOut]
+) -> Iterator[str]:
+    """The tree (children indented under their parent), then the packets left out, the findings, a summary."""
+    in_cycle = {index for cycle in report.cycles for index in cycle}
+    for depth, index in report.tree():
+        link = report.links[index]
+        indent = "  " * min(depth, MAX_INDENT) + (f"[{depth}] " if depth > MAX_INDENT else "")
+        note = ""
+        if index in in_cycle:
+            note = "  (in a cycle)"
+        elif link.parent is None and link.parent_id:
+            note = f"  (parent {link.parent_id} is not in the set)"
+        yield f"{indent}{link.id}  {link.created_at}  {_name(places[index])}{note}"
+    for file, line, error, findings in left_out:
+        if error is None:  # an unreadable source has had its line on stderr
+            yield _left_out_line(file, line, findings)
+    for item in report.findings:
+        finding = item.finding
+        see = f"; see {_name(places[item.other])}" if item.other is not None and item.other != item.index else ""
+        yield f"{_name(places[item.index])} (id {item.id}): {finding} [{finding.keyword}{see}]"
+    counts = (
+        (len(report.links), "packet"),
+        (len(report.roots), "root"),
+        (len(report.heads), "head"),
+        (len(report.cycles), "cycle"),
+        (len(report.findings), "finding"),
+    )
+    summary = ", ".join(f"{count:,} {noun}{'' if count == 1 else 's'}" for count, noun in counts)
+    yield f"chain: {summary}, {len(left_out):,} left out"
+
+
+def json_document(
+    report: ChainReport, places: Sequence[tuple[str, int | None]], left_out: Sequence[LeftOut]
+) -> dict[str, Any]:
+    """What ``--format json`` prints: packets counted, roots, heads, cycles, findings, what was left out."""
+
+    def packet(index: int) -> dict[str, Any]:
+        return {**where(*places[index]), "id": report.links[index].id}
+
+    return {
+        "packets": len(report.links),
+        "roots": [{**packet(index), "parent_id": report.links[index].parent_id or None} for index in report.roots],
+        "heads": [packet(index) for index in report.heads],
+        "cycles": [[packet(index) for index in cycle] for cycle in report.cycles],
+        "findings": [
+            {
+                **packet(item.index),
+                **item.finding.to_json(),
+                "other": None if item.other is None else packet(item.other),
+            }
+            for item in report.findings
+        ],
+        "left_out": [
+            {**where(file, line), "error": error, "errors": [finding.to_json() for finding in findings]}
+            for file, line, error, findings in left_out
+        ],
+    }
+
+
+def _write_lines(out: Output, lines: Iterable[str]) -> None:
+    chunk: list[bytes] = []
+    size = 0
+    for line in lines:
+        data = render_line(line)
+        chunk.append(data)
+        size += len(data)
+        if size >= _CHUNK:
+            out.write(b"".join(chunk))
+            chunk, size = [], 0
+            if out.lost:
+                return
+    if chunk:
+        out.write(b"".join(chunk))
+
+
+def run_chain(args: argparse.Namespace, out: Output) -> int:
+    if not args.paths and not args.jsonl:
+        error_line("chain needs a DIR, a FILE or --jsonl")
+        return EXIT_USAGE
+    run = ExitStatus()
+    reading = _Reading(_sources(args.paths, args.jsonl or ()), run)
+    report = chain(reading.packets(), closed=args.closed)
+    if report.findings:
+        run.fail(EXIT_FAIL)
+    if args.format == "json":
+        document = json_document(report, reading.places, reading.left_out)
+        out.document(json.dumps(document, ensure_ascii=False, indent=2))
+    else:
+        _write_lines(out, text_lines(report, reading.places, reading.left_out))
+    return run.status
