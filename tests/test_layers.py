@@ -43,8 +43,17 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "cmp.cli._render",  # a result as text lines or a JSON entry
     ),
     ("cmp.cli._status", "cmp.cli._judge", "cmp.cli._rewrite"),  # exit statuses; one source judged; fmt --write
-    ("cmp.cli._batch", "cmp.cli._args"),  # many sources, worker processes, input order; the parser
-    ("cmp.cli._check", "cmp.cli._fmt", "cmp.cli._conformance", "cmp.cli._chain"),  # the commands
+    # many sources, worker processes, input order; the parser; a packet turned into another, printed or rewritten
+    ("cmp.cli._batch", "cmp.cli._args", "cmp.cli._transform"),
+    (  # the commands
+        "cmp.cli._check",
+        "cmp.cli._fmt",
+        "cmp.cli._conformance",
+        "cmp.cli._chain",
+        "cmp.cli._new",
+        "cmp.cli._scrub",
+        "cmp.cli._migrate",
+    ),
     ("cmp.cli._main",),  # parse, run the command, exit status
     ("cmp.cli", "cmp.__main__"),  # the entry points: main, main_exit; python -m cmp
 )

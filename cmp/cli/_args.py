@@ -9,6 +9,7 @@ from typing import Any
 from cmp import __version__
 from cmp.cli._output import error_line
 from cmp.cli._status import EXIT_USAGE
+from cmp.schema import SUPPORTED_VERSIONS
 
 # What cmp.conformance.default_vector_dir does, said once for --help and the error when
 # it finds nothing. Kept here, not beside that function: importing any part of the
@@ -46,6 +47,21 @@ _CHAIN_EXAMPLES = (
     ("{prog} chain --jsonl packets.jsonl --format json", "findings, roots, heads and cycles as one JSON document"),
     ("{prog} chain --closed archive/", "the folder holds every packet: a parent_id naming none is a finding"),
 )
+_NEW_EXAMPLES = (
+    ("{prog} new --goal 'Ship the export fix.' --next-step 'Time it on a snapshot.' -o next.json", "a fresh packet"),
+    ("{prog} new --goal G --next-step N --tag export --parent last.json", "continue a packet: parent_id is its id"),
+    ("{prog} example > packet.json", "an example of a good packet, to edit"),
+)
+_SCRUB_EXAMPLES = (
+    ("{prog} scrub leaky.json > clean.json", "the packet with each secret or path replaced by a placeholder"),
+    ("{prog} scrub --write *.json", "rewrite the files that had something to replace, atomically"),
+)
+_MIGRATE_EXAMPLES = (
+    ("{prog} migrate old.json --to 0.2", "a v0.1 packet as v0.2 (nothing else changes)"),
+    ("{prog} migrate new.json --to 0.1 --drop", "down to v0.1, leaving out what v0.1 has no member for"),
+)
+_WRITE_HELP = "rewrite the files in place, atomically (without it: one file, the result on stdout)"
+_FORCE_HELP = "with --write: rewrite read-only files and files with other hard links too"
 
 
 def _examples(prog: str, *groups: Sequence[tuple[str, str]]) -> str:
@@ -237,5 +253,64 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     chain_cmd.add_argument(
         "--closed", action="store_true", help="the set holds every packet: a parent_id naming none of them is a finding"
     )
+
+    new_cmd = commands.add_parser(
+        "new",
+        help="write a fresh packet from options",
+        description="Write a fresh, conforming packet: a new id, created_at of now, the members given. "
+        "Values the schema refuses are each reported on stderr (exit 2); a redaction hit stops it (exit 1).",
+        epilog=_examples(prog, _NEW_EXAMPLES),
+        formatter_class=_HelpFormatter,
+    )
+    new_cmd.add_argument("--goal", required=True, help="what the session is for, in one sentence")
+    new_cmd.add_argument("--next-step", required=True, help="the first thing the next session does, in one sentence")
+    for option, help_text in (
+        ("--constraint", "a constraint (repeatable)"),
+        ("--success-criterion", "an observable done-condition (repeatable; v0.2)"),
+        ("--open-question", "an open question (repeatable)"),
+        ("--tag", "a tag: lowercase letters, digits and dashes (repeatable)"),
+    ):
+        new_cmd.add_argument(option, action="append", metavar="TEXT", help=help_text)
+    new_cmd.add_argument("--parent", metavar="FILE", help="the packet this one continues: parent_id is its id (v0.2)")
+    new_cmd.add_argument("--version", choices=SUPPORTED_VERSIONS, default="0.2", help="ltm_version (default: 0.2)")
+    new_cmd.add_argument("-o", "--output", metavar="FILE", help="write a new file (default: stdout)")
+    new_cmd.add_argument("--force", action="store_true", help="with -o: replace a file that exists")
+    new_cmd.add_argument("--allow-unredacted", action="store_true", help="write the packet despite redaction hits")
+
+    example_cmd = commands.add_parser(
+        "example",
+        help="print an example packet",
+        description="Print an example packet of our own, canonical, that passes check: a model to edit.",
+        epilog=_examples(prog, _NEW_EXAMPLES[2:]),
+        formatter_class=_HelpFormatter,
+    )
+    example_cmd.add_argument("--version", choices=SUPPORTED_VERSIONS, default="0.2", help="ltm_version (default: 0.2)")
+
+    scrub_cmd = commands.add_parser(
+        "scrub",
+        help="replace what the redaction pre-flight finds with placeholders",
+        description="Replace every match of every redaction pattern in the scanned fields with a placeholder "
+        "naming its category ([redacted:aws-key]), until none is left. What was replaced is listed by field "
+        "and category, never shown.",
+        epilog=_examples(prog, _SCRUB_EXAMPLES),
+        formatter_class=_HelpFormatter,
+    )
+    scrub_cmd.add_argument("files", nargs="+", metavar="FILE", help="packet files; - reads stdin")
+    scrub_cmd.add_argument("--write", action="store_true", help=_WRITE_HELP)
+    scrub_cmd.add_argument("--force", action="store_true", help=_FORCE_HELP)
+
+    migrate_cmd = commands.add_parser(
+        "migrate",
+        help="bring packets to another version",
+        description="Bring packets to another supported version. Up is additive; down is refused, naming "
+        "each member the older version lacks, unless --drop leaves them out.",
+        epilog=_examples(prog, _MIGRATE_EXAMPLES),
+        formatter_class=_HelpFormatter,
+    )
+    migrate_cmd.add_argument("files", nargs="+", metavar="FILE", help="packet files; - reads stdin")
+    migrate_cmd.add_argument("--to", required=True, choices=SUPPORTED_VERSIONS, help="the version to migrate to")
+    migrate_cmd.add_argument("--drop", action="store_true", help="leave out members the target version lacks")
+    migrate_cmd.add_argument("--write", action="store_true", help=_WRITE_HELP)
+    migrate_cmd.add_argument("--force", action="store_true", help=_FORCE_HELP)
 
     return parser

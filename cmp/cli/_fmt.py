@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from collections.abc import Sequence
 
 from cmp._canonical import dumps, file_bytes
@@ -11,7 +10,7 @@ from cmp._text import describe
 from cmp.cli._judge import check_source
 from cmp.cli._output import Output, error_line
 from cmp.cli._rewrite import WriteRefused, write_atomically
-from cmp.cli._sources import Source, Unreadable, read_each
+from cmp.cli._sources import Source, Unreadable, packet_in_file, read_each
 from cmp.cli._status import EXIT_FAIL, EXIT_USAGE, ExitStatus
 from cmp.findings import Finding
 
@@ -30,17 +29,6 @@ def _canonical(source: Source, *, allow_unredacted: bool) -> tuple[bytes | None,
         return None, [str(f) for f in findings] or [str(exc)]
 
 
-def _packet_in_file(source: Source) -> Source:
-    """What fmt judges: the file's bytes less one final newline, the line end fmt itself writes.
-
-    A file that an editor saved with a newline after a packet of exactly 32,768 bytes is
-    still that packet to fmt, which then writes it without the newline (file_bytes).
-    """
-    if source.data.endswith(b"\n") and source.size == len(source.data):
-        return dataclasses.replace(source, data=source.data[:-1], size=source.size - 1)
-    return source
-
-
 def run_fmt(args: argparse.Namespace, out: Output) -> int:
     if not (args.check or args.write) and len(args.files) != 1:
         error_line("fmt prints one file; use --check or --write for several")
@@ -57,7 +45,7 @@ def run_fmt(args: argparse.Namespace, out: Output) -> int:
             run.file_error(source.file, source.message)
             continue
         name = source.file
-        canonical, problems = _canonical(_packet_in_file(source), allow_unredacted=args.allow_unredacted)
+        canonical, problems = _canonical(packet_in_file(source), allow_unredacted=args.allow_unredacted)
         if canonical is None:
             for problem in problems:
                 out.line(f"{name}: {problem}")

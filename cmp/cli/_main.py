@@ -11,7 +11,10 @@ from cmp.cli._args import CONSOLE_PROG, build_parser
 from cmp.cli._chain import run_chain
 from cmp.cli._check import run_check
 from cmp.cli._fmt import run_fmt
+from cmp.cli._migrate import run_migrate
+from cmp.cli._new import run_example, run_new
 from cmp.cli._output import Output, error_line, silence_stdout
+from cmp.cli._scrub import run_scrub
 from cmp.cli._signals import Stopped
 from cmp.cli._status import EXIT_USAGE
 
@@ -29,6 +32,10 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Output], int]] = {
     "fmt": run_fmt,
     "conformance": _run_conformance,
     "chain": run_chain,
+    "new": run_new,
+    "example": run_example,
+    "scrub": run_scrub,
+    "migrate": run_migrate,
 }
 
 

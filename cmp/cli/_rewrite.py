@@ -108,6 +108,36 @@ def write_atomically(path: str, data: bytes, *, read: Source | None = None, forc
     _sync_folder(folder)
 
 
+def create_atomically(path: str, data: bytes) -> None:
+    """Write a new file ``path`` holding ``data``, all of it or nothing, never over an existing one.
+
+    The bytes go to a temporary file in the same folder first, which is then linked in
+    under its name: the link fails with FileExistsError if the name was taken meanwhile.
+    The file gets the mode a new file gets here (0666 less the umask).
+    """
+    import tempfile
+
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    umask = os.umask(0)
+    os.umask(umask)
+    with StopSignals() as stop:
+        temporary = None
+        try:
+            with stop.deferred():
+                fd, temporary = tempfile.mkstemp(dir=folder, prefix=".cmp-", suffix=".tmp")
+                stream = os.fdopen(fd, "wb")
+            with stream:
+                stream.write(data)
+                stream.flush()
+                os.fsync(stream.fileno())
+            os.chmod(temporary, 0o666 & ~umask)
+            os.link(temporary, path)
+        finally:
+            if temporary is not None:
+                _remove(temporary)
+    _sync_folder(folder)
+
+
 def _sync_folder(folder: str) -> None:
     """fsync the folder, so that the rename itself survives a crash (best effort)."""
     try:

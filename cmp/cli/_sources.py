@@ -7,6 +7,7 @@ there.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 import sys
@@ -62,6 +63,17 @@ class Unreadable:
 
     file: str
     message: str
+
+
+def packet_in_file(source: Source) -> Source:
+    """What a packet file holds: its bytes less one final newline, the line end fmt itself writes.
+
+    A file that an editor saved with a newline after a packet of exactly 32,768 bytes is
+    still that packet (cmp._canonical.file_bytes writes it without the newline).
+    """
+    if source.data.endswith(b"\n") and source.size == len(source.data):
+        return dataclasses.replace(source, data=source.data[:-1], size=source.size - 1)
+    return source
 
 
 class SourceError(Exception):

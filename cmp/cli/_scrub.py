@@ -1,0 +1,20 @@
+"""``scrub``: every redaction match in a packet replaced by its category's placeholder."""
+
+from __future__ import annotations
+
+import argparse
+
+from cmp._scrub import placeholder, scrub
+from cmp.cli._output import Output
+from cmp.cli._transform import run_transform
+from cmp.model import Packet
+
+
+def _scrubbed(packet: Packet) -> tuple[Packet, list[str]]:
+    clean, replaced = scrub(packet)
+    # What was found is not shown: the point of scrubbing is that it goes nowhere.
+    return clean, [f"{r.field}: {r.category} replaced by {placeholder(r.category)}" for r in replaced]
+
+
+def run_scrub(args: argparse.Namespace, out: Output) -> int:
+    return run_transform(args, out, "scrub", _scrubbed)
