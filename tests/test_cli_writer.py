@@ -232,3 +232,21 @@ def test_a_writers_session(here: Path, capsysbinary: pytest.CaptureFixture[bytes
     assert run(capsysbinary, "check", "next.json")[:2] == (0, b"next.json: ok\n")
     assert run(capsysbinary, "fmt", "--check", "next.json")[:2] == (0, b"")
     assert os.path.getsize(here / "next.json") > 0
+
+
+def test_the_commands_on_the_shipped_examples(here: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    examples = ROOT / "examples"
+    status, out, err = run(capsysbinary, "scrub", str(examples / "leaky-v0.2.json"))
+    assert status == 0 and cmp.check(out).ok
+    assert [line.split(": ", 2)[2] for line in err] == ["constraints[0]: aws-key replaced by [redacted:aws-key]"]
+    status, out, err = run(capsysbinary, "migrate", str(examples / "minimal-v0.1.json"), "--to", "0.2")
+    assert status == 0 and cmp.check(out).version == "0.2"
+    status, out, _ = run(capsysbinary, "migrate", str(examples / "typical-v0.2.json"), "--to", "0.1")
+    assert status == 1 and b"$.methods: version 0.1 has no member 'methods'" in out
+    status, out, _ = run(capsysbinary, "migrate", str(examples / "typical-v0.2.json"), "--to", "0.1", "--drop")
+    assert status == 0 and cmp.check(out).version == "0.1"
+    typical = cmp.loads((examples / "typical-v0.2.json").read_bytes())
+    status, out, _ = run(
+        capsysbinary, "new", "--goal", "Go on.", "--next-step", "Next.", "--parent", str(examples / "typical-v0.2.json")
+    )
+    assert status == 0 and cmp.loads(out).parent_id == typical.id
