@@ -24,21 +24,51 @@ The public API, all of it:
 
 from __future__ import annotations
 
-from cmp._authoring import source_hash
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from cmp._canonical import dumps, state_digest
-from cmp._chain import ChainFinding, ChainReport, chain
 from cmp._intake import MAX_PACKET_BYTES
-from cmp._migrate import migrate
 from cmp._pipeline import Report, check, loads, validate
 from cmp._redaction import CATEGORIES as REDACTION_CATEGORIES
 from cmp._redaction import SCANNED_FIELDS, Redaction, redact
-from cmp._scrub import scrub
 from cmp.findings import CODES as FINDING_CODES
 from cmp.findings import Finding, PacketError
 from cmp.model import Attempt, Decision, Method, Packet, Project, Provenance
 from cmp.schema import SUPPORTED_VERSIONS
 
+if TYPE_CHECKING:
+    from cmp._authoring import source_hash
+    from cmp._chain import ChainFinding, ChainReport, chain
+    from cmp._migrate import migrate
+    from cmp._scrub import scrub
+
 __version__ = "0.1.0"
+
+# The writer's toolkit is imported on first use (PEP 562): a program that only checks
+# packets does not pay for it at start-up. Each name and the module that defines it.
+_ON_FIRST_USE = {
+    "source_hash": "cmp._authoring",
+    "chain": "cmp._chain",
+    "ChainFinding": "cmp._chain",
+    "ChainReport": "cmp._chain",
+    "migrate": "cmp._migrate",
+    "scrub": "cmp._scrub",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _ON_FIRST_USE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'cmp' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # found directly from now on
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_ON_FIRST_USE})
+
 
 __all__ = [
     "FINDING_CODES",

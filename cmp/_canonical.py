@@ -13,7 +13,6 @@ from collections.abc import Callable, Mapping
 from json.encoder import encode_basestring
 from typing import NamedTuple
 
-from cmp._compiler import define
 from cmp._intake import MAX_PACKET_BYTES, size_finding
 from cmp._timestamps import canonical as canonical_time
 from cmp._validation import validate
@@ -210,6 +209,8 @@ def compile_writer(objects: Mapping[str, tuple[Member, ...]]) -> Callable[[Packe
     the pieces of the text; ``identity`` False leaves out the members the state digest does
     not cover. Raises ValueError for a member the layout rules do not cover.
     """
+    from cmp._compiler import define  # on first use: check of a small packet never writes one
+
     source = _WriterSource(objects)
     end = source.object("$", "packet", "", _State(False, "{" + _NEWLINE), 1, trail="")
     lines = ["def write(packet, identity, _time=_time):", "    out = []", *source.lines]

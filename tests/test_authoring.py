@@ -190,3 +190,13 @@ def test_replace_agrees_with_the_long_way(packet: cmp.Packet, member: str) -> No
         assert list(caught.value.findings) == expected
     else:
         assert packet.replace(**{member: value}) == by_hand
+
+
+def test_the_toolkit_names_load_on_first_use_and_are_the_modules_own() -> None:
+    import importlib
+
+    for name, module in cmp._ON_FIRST_USE.items():
+        assert getattr(cmp, name) is getattr(importlib.import_module(module), name)
+        assert name in cmp.__all__ and name in dir(cmp)
+    with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
+        cmp.nothing  # type: ignore[attr-defined]  # noqa: B018

@@ -502,17 +502,21 @@ def test_fmt_write_through_a_symlink_keeps_the_link(good: Path, tmp_path: Path) 
     assert good.read_bytes() == canonical_bytes(good) + b"\n"
 
 
-def test_check_and_fmt_do_not_load_the_conformance_runner(good: Path) -> None:
-    """The runner is imported for its own command only (cmp.cli._main), not at every start-up."""
+ON_FIRST_USE = ("cmp.conformance", "cmp._authoring", "cmp._chain", "cmp._migrate", "cmp._scrub", "cmp.cli._new")
+
+
+def test_check_and_fmt_do_not_load_the_runner_or_the_writers_toolkit(good: Path) -> None:
+    """The runner and the writer's toolkit are imported when used (cmp.cli._main,
+    cmp.__getattr__), not at every start-up."""
     probe = (
         "import sys\n"
         "from cmp.cli import main\n"
         "statuses = [main(['check', sys.argv[1]]), main(['fmt', '--check', sys.argv[1]])]\n"
-        "print(statuses, sorted(m for m in sys.modules if m.startswith('cmp.conformance')))\n"
+        f"print(statuses, sorted(m for m in sys.modules if m.startswith({ON_FIRST_USE!r})))\n"
     )
     result = subprocess.run([sys.executable, "-c", probe, str(good)], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines()[-1].endswith("[]"), result.stdout
+    assert result.stdout.splitlines()[-1].endswith("] []"), result.stdout
     conformance = subprocess.run(
         [
             sys.executable,

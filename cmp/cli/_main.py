@@ -8,34 +8,62 @@ import sys
 from collections.abc import Callable, Sequence
 
 from cmp.cli._args import CONSOLE_PROG, build_parser
-from cmp.cli._chain import run_chain
 from cmp.cli._check import run_check
 from cmp.cli._fmt import run_fmt
-from cmp.cli._migrate import run_migrate
-from cmp.cli._new import run_example, run_new
 from cmp.cli._output import Output, error_line, silence_stdout
-from cmp.cli._scrub import run_scrub
 from cmp.cli._signals import Stopped
 from cmp.cli._status import EXIT_USAGE
 
+# Commands other than check and fmt are imported when they run: the conformance runner
+# brings subprocess, selectors and the vector loader, and the writer's commands the
+# writer's toolkit, which every check and fmt would otherwise load at start-up.
+
 
 def _run_conformance(args: argparse.Namespace, out: Output) -> int:
-    # Imported for this command only: the runner brings subprocess, selectors and the
-    # vector loader, which every check and fmt would otherwise load at start-up.
     from cmp.cli._conformance import run_conformance
 
     return run_conformance(args, out)
+
+
+def _run_chain(args: argparse.Namespace, out: Output) -> int:
+    from cmp.cli._chain import run_chain
+
+    return run_chain(args, out)
+
+
+def _run_new(args: argparse.Namespace, out: Output) -> int:
+    from cmp.cli._new import run_new
+
+    return run_new(args, out)
+
+
+def _run_example(args: argparse.Namespace, out: Output) -> int:
+    from cmp.cli._new import run_example
+
+    return run_example(args, out)
+
+
+def _run_scrub(args: argparse.Namespace, out: Output) -> int:
+    from cmp.cli._scrub import run_scrub
+
+    return run_scrub(args, out)
+
+
+def _run_migrate(args: argparse.Namespace, out: Output) -> int:
+    from cmp.cli._migrate import run_migrate
+
+    return run_migrate(args, out)
 
 
 _COMMANDS: dict[str, Callable[[argparse.Namespace, Output], int]] = {
     "check": run_check,
     "fmt": run_fmt,
     "conformance": _run_conformance,
-    "chain": run_chain,
-    "new": run_new,
-    "example": run_example,
-    "scrub": run_scrub,
-    "migrate": run_migrate,
+    "chain": _run_chain,
+    "new": _run_new,
+    "example": _run_example,
+    "scrub": _run_scrub,
+    "migrate": _run_migrate,
 }
 
 
