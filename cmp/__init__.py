@@ -7,6 +7,7 @@ The public API, all of it:
 - :func:`loads` — bytes or text to a typed :class:`Packet`, or :class:`PacketError`.
 - :func:`validate` — findings for a packet already parsed into Python data.
 - :func:`redact` — redaction findings (:class:`Redaction`) for a typed packet.
+- :func:`lint` — advice on the writing rules for a typed packet (``lint`` findings; never a verdict).
 - :func:`dumps` — canonical bytes, byte-identical to the reference encoder.
 - :func:`state_digest` — ``sha256:`` of the canonical bytes without id and created_at.
 - The model: :class:`Packet`, :class:`Project`, :class:`Decision`, :class:`Method`,
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 from cmp._canonical import dumps, state_digest
 from cmp._intake import MAX_PACKET_BYTES
+from cmp._lint import lint
 from cmp._pipeline import Report, check, loads, validate
 from cmp._redaction import CATEGORIES as REDACTION_CATEGORIES
 from cmp._redaction import SCANNED_FIELDS, Redaction, redact
@@ -48,6 +50,7 @@ __all__ = [
     "Report",
     "check",
     "dumps",
+    "lint",
     "loads",
     "redact",
     "state_digest",

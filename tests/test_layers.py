@@ -21,7 +21,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cmp._timestamps", "cmp._intake"),  # created_at rules; bytes to Python data
     ("cmp.model", "cmp._compiler", "cmp._explain"),  # typed model; schema compiled, schema explained
     ("cmp._validation",),  # version routing and the schema of the routed version
-    ("cmp._redaction",),  # the pre-flight over a typed packet
+    ("cmp._redaction", "cmp._lint"),  # the pre-flight over a typed packet; the writing rules' advice
     ("cmp._canonical",),  # typed packet to canonical bytes
     ("cmp._quick",),  # the quick path: a conforming backslash-free packet in one pass
     ("cmp._pipeline",),  # bytes to report: check, loads
@@ -44,7 +44,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ),
     ("cmp.cli._status", "cmp.cli._judge", "cmp.cli._rewrite"),  # exit statuses; one source judged; fmt --write
     ("cmp.cli._batch", "cmp.cli._args"),  # many sources, worker processes, input order; the parser
-    ("cmp.cli._check", "cmp.cli._fmt", "cmp.cli._conformance"),  # the commands
+    ("cmp.cli._check", "cmp.cli._fmt", "cmp.cli._conformance", "cmp.cli._lint"),  # the commands
     ("cmp.cli._main",),  # parse, run the command, exit status
     ("cmp.cli", "cmp.__main__"),  # the entry points: main, main_exit; python -m cmp
 )

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from cmp.cli._args import CONSOLE_PROG, build_parser
 from cmp.cli._check import run_check
 from cmp.cli._fmt import run_fmt
+from cmp.cli._lint import run_lint
 from cmp.cli._output import Output, error_line, silence_stdout
 from cmp.cli._signals import Stopped
 from cmp.cli._status import EXIT_USAGE
@@ -27,6 +28,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Output], int]] = {
     "check": run_check,
     "fmt": run_fmt,
     "conformance": _run_conformance,
+    "lint": run_lint,
 }
 
 
