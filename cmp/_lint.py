@@ -178,9 +178,9 @@ def _octets(text: str) -> tuple[int, ...] | None:
     return parts if all(part <= 255 for part in parts) else None
 
 
-def _alone(text: str, start: int, end: int) -> bool:
-    """Whether text[start:end] is not part of a longer dotted token (1.10.0.0.1, a.b.local.json)."""
-    if start > 0 and text[start - 1] in "./\\-_~@":
+def _alone(text: str, start: int, end: int, before: str = ".") -> bool:
+    """Whether text[start:end] is not part of a longer token (1.10.0.0.1, a.b.local.json, app/x.local)."""
+    if start > 0 and text[start - 1] in before:
         return False
     if end < len(text):
         after = text[end]
@@ -244,7 +244,7 @@ def _local_url(text: str, kind: Kind) -> str | None:
         if found.startswith("["):
             if start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_])"):
                 continue  # a slice, a[::1]
-        elif not _alone(text, start, end):
+        elif not _alone(text, start, end, "./\\-_~@"):
             continue  # settings.local.json, .env.local, http://db.internal.example.com
         elif found[0].isdigit() and _octets(found) is None:
             continue
