@@ -19,7 +19,9 @@ the work stays linear in the text, whatever the text.
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -178,36 +180,50 @@ def _octets(text: str) -> tuple[int, ...] | None:
     return parts if all(part <= 255 for part in parts) else None
 
 
-def _alone(text: str, start: int, end: int, before: str = ".") -> bool:
-    """Whether text[start:end] is not part of a longer token (1.10.0.0.1, a.b.local.json, app/x.local)."""
-    if start > 0 and text[start - 1] in before:
+# Finders read UTF-8 bytes: RE2 then skips mapping offsets back to characters, which
+# costs more than the match on text that is not ASCII. A byte of a multi-byte character
+# is no word character, as for RE2's \b.
+_WORD = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_DIGITS = frozenset(b"0123456789")
+
+
+def _alone(data: bytes, start: int, end: int, before: bytes = b".") -> bool:
+    """Whether data[start:end] is not part of a longer token (1.10.0.0.1, a.b.local.json, app/x.local)."""
+    if start > 0 and data[start - 1] in before:
         return False
-    if end < len(text):
-        after = text[end]
-        if after.isalnum() or after in "_-":
+    if end < len(data):
+        after = data[end]
+        if after in _WORD or after in b"_-":
             return False
-        if after == "." and end + 1 < len(text) and text[end + 1].isalnum():
+        if after == ord(".") and end + 1 < len(data) and data[end + 1] in _WORD:
             return False
     return True
 
 
+def _shown(found: bytes) -> str:
+    """Matched bytes quoted for a message (RE2 matches whole characters, so they decode)."""
+    return quote(found.decode("utf-8", "replace").strip())
+
+
 # ---------------------------------------------------------------------------------------
-# Each text rule: what it finds in one field of a kind, or None. A finder returns the
-# message text (without the rule number).
+# Each text rule: what it finds in one field (UTF-8 bytes) of a kind, or None. A finder
+# returns the message text (without the rule number).
+
+_OPENERS = "\"'([\u201c\u2018"
 
 
-def _sentences(text: str, kind: Kind) -> str | None:
+def _sentences(data: bytes, kind: Kind) -> str | None:
     limit = _SENTENCE_LIMIT.get(kind)
     if limit is None:
         return None
     count = 1
-    for match in _SENTENCE_END.finditer(text):
+    for match in _SENTENCE_END.finditer(data):
         at = match.start()
-        before = text[max(0, at - 40) : at]
-        if not before or before[-1].isspace():
+        before = data[max(0, at - 40) : at]
+        if not before or before[-1:].isspace():
             continue  # nothing before the mark: no sentence ends there
-        if text[at] == ".":
-            word = before.split()[-1].lstrip("\"'([\u201c\u2018")
+        if data[at] == ord("."):
+            word = before.split()[-1].decode("utf-8", "ignore").lstrip(_OPENERS)
             if len(word) < 2 or "." in word or word.lower() in _ABBREVIATIONS:
                 continue  # an abbreviation, an initial, a list number, a version
         count += 1
@@ -216,83 +232,86 @@ def _sentences(text: str, kind: Kind) -> str | None:
     return f"holds {count} sentences; this field takes {_LIMIT_WORDS[limit]}: more reads as a transcript"
 
 
-def _transcript(text: str, kind: Kind) -> str | None:
+def _transcript(data: bytes, kind: Kind) -> str | None:
     if kind == "ref":
         return None
-    turns = [match.group() for match in _SPEAKER_TURN.finditer(text)]
+    turns = [match.group() for match in _SPEAKER_TURN.finditer(data)]
     if len(turns) < 2:
         return None
-    return f"reads as a transcript: {len(turns)} speaker turns, the first {quote(turns[0].strip())}"
+    return f"reads as a transcript: {len(turns)} speaker turns, the first {_shown(turns[0])}"
 
 
-def _code(text: str, kind: Kind) -> str | None:
+def _code(data: bytes, kind: Kind) -> str | None:
     if kind == "ref":
         return None
-    match = _CODE_SIGNS.search(text)
+    match = _CODE_SIGNS.search(data)
     if match is None:
         return None
     # A method's how may be one command line; only a fence or several lines of code count there.
-    if kind == "how" and "\n" not in text and "```" not in text:
+    if kind == "how" and b"\n" not in data and b"```" not in data:
         return None
-    return f"holds code ({quote(match.group().strip())}); name the file or symbol instead of pasting it"
+    return f"holds code ({_shown(match.group())}); name the file or symbol instead of pasting it"
 
 
-def _local_url(text: str, kind: Kind) -> str | None:
-    for match in _LOCAL_URL.finditer(text):
+def _local_url(data: bytes, kind: Kind) -> str | None:
+    for match in _LOCAL_URL.finditer(data):
         found = match.group()
         start, end = match.span()
-        if found.startswith("["):
-            if start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_])"):
+        if found.startswith(b"["):
+            if start > 0 and (data[start - 1] in _WORD or data[start - 1] in b"_])"):
                 continue  # a slice, a[::1]
-        elif not _alone(text, start, end, "./\\-_~@"):
+        elif not _alone(data, start, end, b"./\\-_~@"):
             continue  # settings.local.json, .env.local, http://db.internal.example.com
-        elif found[0].isdigit() and _octets(found) is None:
+        elif found[0] in _DIGITS and _octets(found.decode()) is None:
             continue
-        return f"names a local address {quote(found)}; the packet is read on other machines"
+        return f"names a local address {_shown(found)}; the packet is read on other machines"
     return None
 
 
-def _private_ip(text: str, kind: Kind) -> str | None:
-    for match in _PRIVATE_IP.finditer(text):
-        octets = _octets(match.group())
-        if octets is None or not _private(octets) or not _alone(text, match.start(), match.end()):
+def _private_ip(data: bytes, kind: Kind) -> str | None:
+    for match in _PRIVATE_IP.finditer(data):
+        octets = _octets(match.group().decode())
+        if octets is None or not _private(octets) or not _alone(data, match.start(), match.end()):
             continue
-        return f"names a private network address {quote(match.group())}"
+        return f"names a private network address {_shown(match.group())}"
     return None
 
 
-def _host_port(text: str, kind: Kind) -> str | None:
-    for match in _HOST_PORT.finditer(text):
+def _host_port(data: bytes, kind: Kind) -> str | None:
+    for match in _HOST_PORT.finditer(data):
         host, port, bare = match.group(1), match.group(2), match.group(3)
         if bare is not None:
             start, end, number = match.start(3), match.end(3), int(bare[1:])
         else:
             start, end, number = match.start(), match.end(), int(port)
-            if host.replace(".", "").isdigit():
-                octets = _octets(host)
+            name = host.decode().lower()
+            if name.replace(".", "").isdigit():
+                octets = _octets(name)
                 if octets is None or octets[0] == 127 or _private(octets):
                     continue  # not an address, or local-url or private-ip says so
             else:
-                last = host.rsplit(".", 1)[1].lower()
-                if last in _LOCAL_NAMES or host.lower().endswith(".home.arpa"):
+                last = name.rsplit(".", 1)[1]
+                if last in _LOCAL_NAMES or name.endswith(".home.arpa"):
                     continue  # local-url says so
                 if last in _FILE_EXTENSIONS or not (len(last) == 2 or last in _TOP_LEVEL):
                     continue  # main.go:42 is a place in code
         if not 0 < number <= 65535:
             continue
-        if end + 1 < len(text) and text[end] in ":." and text[end + 1].isdigit():
+        if end + 1 < len(data) and data[end] in b":." and data[end + 1] in _DIGITS:
             continue  # 10:30:00, file:12:5
-        return f"names a port {quote(text[start:end])}"
+        return f"names a port {_shown(data[start:end])}"
     return None
 
 
-def _local_path(text: str, kind: Kind) -> str | None:
-    if kind == "ref" and _local_ref(text):
-        return f"is a path on this machine {quote(text)}; a ref names a repository or URL"
-    for match in _LOCAL_PATH.finditer(text):
-        if match.start() > 0 and text[match.start() - 1] in "./~-\\":
+def _local_path(data: bytes, kind: Kind) -> str | None:
+    if kind == "ref":
+        ref = data.decode("utf-8", "replace")
+        if _local_ref(ref):
+            return f"is a path on this machine {quote(ref)}; a ref names a repository or URL"
+    for match in _LOCAL_PATH.finditer(data):
+        if match.start() > 0 and data[match.start() - 1] in b"./~-\\":
             continue  # ./tmp/x is relative to the project
-        return f"names a path on this machine {quote(match.group())}"
+        return f"names a path on this machine {_shown(match.group())}"
     return None
 
 
@@ -303,22 +322,22 @@ def _local_ref(ref: str) -> bool:
     return len(ref) > 2 and ref[0].isascii() and ref[0].isalpha() and ref[1] == ":" and ref[2] in "\\/"
 
 
-def _env_var(text: str, kind: Kind) -> str | None:
-    for match in _ENV_VAR.finditer(text):
+def _env_var(data: bytes, kind: Kind) -> str | None:
+    for match in _ENV_VAR.finditer(data):
         found = match.group()
-        if found.startswith("%") and match.start() > 0 and text[match.start() - 1].isalnum():
+        if found.startswith(b"%") and match.start() > 0 and data[match.start() - 1] in _WORD:
             continue  # 5%OFF%
-        return f"names an environment variable {quote(found)}"
+        return f"names an environment variable {_shown(found)}"
     return None
 
 
-def _unobservable(text: str, kind: Kind) -> str | None:
+def _unobservable(data: bytes, kind: Kind) -> str | None:
     if kind != "criterion":
         return None
-    match = _UNOBSERVABLE.search(text)
+    match = _UNOBSERVABLE.search(data)
     if match is None:
         return None
-    return f"is not observable ({quote(match.group())}); say what a reader can check without asking"
+    return f"is not observable ({_shown(match.group())}); say what a reader can check without asking"
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,7 +346,7 @@ class _TextRule:
     # A regex that matches wherever the rule can find something (in a set with the others,
     # over the joined text): its DFA stays small, and it never matches the separator _JOIN.
     screen: str
-    find: Callable[[str, Kind], str | None]
+    find: Callable[[bytes, Kind], str | None]
 
 
 _TEXT_RULES: tuple[_TextRule, ...] = (
@@ -368,6 +387,7 @@ def _compile_set(regexes: list[str]) -> Any:
 
 
 _SCREEN = _compile_set([rule.screen for rule in _TEXT_RULES])
+_SCREEN_SEARCHES = tuple(re2.compile(rule.screen) for rule in _TEXT_RULES)
 
 
 # ---------------------------------------------------------------------------------------
@@ -412,29 +432,35 @@ def _places(packet: Packet) -> list[tuple[str, Kind]]:
     return out
 
 
-def _screened(text: str) -> list[int]:
-    """Indices into _TEXT_RULES of the screens that match somewhere in ``text``."""
+def _utf8(text: str) -> bytes:
+    """``text`` as UTF-8; a lone surrogate (only in a hand-built model) becomes U+FFFD.
+
+    RE2 reads UTF-8, which cannot hold a lone surrogate; it is no word character and no
+    pattern names it, so U+FFFD stands in for it.
+    """
     try:
-        found = _SCREEN.Match(text)
+        return text.encode("utf-8")
     except UnicodeEncodeError:
-        # A lone surrogate (only in a hand-built model) cannot be UTF-8 for RE2; it is no
-        # word character and no pattern names it, so U+FFFD stands in for it.
-        found = _SCREEN.Match(text.encode("utf-8", "surrogatepass").decode("utf-8", "replace"))
-    return sorted(found) if found else []
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode("utf-8")
 
 
-def _scan(text: str, path: str, kind: Kind, out: list[Finding]) -> None:
-    hits = _screened(text)
-    if kind == "ref" and _local_ref(text) and _LOCAL_PATH_RULE not in hits:
-        hits = sorted({*hits, _LOCAL_PATH_RULE})  # project.ref's own local-path test needs no screen
-    if not hits:
-        return
-    text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace") if not text.isascii() else text
+def _flagged(fields: list[bytes], joined: bytes, hits: list[int]) -> dict[int, list[int]]:
+    """For each field (an index into ``fields``) whose text a screen matches, those screens.
+
+    A screen never matches the separator, so each of its matches in the joined text lies
+    inside one field: one search per flagged screen over the joined text finds them all.
+    """
+    starts = list(itertools.accumulate((len(data) + 1 for data in fields[:-1]), initial=0))
+    flagged: dict[int, list[int]] = {}
     for index in hits:
-        rule = _TEXT_RULES[index]
-        found = rule.find(text, kind)
-        if found is not None:
-            out.append(_finding(rule.rule, path, found))
+        search, at = _SCREEN_SEARCHES[index].search, 0
+        while (match := search(joined, at)) is not None:
+            field = bisect.bisect_right(starts, match.start()) - 1
+            flagged.setdefault(field, []).append(index)
+            if field + 1 == len(starts):
+                break
+            at = starts[field + 1]  # on to the next field: one match per field is enough
+    return flagged
 
 
 @functools.cache
@@ -459,14 +485,27 @@ def lint(packet: Packet) -> list[Finding]:
         raise TypeError(f"lint takes a cmp.Packet, not {type(packet).__name__}")
     found: list[Finding] = []
     texts = _texts(packet)
+    joined = _utf8(_JOIN.join(texts))
+    hits = _SCREEN.Match(joined)
     ref_local = packet.project is not None and _local_ref(packet.project.ref)
-    if ref_local or _screened(_JOIN.join(texts)):
-        for text, (path, kind) in zip(texts, _places(packet), strict=True):
-            _scan(text, path, kind, found)
+    places: list[tuple[str, Kind]] = []
+    if hits or ref_local:
+        places = _places(packet)
+        fields = [_utf8(text) for text in texts]
+        flagged = _flagged(fields, joined, sorted(hits or ()))
+        if ref_local:  # project.ref's own local-path test needs no screen (it is the first text)
+            flagged[0] = sorted({*flagged.get(0, ()), _LOCAL_PATH_RULE})
+        for field in sorted(flagged):
+            path, kind = places[field]
+            for index in flagged[field]:
+                rule = _TEXT_RULES[index]
+                message = rule.find(fields[field], kind)
+                if message is not None:
+                    found.append(_finding(rule.rule, path, message))
     found += _structure(packet)
     if len(found) > 1:
-        order = {path: n for n, (path, _) in enumerate(_places(packet))}
-        found.sort(key=lambda f: (order.get(f.path, -1), RULE_IDS.index(f.keyword or "")))
+        order = {path: n for n, (path, _) in enumerate(places or _places(packet))}
+        found.sort(key=lambda f: (order[f.path], RULE_IDS.index(f.keyword or "")))
     return capped(found)
 
 

@@ -47,6 +47,8 @@ CASES: list[tuple[str, str, set[str]]] = [
     ("goal", "Is the encoder broken? Check the logs first.", {"sentences"}),
     ("goal", "Ship it.\nThen tell the team.", {"sentences"}),
     ("goal", 'He said "stop." Then he left.', {"sentences"}),
+    ("goal", "He said \u201cstop.\u201d \u201cThen\u201d he left, caf\u00e9 closed.", {"sentences"}),
+    ("goal", "Le caf\u00e9 ferme. \u00c9t\u00e9 suit.", set()),  # RE2's [A-Z] is ASCII: \u00c9 starts none
     ("constraints[0]", "Linux only. Fedora preferred. Mesa must be recent.", {"sentences"}),
     ("attempts[0].learned", 'It failed. The driver said "no". Retrying did not help.', {"sentences"}),
     ("open_questions[0]", "Why? Which driver? Whose box?", {"sentences"}),
@@ -370,9 +372,9 @@ def test_realistic_packets_have_no_lint_finding(packet: cmp.Packet) -> None:
 def _unscreened(packet: cmp.Packet) -> list[Finding]:
     found = []
     for text, (path, kind) in zip(_lint._texts(packet), _lint._places(packet), strict=True):
-        text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        data = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode("utf-8")
         for rule in _lint._TEXT_RULES:
-            message = rule.find(text, kind)
+            message = rule.find(data, kind)
             if message is not None:
                 found.append(_lint._finding(rule.rule, path, message))
     found += _lint._structure(packet)
