@@ -22,7 +22,7 @@ from __future__ import annotations
 import bisect
 import functools
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -73,7 +73,7 @@ _NUMBER = {rule.id: rule.writing_rule for rule in RULES}
 # "ref"       project.ref: a repository or URL, read only for local state.
 Kind = Literal["one", "item", "criterion", "how", "ref"]
 _SENTENCE_LIMIT: dict[Kind, int] = {"one": 1, "item": 2, "criterion": 2}
-_LIMIT_WORDS = {1: "one", 2: "at most two"}
+_OVER_LIMIT = {1: "more than one sentence", 2: "more than two sentences"}
 
 
 def _finding(rule: str, path: str, text: str) -> Finding:
@@ -209,6 +209,17 @@ def _shown(found: bytes) -> str:
 # Each text rule: what it finds in one field (UTF-8 bytes) of a kind, or None. A finder
 # returns the message text (without the rule number).
 
+# A finder looks at no more than this many matches of its pattern in one field, then
+# gives up (finds nothing): text crafted to be all near misses ("e.g. A" a thousand
+# times, "a.go:1 " a hundred) costs a bounded number of steps per field.
+_CANDIDATES = 16
+
+
+def _candidates(pattern: Any, data: bytes) -> Iterator[Any]:
+    """The first _CANDIDATES matches of an RE2 pattern in ``data``."""
+    return itertools.islice(pattern.finditer(data), _CANDIDATES)
+
+
 _OPENERS = "\"'([\u201c\u2018"
 
 
@@ -217,7 +228,8 @@ def _sentences(data: bytes, kind: Kind) -> str | None:
     if limit is None:
         return None
     count = 1
-    for match in _SENTENCE_END.finditer(data):
+    # Counting stops once the field is over its limit.
+    for match in _candidates(_SENTENCE_END, data):
         at = match.start()
         before = data[max(0, at - 40) : at]
         if not before or before[-1:].isspace():
@@ -227,15 +239,15 @@ def _sentences(data: bytes, kind: Kind) -> str | None:
             if len(word) < 2 or "." in word or word.lower() in _ABBREVIATIONS:
                 continue  # an abbreviation, an initial, a list number, a version
         count += 1
-    if count <= limit:
-        return None
-    return f"holds {count} sentences; this field takes {_LIMIT_WORDS[limit]}: more reads as a transcript"
+        if count > limit:
+            return f"holds {_OVER_LIMIT[limit]}; more reads as a transcript"
+    return None
 
 
 def _transcript(data: bytes, kind: Kind) -> str | None:
     if kind == "ref":
         return None
-    turns = [match.group() for match in _SPEAKER_TURN.finditer(data)]
+    turns = [match.group() for match in _candidates(_SPEAKER_TURN, data)]
     if len(turns) < 2:
         return None
     return f"reads as a transcript: {len(turns)} speaker turns, the first {_shown(turns[0])}"
@@ -254,7 +266,7 @@ def _code(data: bytes, kind: Kind) -> str | None:
 
 
 def _local_url(data: bytes, kind: Kind) -> str | None:
-    for match in _LOCAL_URL.finditer(data):
+    for match in _candidates(_LOCAL_URL, data):
         found = match.group()
         start, end = match.span()
         if found.startswith(b"["):
@@ -269,7 +281,7 @@ def _local_url(data: bytes, kind: Kind) -> str | None:
 
 
 def _private_ip(data: bytes, kind: Kind) -> str | None:
-    for match in _PRIVATE_IP.finditer(data):
+    for match in _candidates(_PRIVATE_IP, data):
         octets = _octets(match.group().decode())
         if octets is None or not _private(octets) or not _alone(data, match.start(), match.end()):
             continue
@@ -278,7 +290,7 @@ def _private_ip(data: bytes, kind: Kind) -> str | None:
 
 
 def _host_port(data: bytes, kind: Kind) -> str | None:
-    for match in _HOST_PORT.finditer(data):
+    for match in _candidates(_HOST_PORT, data):
         host, port, bare = match.group(1), match.group(2), match.group(3)
         if bare is not None:
             start, end, number = match.start(3), match.end(3), int(bare[1:])
@@ -308,7 +320,7 @@ def _local_path(data: bytes, kind: Kind) -> str | None:
         ref = data.decode("utf-8", "replace")
         if _local_ref(ref):
             return f"is a path on this machine {quote(ref)}; a ref names a repository or URL"
-    for match in _LOCAL_PATH.finditer(data):
+    for match in _candidates(_LOCAL_PATH, data):
         if match.start() > 0 and data[match.start() - 1] in b"./~-\\":
             continue  # ./tmp/x is relative to the project
         return f"names a path on this machine {_shown(match.group())}"
@@ -323,7 +335,7 @@ def _local_ref(ref: str) -> bool:
 
 
 def _env_var(data: bytes, kind: Kind) -> str | None:
-    for match in _ENV_VAR.finditer(data):
+    for match in _candidates(_ENV_VAR, data):
         found = match.group()
         if found.startswith(b"%") and match.start() > 0 and data[match.start() - 1] in _WORD:
             continue  # 5%OFF%

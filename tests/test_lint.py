@@ -438,7 +438,7 @@ def test_findings_come_in_field_order_then_rule_order_and_cite_their_rule() -> N
         ("$.goal", "env-var"),
         ("$.next_step", "sentences"),
     ]
-    assert found[-1].message == "holds 3 sentences; this field takes one: more reads as a transcript (writing rule 1)"
+    assert found[-1].message == "holds more than one sentence; more reads as a transcript (writing rule 1)"
     for finding in found:
         assert finding.message.endswith(f"(writing rule {_lint._NUMBER[finding.keyword or '']})")
 
@@ -449,6 +449,18 @@ def test_a_packet_with_more_than_100_findings_is_capped() -> None:
     found = cmp.lint(packet)
     assert len(found) == 101 and found[-1].code == "truncated"
     assert found[-1].message.startswith("20 more findings")
+
+
+def test_a_rule_weighs_the_first_16_candidates_of_a_field() -> None:
+    """Text of nothing but near misses costs a bounded time: past 16 of them, a rule gives up."""
+    hit = "example.com:8443"
+    assert rules_at(packet_with("goal", "a.go:1 " * 15 + hit), "goal") == {"host-port"}
+    assert rules_at(packet_with("goal", "a.go:1 " * 16 + hit), "goal") == set()
+    # "e.g. A" is a candidate the sentence rule passes over; "One. Two. Three." holds two breaks.
+    assert rules_at(packet_with("constraints[0]", "e.g. A " * 14 + "One. Two. Three."), "constraints[0]") == {
+        "sentences"
+    }
+    assert rules_at(packet_with("constraints[0]", "e.g. A " * 15 + "One. Two. Three."), "constraints[0]") == set()
 
 
 def test_lint_takes_only_a_packet() -> None:
@@ -500,7 +512,7 @@ def test_cli_text_output_and_exit_statuses(clean: Path, linty: Path, capsys: pyt
     assert main(["lint", str(clean), str(linty)]) == 0
     assert capsys.readouterr().out == (
         f"{clean}: ok\n"
-        f"{linty}: $.goal: holds 2 sentences; this field takes one: more reads as a transcript (writing rule 1)"
+        f"{linty}: $.goal: holds more than one sentence; more reads as a transcript (writing rule 1)"
         " [sentences]\n"
         f"{linty}: $.goal: names a local address 'http://localhost'; the packet is read on other machines"
         " (writing rule 3) [local-url]\n"
