@@ -11,10 +11,11 @@ Precision comes before recall: a rule flags only what it is sure of, and its nea
 (``Python 3.11``, ``16:9``, ``10:30``, ``1.2.3``, ``e.g.``, ``v0.2``, ISO times) are
 in the tests beside its hits.
 
-Cost: one RE2 set pass over the packet's text, joined (:data:`_JOIN`), rules a clean
-packet clean. Only when the set flags something are the fields scanned one at a time,
-and only the flagged rules confirmed on the flagged fields. Every pattern is RE2, so
-the work stays linear in the text, whatever the text.
+Cost: one RE2 set pass over the packet's text, joined (:data:`_JOIN`) and as UTF-8,
+rules a clean packet clean. Only when the set flags a rule does that rule's screen find
+the fields it matches (one search per field, over the joined text), and the rule is
+confirmed on those fields alone, looking at no more than :data:`_CANDIDATES` matches in
+each. Every pattern is RE2, so the work stays linear in the text, whatever the text.
 """
 
 from __future__ import annotations
