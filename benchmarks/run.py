@@ -169,6 +169,27 @@ def per_packet(repeat: int) -> str:
     return table(rows, header)
 
 
+def lint_costs(repeat: int) -> str:
+    """cmp.lint on each corpus packet that check accepts, against json.loads of its bytes (target: 1x on typical)."""
+    rows = []
+    for name, raw in corpus.build().items():
+        packet = cmp.check(raw).packet
+        if packet is None:
+            continue
+        timed = rounds_us({"loads": lambda raw=raw: json.loads(raw), "lint": lambda p=packet: cmp.lint(p)}, repeat)
+        found = len(cmp.lint(packet))
+        rows.append(
+            [
+                name,
+                f"{found} findings",
+                shown(median(timed["loads"])),
+                shown(median(timed["lint"])),
+                paired_ratio(timed["lint"], timed["loads"]),
+            ]
+        )
+    return table(rows, ["packet", "lint", "json.loads µs", "lint µs", "lint vs json.loads"])
+
+
 def batch(count: int) -> str:
     typical = corpus.typical().decode()
     line = json.dumps(json.loads(typical))
@@ -231,6 +252,8 @@ def main() -> int:
     BUDGET = 0.02 if args.quick else 0.1
     print(f"Machine: {machine()}\n")
     print(per_packet(repeat))
+    print()
+    print(lint_costs(repeat))
     if not args.quick:
         print()
         print(batch(args.count))

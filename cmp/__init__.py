@@ -9,6 +9,7 @@ The public API, all of it:
 - :func:`redact` — redaction findings (:class:`Redaction`) for a typed packet.
 - :func:`scrub` — a typed packet with every redaction match replaced by a placeholder.
 - :func:`migrate` — a typed packet as another supported version.
+- :func:`lint` — advice on the writing rules for a typed packet (``lint`` findings; never a verdict).
 - :func:`dumps` — canonical bytes, byte-identical to the reference encoder.
 - :func:`state_digest` — ``sha256:`` of the canonical bytes without id and created_at.
 - :func:`source_hash` — ``sha256:`` of source material, for ``provenance.source_hash``.
@@ -40,6 +41,7 @@ from cmp.schema import SUPPORTED_VERSIONS
 if TYPE_CHECKING:
     from cmp._authoring import source_hash
     from cmp._chain import ChainFinding, ChainReport, chain
+    from cmp._lint import lint
     from cmp._migrate import migrate
     from cmp._scrub import scrub
 
@@ -52,6 +54,7 @@ _ON_FIRST_USE = {
     "chain": "cmp._chain",
     "ChainFinding": "cmp._chain",
     "ChainReport": "cmp._chain",
+    "lint": "cmp._lint",
     "migrate": "cmp._migrate",
     "scrub": "cmp._scrub",
 }
@@ -91,6 +94,7 @@ __all__ = [
     "chain",
     "check",
     "dumps",
+    "lint",
     "loads",
     "migrate",
     "redact",

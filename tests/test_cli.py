@@ -502,7 +502,15 @@ def test_fmt_write_through_a_symlink_keeps_the_link(good: Path, tmp_path: Path) 
     assert good.read_bytes() == canonical_bytes(good) + b"\n"
 
 
-ON_FIRST_USE = ("cmp.conformance", "cmp._authoring", "cmp._chain", "cmp._migrate", "cmp._scrub", "cmp.cli._new")
+ON_FIRST_USE = (
+    "cmp.conformance",
+    "cmp._authoring",
+    "cmp._chain",
+    "cmp._lint",
+    "cmp._migrate",
+    "cmp._scrub",
+    "cmp.cli._new",
+)
 
 
 def test_check_and_fmt_do_not_load_the_runner_or_the_writers_toolkit(good: Path) -> None:

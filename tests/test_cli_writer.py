@@ -133,6 +133,7 @@ def test_example_is_a_good_packet(capsysbinary: pytest.CaptureFixture[bytes], ve
     assert (status, err) == (0, [])
     report = cmp.check(out)
     assert report.ok and report.version == version and report.redactions == ()
+    assert cmp.lint(report.packet) == []  # type: ignore[arg-type]
     assert out == cmp.dumps(report.packet) + b"\n"  # type: ignore[arg-type]
 
 
@@ -223,13 +224,15 @@ def test_migrate_up_down_and_drop(here: Path, capsysbinary: pytest.CaptureFixtur
 
 
 def test_a_writers_session(here: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
-    """new, then scrub, check and fmt, as the README shows it."""
+    """new, then lint, scrub, check and fmt, as the README shows it."""
     args = ["new", "--goal", "Rotate the CI deploy key.", "--next-step", f"Revoke {AWS} in the console."]
     assert run(capsysbinary, *args, "--allow-unredacted", "-o", "next.json")[0] == 0
+    assert run(capsysbinary, "lint", "next.json")[0] == 1  # check's redaction hit fails it first
     status, out, _ = run(capsysbinary, "check", "next.json")
     assert status == 1 and b"aws-key" in out
     assert run(capsysbinary, "scrub", "--write", "next.json")[0] == 0
     assert run(capsysbinary, "check", "next.json")[:2] == (0, b"next.json: ok\n")
+    assert run(capsysbinary, "lint", "--strict", "next.json")[:2] == (0, b"next.json: ok\n")
     assert run(capsysbinary, "fmt", "--check", "next.json")[:2] == (0, b"")
     assert os.path.getsize(here / "next.json") > 0
 

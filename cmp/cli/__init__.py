@@ -1,4 +1,4 @@
-"""The command line: ``core-memory-packet check``, ``fmt`` and ``conformance`` (also ``python -m cmp``).
+"""The command line: ``core-memory-packet check``, ``fmt``, ``lint`` and ``conformance`` (also ``python -m cmp``).
 
 There is no ``cmp`` console script: that name is POSIX cmp(1).
 
@@ -15,7 +15,7 @@ Lines: one :class:`~cmp.cli._sources.Source` each), ``_render`` (a result as tex
 lines or a JSON entry); ``_status`` (exit statuses), ``_judge`` (one source checked
 and rendered), ``_rewrite`` (fmt --write's atomic replacement); ``_batch`` (many
 sources, worker processes, input order), ``_args`` (the parser); ``_check``, ``_fmt``,
-``_conformance`` (the commands); ``_main`` (parse, run the command, exit status).
+``_conformance``, ``_lint`` (the commands); ``_main`` (parse, run the command, exit status).
 """
 
 from __future__ import annotations

@@ -36,6 +36,11 @@ _FMT_EXAMPLES = (
     ("{prog} fmt --check *.json", "list files that are not canonical (exit 1)"),
     ("{prog} fmt --write packet.json", "rewrite in canonical form, atomically"),
 )
+_LINT_EXAMPLES = (
+    ("{prog} lint packet.json", "one line per finding ending in its rule id, or 'packet.json: ok'"),
+    ("{prog} lint --strict *.json", "exit 1 on lint findings too, as a CI gate"),
+    ("{prog} lint --format json packet.json", "one JSON document: check's result objects, plus lint"),
+)
 _CONFORMANCE_EXAMPLES = (
     ("{prog} conformance", "run the conformance vectors against this library"),
     ("{prog} conformance --impl 'go run ./x'", "run them against another implementation"),
@@ -92,6 +97,23 @@ bytes plus one final newline, as editors and pre-commit's end-of-file-fixer keep
 files (cmp.dumps, and what goes over the wire, are the canonical bytes alone);
 --check calls a file canonical only with exactly that one final newline (none
 after a packet of the full 32,768 bytes, which a newline would make too large).
+"""
+_LINT_DESCRIPTION = """\
+Advise on the format's writing rules (docs/specification.md, clause 14):
+several sentences in a one-sentence field, transcripts, pasted code, local
+state (local URLs, private addresses, ports, home and temporary paths,
+environment variables), a decision that is a question, an attempt without
+learned, a success criterion worded as a feeling, a locked decision without
+consequences. Each file is checked first: one check does not accept is listed
+with check's findings and fails (exit 1). Lint findings alone exit 0, or 1
+with --strict; they never change check's verdict.
+"""
+_LINT_OUTPUT = """\
+--format text: check's lines for a file check refuses, then one
+"FILE: $.path: message [rule-id]" line per lint finding, or "FILE: ok".
+--format json: one document {"results": [...]} with check's result object
+per file and one more member, lint [{code, path, keyword, message}] (code
+"lint", keyword the rule id).
 """
 _CONFORMANCE_OUTPUT = """\
 --format text: one "FAIL id: problems" line per failing vector, then
@@ -199,6 +221,19 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         "--force", action="store_true", help="with --write: rewrite read-only files and files with other hard links too"
     )
     fmt_cmd.add_argument("--allow-unredacted", action="store_true", help="format packets with redaction findings too")
+
+    lint_cmd = commands.add_parser(
+        "lint",
+        help="advise on the writing rules (sentences, code, local state, ...)",
+        description=_LINT_DESCRIPTION,
+        epilog=_LINT_OUTPUT + "\n" + _examples(prog, _LINT_EXAMPLES),
+        formatter_class=_HelpFormatter,
+    )
+    lint_cmd.add_argument("files", nargs="+", metavar="FILE", help="packet files; - reads stdin")
+    lint_cmd.add_argument("--strict", action="store_true", help="lint findings fail too (exit 1)")
+    lint_cmd.add_argument(
+        "--format", choices=("text", "json"), default="text", help="text lines (default) or one JSON document"
+    )
 
     conf_cmd = commands.add_parser(
         "conformance",

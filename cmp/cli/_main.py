@@ -31,6 +31,12 @@ def _run_chain(args: argparse.Namespace, out: Output) -> int:
     return run_chain(args, out)
 
 
+def _run_lint(args: argparse.Namespace, out: Output) -> int:
+    from cmp.cli._lint import run_lint
+
+    return run_lint(args, out)
+
+
 def _run_new(args: argparse.Namespace, out: Output) -> int:
     from cmp.cli._new import run_new
 
@@ -64,6 +70,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Output], int]] = {
     "example": _run_example,
     "scrub": _run_scrub,
     "migrate": _run_migrate,
+    "lint": _run_lint,
 }
 
 

@@ -1,0 +1,66 @@
+"""``lint``: each file checked, then advised on the writing rules (docs/specification.md, clause 14)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from cmp._lint import lint
+from cmp.cli._judge import check_source
+from cmp.cli._output import JsonResults, Output
+from cmp.cli._render import json_entry, report_lines, where
+from cmp.cli._sources import Unreadable, read_each
+from cmp.cli._status import EXIT_FAIL, ExitStatus
+from cmp.findings import Finding
+
+
+def _line(name: str, finding: Finding) -> str:
+    """``file: $.path: message [rule-id]``: check's line for a finding, with the rule at its end."""
+    return f"{name}: {finding}" + (f" [{finding.keyword}]" if finding.keyword else "")
+
+
+def _error_entry(file: str, message: str) -> dict[str, Any]:
+    """The JSON entry of a file that could not be read: the members of a judged one, nothing found."""
+    return {
+        **where(file, None),
+        "ok": False,
+        "conforming": False,
+        "accepted": False,
+        "version": None,
+        "errors": [],
+        "redactions": [],
+        "lint": [],
+        "error": message,
+    }
+
+
+def run_lint(args: argparse.Namespace, out: Output) -> int:
+    """Check each file, then lint the packet: check's failures fail (1); lint findings fail only with --strict."""
+    run = ExitStatus()
+    document = JsonResults(out) if args.format == "json" else None
+    for _, source in read_each(args.files):
+        if out.lost:  # nobody reads the results any more (`| head`)
+            break
+        if isinstance(source, Unreadable):
+            run.file_error(source.file, source.message)
+            if document is not None:
+                document.add(json_entry(_error_entry(source.file, source.message)))
+            continue
+        report = check_source(source, lenient=False, allow_unredacted=False)
+        findings = lint(report.packet) if report.packet is not None else []
+        if not report.accepted or (findings and args.strict):
+            run.fail(EXIT_FAIL)
+        if document is not None:
+            lint_json = [finding.to_json() for finding in findings]
+            document.add(json_entry({**where(source.file, None), **report.to_json(), "lint": lint_json, "error": None}))
+            continue
+        # A file check refuses gets check's own lines first (its findings, redaction hits).
+        lines = [] if report.accepted else report_lines(source.name, report)
+        lines += [_line(source.name, finding) for finding in findings]
+        if report.accepted and not findings:
+            lines.append(f"{source.name}: ok")
+        for line in lines:
+            out.line(line)
+    if document is not None:
+        document.close()
+    return run.status
