@@ -253,3 +253,26 @@ def test_the_commands_on_the_shipped_examples(here: Path, capsysbinary: pytest.C
         capsysbinary, "new", "--goal", "Go on.", "--next-step", "Next.", "--parent", str(examples / "typical-v0.2.json")
     )
     assert status == 0 and cmp.loads(out).parent_id == typical.id
+
+
+def test_the_readme_session_prints_what_the_readme_says(here: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    """Every command of the README's writer's session, run in order, prints exactly the lines shown."""
+    import shlex
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme[readme.index("### Writing packets") :]
+    block = block[block.index("```console\n") + len("```console\n") :]
+    block = block[: block.index("\n```")]
+    steps: list[tuple[str, list[str]]] = []
+    for line in block.replace("\\\n", "").splitlines():
+        if line.startswith("$ "):
+            steps.append((line[2:], []))
+        else:
+            steps[-1][1].append(line)
+    assert [command.split()[1] for command, _ in steps] == ["new", "new", "scrub", "lint", "check", "fmt", "migrate"]
+    for command, shown in steps:
+        words = shlex.split(command)
+        assert words[0] == "core-memory-packet"
+        main(words[1:])
+        captured = capsysbinary.readouterr()
+        assert captured.err.decode().splitlines() + captured.out.decode().splitlines() == shown, command
