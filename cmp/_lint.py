@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 import re2
 
+from cmp._matcher import compile_set
 from cmp.findings import Finding, capped, quote
 from cmp.model import Packet
 from cmp.schema import SUPPORTED_VERSIONS, load_schema
@@ -390,16 +391,7 @@ _LOCAL_PATH_RULE = [r.rule for r in _TEXT_RULES].index("local-path")
 _JOIN = "\x00"
 
 
-def _compile_set(regexes: list[str]) -> Any:
-    pattern_set = re2.Set.SearchSet(re2.Options())
-    for regex in regexes:
-        if pattern_set.Add(regex) < 0:
-            raise ValueError(f"bad RE2 pattern {regex}")
-    pattern_set.Compile()
-    return pattern_set
-
-
-_SCREEN = _compile_set([rule.screen for rule in _TEXT_RULES])
+_SCREEN = compile_set([rule.screen for rule in _TEXT_RULES])
 _SCREEN_SEARCHES = tuple(re2.compile(rule.screen) for rule in _TEXT_RULES)
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import re2
 
+from cmp._matcher import compile_set
 from cmp.findings import ECHO_LIMIT, BoundedPath
 
 if TYPE_CHECKING:
@@ -126,7 +127,7 @@ class _Screen:
     """
 
     def __init__(self) -> None:
-        self._set = _compile_set([p.screened_by for p in PATTERNS])
+        self._set = compile_set([p.screened_by for p in PATTERNS])
         self._confirm = {i: re.compile(p.fixed_width) for i, p in enumerate(PATTERNS) if p.fixed_width is not None}
 
     def hits(self, text: str | bytes) -> list[int]:
@@ -145,15 +146,6 @@ class _Screen:
         search = self._confirm.get(index)
         match = search.search(data) if search is not None else _searches()[index].search(data)
         return None if match is None else bytes(match.group())
-
-
-def _compile_set(regexes: list[str]) -> Any:
-    pattern_set = re2.Set.SearchSet(re2.Options())
-    for regex in regexes:
-        if pattern_set.Add(regex) < 0:
-            raise ValueError(f"bad RE2 pattern {regex}")
-    pattern_set.Compile()
-    return pattern_set
 
 
 @functools.cache

@@ -6,12 +6,11 @@ import argparse
 from collections.abc import Sequence
 
 from cmp._canonical import dumps, file_bytes
-from cmp._text import describe
 from cmp.cli._judge import check_source
 from cmp.cli._output import Output, error_line
-from cmp.cli._rewrite import WriteRefused, write_atomically
 from cmp.cli._sources import Source, Unreadable, packet_in_file, read_each
 from cmp.cli._status import EXIT_FAIL, EXIT_USAGE, ExitStatus
+from cmp.cli._transform import bad_write_options, rewrite
 from cmp.findings import Finding
 
 
@@ -33,11 +32,7 @@ def run_fmt(args: argparse.Namespace, out: Output) -> int:
     if not (args.check or args.write) and len(args.files) != 1:
         error_line("fmt prints one file; use --check or --write for several")
         return EXIT_USAGE
-    if args.write and "-" in args.files:
-        error_line("fmt --write cannot rewrite stdin")
-        return EXIT_USAGE
-    if args.force and not args.write:
-        error_line("fmt --force only applies to --write")
+    if bad_write_options("fmt", args):
         return EXIT_USAGE
     run = ExitStatus()
     for raw_name, source in read_each(args.files):
@@ -58,15 +53,7 @@ def run_fmt(args: argparse.Namespace, out: Output) -> int:
                 run.fail(EXIT_FAIL)
         elif args.write:
             if data != source.data:
-                try:
-                    write_atomically(raw_name, data, read=source, force=args.force)
-                except WriteRefused as exc:
-                    run.file_error(name, f"not rewritten: {exc}")
-                    continue
-                except OSError as exc:
-                    run.file_error(name, f"cannot write: {describe(exc)}; the file is unchanged")
-                    continue
-                out.line(f"{name}: rewritten")
+                rewrite(raw_name, source, data, force=args.force, run=run, out=out)
         else:
             out.write(data)
     return run.status

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from cmp._lint import lint
 from cmp.cli._judge import check_source
 from cmp.cli._output import JsonResults, Output
-from cmp.cli._render import json_entry, report_lines, where
+from cmp.cli._render import error_result, json_entry, report_lines, where
 from cmp.cli._sources import Unreadable, read_each
 from cmp.cli._status import EXIT_FAIL, ExitStatus
 from cmp.findings import Finding
@@ -17,21 +16,6 @@ from cmp.findings import Finding
 def _line(name: str, finding: Finding) -> str:
     """``file: $.path: message [rule-id]``: check's line for a finding, with the rule at its end."""
     return f"{name}: {finding}" + (f" [{finding.keyword}]" if finding.keyword else "")
-
-
-def _error_entry(file: str, message: str) -> dict[str, Any]:
-    """The JSON entry of a file that could not be read: the members of a judged one, nothing found."""
-    return {
-        **where(file, None),
-        "ok": False,
-        "conforming": False,
-        "accepted": False,
-        "version": None,
-        "errors": [],
-        "redactions": [],
-        "lint": [],
-        "error": message,
-    }
 
 
 def run_lint(args: argparse.Namespace, out: Output) -> int:
@@ -44,7 +28,7 @@ def run_lint(args: argparse.Namespace, out: Output) -> int:
         if isinstance(source, Unreadable):
             run.file_error(source.file, source.message)
             if document is not None:
-                document.add(json_entry(_error_entry(source.file, source.message)))
+                document.add(json_entry(error_result(source.file, None, source.message, lint=[])))
             continue
         report = check_source(source, lenient=False, allow_unredacted=False)
         findings = lint(report.packet) if report.packet is not None else []

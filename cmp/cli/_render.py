@@ -19,23 +19,28 @@ def where(file: str, line: int | None) -> dict[str, Any]:
 
 
 def error_entry(file: str, line: int | None, message: str) -> str:
-    """The JSON entry of a source that could not be judged.
+    """The JSON entry of a source that could not be judged (see :func:`error_result`)."""
+    return json_entry(error_result(file, line, message))
 
-    It has the members of a judged one (nothing conforming, accepted or found), so a
-    consumer reads every result alike; ``error`` says why, where a judged one has null.
+
+def error_result(file: str, line: int | None, message: str, **more: Any) -> dict[str, Any]:
+    """The result of a source that could not be judged.
+
+    It has the members of a judged one (nothing conforming, accepted or found; ``more``
+    adds a command's own, such as lint's), so a consumer reads every result alike;
+    ``error`` says why, where a judged one has null.
     """
-    return json_entry(
-        {
-            **where(file, line),
-            "ok": False,
-            "conforming": False,
-            "accepted": False,
-            "version": None,
-            "errors": [],
-            "redactions": [],
-            "error": message,
-        }
-    )
+    return {
+        **where(file, line),
+        "ok": False,
+        "conforming": False,
+        "accepted": False,
+        "version": None,
+        "errors": [],
+        "redactions": [],
+        **more,
+        "error": message,
+    }
 
 
 def report_lines(name: str, report: Report) -> list[str]:

@@ -79,8 +79,6 @@ def write_atomically(path: str, data: bytes, *, read: Source | None = None, forc
     ``read`` (what was read from the file), a file that changed since is left alone
     (:class:`WriteRefused`).
     """
-    import tempfile
-
     path = os.path.realpath(path)
     folder = os.path.dirname(path) or "."
     info = os.stat(path)
@@ -89,13 +87,7 @@ def write_atomically(path: str, data: bytes, *, read: Source | None = None, forc
     with StopSignals() as stop:
         temporary = None
         try:
-            with stop.deferred():  # a signal between creating and naming it would leak the file
-                fd, temporary = tempfile.mkstemp(dir=folder, prefix=".cmp-", suffix=".tmp")
-                stream = os.fdopen(fd, "wb")
-            with stream:
-                stream.write(data)
-                stream.flush()
-                os.fsync(stream.fileno())
+            temporary = _temporary(folder, data, stop)
             _copy_owner(temporary, info)  # before chmod: chown may clear set-id bits
             os.chmod(temporary, info.st_mode & 0o7777)
             if read is not None:
@@ -115,27 +107,42 @@ def create_atomically(path: str, data: bytes) -> None:
     under its name: the link fails with FileExistsError if the name was taken meanwhile.
     The file gets the mode a new file gets here (0666 less the umask).
     """
-    import tempfile
-
     folder = os.path.dirname(os.path.abspath(path)) or "."
     umask = os.umask(0)
     os.umask(umask)
     with StopSignals() as stop:
         temporary = None
         try:
-            with stop.deferred():
-                fd, temporary = tempfile.mkstemp(dir=folder, prefix=".cmp-", suffix=".tmp")
-                stream = os.fdopen(fd, "wb")
-            with stream:
-                stream.write(data)
-                stream.flush()
-                os.fsync(stream.fileno())
+            temporary = _temporary(folder, data, stop)
             os.chmod(temporary, 0o666 & ~umask)
             os.link(temporary, path)
         finally:
             if temporary is not None:
                 _remove(temporary)
     _sync_folder(folder)
+
+
+def _temporary(folder: str, data: bytes, stop: StopSignals) -> str:
+    """A new temporary file in ``folder`` holding ``data``, on disk (fsync); its path.
+
+    On any error it is removed before the error goes on.
+    """
+    import tempfile
+
+    temporary = None
+    try:
+        with stop.deferred():  # a signal between creating and naming it would leak the file
+            fd, temporary = tempfile.mkstemp(dir=folder, prefix=".cmp-", suffix=".tmp")
+            stream = os.fdopen(fd, "wb")
+        with stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+    except BaseException:  # a full disk, a stop signal (raised as the deferred block ends)
+        if temporary is not None:
+            _remove(temporary)
+        raise
+    return temporary
 
 
 def _sync_folder(folder: str) -> None:

@@ -17,7 +17,7 @@ from cmp._text import describe
 from cmp.cli._judge import check_source
 from cmp.cli._output import Output, error_line
 from cmp.cli._rewrite import WriteRefused, write_atomically
-from cmp.cli._sources import Unreadable, packet_in_file, read_each
+from cmp.cli._sources import Source, Unreadable, packet_in_file, read_each
 from cmp.cli._status import EXIT_FAIL, EXIT_USAGE, ExitStatus
 from cmp.findings import PacketError
 from cmp.model import Packet
@@ -30,11 +30,7 @@ def run_transform(args: argparse.Namespace, out: Output, command: str, transform
     if not args.write and len(args.files) != 1:
         error_line(f"{command} prints one packet; use --write to rewrite several files")
         return EXIT_USAGE
-    if args.write and "-" in args.files:
-        error_line(f"{command} --write cannot rewrite stdin")
-        return EXIT_USAGE
-    if args.force and not args.write:
-        error_line(f"{command} --force only applies to --write")
+    if bad_write_options(command, args):
         return EXIT_USAGE
     run = ExitStatus()
     for raw_name, source in read_each(args.files):
@@ -63,13 +59,28 @@ def run_transform(args: argparse.Namespace, out: Output, command: str, transform
         if packet == report.packet:
             out.line(f"{name}: unchanged")
             continue
-        try:
-            write_atomically(raw_name, data, read=source, force=args.force)
-        except WriteRefused as exc:
-            run.file_error(name, f"not rewritten: {exc}")
-            continue
-        except OSError as exc:
-            run.file_error(name, f"cannot write: {describe(exc)}; the file is unchanged")
-            continue
-        out.line(f"{name}: rewritten")
+        rewrite(raw_name, source, data, force=args.force, run=run, out=out)
     return run.status
+
+
+def bad_write_options(command: str, args: argparse.Namespace) -> bool:
+    """``--write`` with stdin, or ``--force`` without ``--write``: said in one line on stderr."""
+    if args.write and "-" in args.files:
+        error_line(f"{command} --write cannot rewrite stdin")
+        return True
+    if args.force and not args.write:
+        error_line(f"{command} --force only applies to --write")
+        return True
+    return False
+
+
+def rewrite(path: str, source: Source, data: bytes, *, force: bool, run: ExitStatus, out: Output) -> None:
+    """Replace the file ``source`` was read from (``path``) with ``data``, atomically; say how it went."""
+    try:
+        write_atomically(path, data, read=source, force=force)
+    except WriteRefused as exc:
+        run.file_error(source.file, f"not rewritten: {exc}")
+    except OSError as exc:
+        run.file_error(source.file, f"cannot write: {describe(exc)}; the file is unchanged")
+    else:
+        out.line(f"{source.file}: rewritten")
