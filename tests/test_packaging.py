@@ -173,3 +173,16 @@ def test_the_installed_conformance_command_runs_the_shipped_vectors(installed: I
         if path.name != "vectors.schema.json"
     )
     assert (document["passed"], document["failed"]) == (total, 0)
+
+
+def test_the_installed_script_prints_both_schemas(installed: Installed) -> None:
+    """The schema files and the annotations ship as package data."""
+    script = installed.bin / "core-memory-packet"
+    normative = installed.run(script, "schema", "--version", "0.1")
+    assert (
+        normative.returncode == 0
+        and normative.stdout.encode() == (ROOT / "cmp" / "schema" / "core-memory.v0.1.json").read_bytes()
+    )
+    annotated = installed.run(script, "schema", "--annotated")
+    assert annotated.returncode == 0, annotated.stderr
+    assert json.loads(annotated.stdout)["properties"]["goal"]["description"].startswith("What the session is for")

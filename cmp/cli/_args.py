@@ -65,6 +65,10 @@ _MIGRATE_EXAMPLES = (
     ("{prog} migrate old.json --to 0.2", "a v0.1 packet as v0.2 (nothing else changes)"),
     ("{prog} migrate new.json --to 0.1 --drop", "down to v0.1, leaving out what v0.1 has no member for"),
 )
+_SCHEMA_EXAMPLES = (
+    ("{prog} schema --annotated > packet.schema.json", "a schema with a description and examples for every member"),
+    ("{prog} schema --version 0.1", "the normative v0.1 schema file, byte for byte"),
+)
 _WRITE_HELP = "rewrite the files in place, atomically (without it: one file, the result on stdout)"
 _FORCE_HELP = "with --write: rewrite read-only files and files with other hard links too"
 
@@ -347,5 +351,17 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     migrate_cmd.add_argument("--drop", action="store_true", help="leave out members the target version lacks")
     migrate_cmd.add_argument("--write", action="store_true", help=_WRITE_HELP)
     migrate_cmd.add_argument("--force", action="store_true", help=_FORCE_HELP)
+
+    schema_cmd = commands.add_parser(
+        "schema",
+        help="print the JSON Schema of a version",
+        description="Print the JSON Schema of a version: the normative file byte for byte, or with --annotated "
+        "a copy that gives every member a description (what to write and its bounds) and examples, for "
+        "editors and agents. The annotated copy accepts exactly what the normative one accepts.",
+        epilog=_examples(prog, _SCHEMA_EXAMPLES),
+        formatter_class=_HelpFormatter,
+    )
+    schema_cmd.add_argument("--version", choices=SUPPORTED_VERSIONS, default="0.2", help="the version (default: 0.2)")
+    schema_cmd.add_argument("--annotated", action="store_true", help="descriptions and examples for every member")
 
     return parser

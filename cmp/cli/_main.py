@@ -37,6 +37,12 @@ def _run_lint(args: argparse.Namespace, out: Output) -> int:
     return run_lint(args, out)
 
 
+def _run_schema(args: argparse.Namespace, out: Output) -> int:
+    from cmp.cli._schema import run_schema
+
+    return run_schema(args, out)
+
+
 def _run_new(args: argparse.Namespace, out: Output) -> int:
     from cmp.cli._new import run_new
 
@@ -71,6 +77,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Output], int]] = {
     "scrub": _run_scrub,
     "migrate": _run_migrate,
     "lint": _run_lint,
+    "schema": _run_schema,
 }
 
 

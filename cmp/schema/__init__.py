@@ -9,6 +9,7 @@ supported schema, for the writers of :mod:`cmp.model` and :mod:`cmp._canonical`.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import os
@@ -21,12 +22,17 @@ SUPPORTED_VERSIONS: tuple[str, ...] = ("0.1", "0.2")
 @functools.cache
 def load_schema(version: str) -> dict[str, Any]:
     """The packaged JSON Schema document of ``version`` (shared: do not mutate it)."""
-    # A plain file read: importlib.resources would double check()'s start-up time,
-    # and the schemas always ship as files inside the package.
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"core-memory.v{version}.json")
-    with open(path, encoding="utf-8") as stream:
+    with open(_path(version), encoding="utf-8") as stream:
         schema: dict[str, Any] = json.load(stream)
     return schema
+
+
+def _path(version: str) -> str:
+    # A plain file path: importlib.resources would double check()'s start-up time, and
+    # the schemas always ship as files inside the package.
+    if version not in SUPPORTED_VERSIONS:
+        raise ValueError(f"no schema for version {version!r}; supported: {', '.join(SUPPORTED_VERSIONS)}")
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), f"core-memory.v{version}.json")
 
 
 Kind = Literal["string", "timestamp", "boolean", "strings", "object", "objects"]
@@ -108,3 +114,71 @@ def _merged(location: str, lists: list[tuple[Member, ...]]) -> tuple[Member, ...
                 raise ValueError(f"the schemas order the members of {location} differently ({member.name})")
             previous = at
     return tuple(merged)
+
+
+def schema_bytes(version: str) -> bytes:
+    """The packaged schema file of ``version``, byte for byte."""
+    with open(_path(version), "rb") as stream:
+        return stream.read()
+
+
+@functools.cache
+def _annotations() -> dict[str, dict[str, Any]]:
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "annotations.json"), encoding="utf-8") as stream:
+        notes: dict[str, dict[str, Any]] = json.load(stream)
+    return notes
+
+
+def annotated_schema(version: str) -> dict[str, Any]:
+    """A copy of ``version``'s schema for editors and agents: every object and member has a
+    ``description`` (what to write, then the bounds the schema sets, spelt out from the
+    schema itself) and, where it helps, ``examples``.
+
+    Annotations assert nothing, so the copy accepts exactly what the schema accepts. The
+    words come from ``annotations.json`` beside this file, keyed by location (``$.goal``,
+    ``$.decisions[].why``); a location without words is a ValueError.
+    """
+    schema = copy.deepcopy(load_schema(version))
+    schema["title"] = f"{schema.get('title', 'Core Memory Packet')} (annotated)"
+    _annotate(schema, "$", version)
+    return schema
+
+
+def _annotate(node: dict[str, Any], location: str, version: str) -> None:
+    note = _annotations().get(location)
+    if note is None:
+        raise ValueError(f"annotations.json has no words for {location}")
+    node["description"] = " ".join([note["description"], *_bounds(node)])
+    examples = [version] if location == "$.ltm_version" else note.get("examples")
+    if examples is not None:
+        node["examples"] = examples
+    for name, member in node.get("properties", {}).items():
+        _annotate(member, f"{location}.{name}", version)
+    if "items" in node:
+        _annotate(node["items"], location + "[]", version)
+
+
+def _bounds(node: Mapping[str, Any]) -> list[str]:
+    """The schema's rules for one node, as sentences."""
+    said = []
+    if node.get("required"):
+        said.append(f"Required members: {', '.join(node['required'])}.")
+    if node.get("additionalProperties") is False:
+        said.append("No other members.")
+    if node.get("minLength") == 1:
+        said.append("Not empty.")
+    elif "minLength" in node:
+        said.append(f"At least {node['minLength']:,} characters.")
+    if "maxLength" in node:
+        said.append(f"At most {node['maxLength']:,} characters.")
+    if "maxItems" in node:
+        said.append(f"At most {node['maxItems']:,} items.")
+    if "pattern" in node:
+        said.append(f"Matches the pattern {node['pattern']}.")
+    if "const" in node:
+        said.append(f"Always {json.dumps(node['const'])}.")
+    if "enum" in node:
+        said.append(f"One of {', '.join(json.dumps(value) for value in node['enum'])}.")
+    if node.get("format") == "date-time":
+        said.append("An RFC 3339 date-time.")
+    return said

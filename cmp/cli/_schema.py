@@ -1,0 +1,18 @@
+"""``schema``: the JSON Schema of a version, as shipped or annotated for editors and agents."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from cmp.cli._output import Output
+from cmp.cli._status import EXIT_OK
+from cmp.schema import annotated_schema, schema_bytes
+
+
+def run_schema(args: argparse.Namespace, out: Output) -> int:
+    if args.annotated:
+        out.document(json.dumps(annotated_schema(args.version), indent=2, ensure_ascii=False))
+    else:
+        out.write(schema_bytes(args.version))  # the normative file, byte for byte
+    return EXIT_OK
