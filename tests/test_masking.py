@@ -316,3 +316,50 @@ def test_show_found_prints_the_echo(
     assert f"redaction next_step/{category}: {echo} (use --allow-unredacted" in out
     out, _ = _run(capsysbinary, "check", path)
     assert f"redaction next_step/{category}: {prefix}… ({len(secret)} chars) at 7\n" in out
+
+
+def test_each_place_that_quotes_packet_text_withholds_a_secret() -> None:
+    hidden = "(not shown: 20 characters matching aws-key)"
+    (version,) = cmp.check(encode({**full(), "ltm_version": AWS})).errors
+    assert version.message == f"unsupported ltm_version {hidden} (supported: 0.1, 0.2)"
+    (tag,) = cmp.check(encode({**full(), "tags": [AWS]})).errors
+    assert (tag.path, tag.message) == ("$.tags[0]", f"{hidden} does not match ^[a-z0-9][a-z0-9-]{{0,31}}$")
+    (member,) = cmp.check(encode({**full(), AWS: 1})).errors
+    assert (member.path, member.message) == (f"$[<{hidden[1:-1]}>]", f"unexpected member {hidden}")
+    duplicate = encode(full())[:-1] + f', "{AWS}": 1, "{AWS}": 2}}'.encode()
+    (twice,) = cmp.check(duplicate).errors
+    assert (twice.code, twice.path, twice.message) == (
+        "duplicate-key",
+        f"$[<{hidden[1:-1]}>]",
+        f"member {hidden} appears more than once",
+    )
+    with pytest.raises(cmp.PacketError, match=r"unexpected member \(not shown: 20 characters matching aws-key\)"):
+        cmp.Packet.from_dict({**full(), AWS: 1})
+    with pytest.raises(TypeError, match=r"has no member \(not shown: 20 characters matching aws-key\)"):
+        cmp.Packet.new(goal="g", next_step="n", decisions=[{"what": "w", "why": "y", AWS: 1}])
+
+
+def test_lint_withholds_a_snippet_of_a_field_that_holds_a_credential() -> None:
+    clean = cmp.Packet.new(goal="Serve it on localhost:8080 today.", next_step="n")
+    leaky = clean.replace(goal=f"Serve {GH} on localhost:8080 today.")
+    assert [f.message for f in cmp.lint(clean)] == [
+        "names a local address 'localhost:8080'; the packet is read on other machines (writing rule 3)"
+    ]
+    assert [f.message for f in cmp.lint(leaky)] == [
+        "names a local address (not shown: 14 characters of a text matching gh-token); the packet is read on "
+        "other machines (writing rule 3)"
+    ]
+
+
+def test_chain_withholds_an_id_that_a_pattern_matches(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    path = tmp_path / "a.json"
+    path.write_bytes(encode({**full(), "id": AWS, "parent_id": GH}))
+    out, _ = _run(capsysbinary, "chain", str(path))
+    hidden = "(not shown: 20 characters matching aws-key)"
+    assert (
+        out.splitlines()[0].startswith(f"{hidden}  ") and "(parent (not shown: 40 characters matching gh-token)" in out
+    )
+    out, _ = _run(capsysbinary, "chain", str(path), "--format", "json")
+    assert json.loads(out)["roots"][0]["id"] == hidden

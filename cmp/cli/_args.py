@@ -87,9 +87,11 @@ _CHECK_OUTPUT = """\
 --format json prints one document {"results": [...]}: one result object per
 packet, in input order, with the members file (and line, for --jsonl), ok,
 conforming, accepted, version, errors [{code, path, keyword, message}],
-redactions [{field, category, found, at, length, text}] and error: null, or for a source
-that could not be read or checked, the one-line reason (ok, conforming and
-accepted are then false, version null, errors and redactions empty).
+redactions [{field, category, found, at, length, text}] and error: null, or
+for a source that could not be read or checked, the one-line reason (ok,
+conforming and accepted are then false, version null, errors and redactions
+empty). A redaction hit's found is the credential's public prefix and "…"
+(AKIA…), or with --show-found what it found, cut at 32 characters.
 """
 _FMT_DESCRIPTION = """\
 Print or rewrite packets in canonical form. A file is written as the canonical
