@@ -123,10 +123,20 @@ def _matcher(pattern: str) -> Matcher:
     return Matcher(pattern)
 
 
+# For count(): whether a check fails, without writing the message, for the checks whose
+# message quotes the value (quoting asks the redaction screen about the text). Each
+# answers exactly when its check in _LEAF_KEYWORDS returns a message.
+_FAILS: dict[str, Callable[[Any, Any], bool]] = {
+    "const": lambda const, instance: not (isinstance(instance, str) and instance == const),
+    "enum": lambda allowed, instance: not (isinstance(instance, str) and instance in allowed),
+    "pattern": lambda pattern, instance: isinstance(instance, str) and not _matcher(pattern)(instance),
+}
+
+
 class _Rules:
     """One schema node, read once: its leaf checks in keyword order, and what lies below."""
 
-    __slots__ = ("additional", "checks", "items", "plain_object", "properties", "required")
+    __slots__ = ("additional", "checks", "fails", "items", "plain_object", "properties", "required")
 
     def __init__(self, schema: Mapping[str, Any]) -> None:
         unknown = set(schema) - _LEAF_KEYWORDS.keys() - _STRUCTURE_KEYWORDS - _ANNOTATIONS
@@ -140,12 +150,21 @@ class _Rules:
             for keyword in sorted(schema)
             if keyword in _LEAF_KEYWORDS
         )
+        # The same checks as predicates, for count().
+        self.fails = tuple(
+            (_FAILS.get(keyword) or functools.partial(_fails_by_message, check), expected)
+            for keyword, check, expected in self.checks
+        )
         self.properties = {name: _Rules(sub) for name, sub in schema.get("properties", {}).items()}
         self.required = frozenset(schema.get("required", ()))
         self.additional = schema.get("additionalProperties", True) is not False
         self.items = _Rules(schema["items"]) if "items" in schema else None
         # For count(): whether "an object" is this node's only leaf rule.
         self.plain_object = schema.get("type") == "object" and [keyword for keyword, _, _ in self.checks] == ["type"]
+
+
+def _fails_by_message(check: _Check, expected: Any, instance: Any) -> bool:
+    return check(expected, instance) is not None
 
 
 @functools.cache
@@ -202,8 +221,8 @@ def _name_order(name: Any) -> tuple[int, Any]:
 def count(rules: _Rules, instance: Any, escaped: frozenset[str] = frozenset()) -> int:
     """How many findings :func:`walk` yields, without making any of them."""
     total = 0
-    for _, check, expected in rules.checks:
-        if check(expected, instance) is not None:
+    for fails, expected in rules.fails:
+        if fails(expected, instance):
             total += 1
     if isinstance(instance, dict):
         names = instance.keys()

@@ -202,9 +202,10 @@ def _alone(data: bytes, start: int, end: int, before: bytes = b".") -> bool:
     return True
 
 
-def _shown(found: bytes) -> str:
-    """Matched bytes quoted for a message (RE2 matches whole characters, so they decode)."""
-    return quote(found.decode("utf-8", "replace").strip())
+def _shown(found: bytes, data: bytes) -> str:
+    """Matched bytes of the field ``data`` quoted for a message (RE2 matches whole
+    characters, so they decode); not quoted when a redaction pattern matches the field."""
+    return quote(found.decode("utf-8", "replace").strip(), within=data.decode("utf-8", "replace"))
 
 
 # ---------------------------------------------------------------------------------------
@@ -252,7 +253,7 @@ def _transcript(data: bytes, kind: Kind) -> str | None:
     turns = [match.group() for match in _candidates(_SPEAKER_TURN, data)]
     if len(turns) < 2:
         return None
-    return f"reads as a transcript: {len(turns)} speaker turns, the first {_shown(turns[0])}"
+    return f"reads as a transcript: {len(turns)} speaker turns, the first {_shown(turns[0], data)}"
 
 
 def _code(data: bytes, kind: Kind) -> str | None:
@@ -264,7 +265,7 @@ def _code(data: bytes, kind: Kind) -> str | None:
     # A method's how may be one command line; only a fence or several lines of code count there.
     if kind == "how" and b"\n" not in data and b"```" not in data:
         return None
-    return f"holds code ({_shown(match.group())}); name the file or symbol instead of pasting it"
+    return f"holds code ({_shown(match.group(), data)}); name the file or symbol instead of pasting it"
 
 
 def _local_url(data: bytes, kind: Kind) -> str | None:
@@ -278,7 +279,7 @@ def _local_url(data: bytes, kind: Kind) -> str | None:
             continue  # settings.local.json, .env.local, http://db.internal.example.com
         elif found[0] in _DIGITS and _octets(found.decode()) is None:
             continue
-        return f"names a local address {_shown(found)}; the packet is read on other machines"
+        return f"names a local address {_shown(found, data)}; the packet is read on other machines"
     return None
 
 
@@ -287,7 +288,7 @@ def _private_ip(data: bytes, kind: Kind) -> str | None:
         octets = _octets(match.group().decode())
         if octets is None or not _private(octets) or not _alone(data, match.start(), match.end()):
             continue
-        return f"names a private network address {_shown(match.group())}"
+        return f"names a private network address {_shown(match.group(), data)}"
     return None
 
 
@@ -313,7 +314,7 @@ def _host_port(data: bytes, kind: Kind) -> str | None:
             continue
         if end + 1 < len(data) and data[end] in b":." and data[end + 1] in _DIGITS:
             continue  # 10:30:00, file:12:5
-        return f"names a port {_shown(data[start:end])}"
+        return f"names a port {_shown(data[start:end], data)}"
     return None
 
 
@@ -325,7 +326,7 @@ def _local_path(data: bytes, kind: Kind) -> str | None:
     for match in _candidates(_LOCAL_PATH, data):
         if match.start() > 0 and data[match.start() - 1] in b"./~-\\":
             continue  # ./tmp/x is relative to the project
-        return f"names a path on this machine {_shown(match.group())}"
+        return f"names a path on this machine {_shown(match.group(), data)}"
     return None
 
 
@@ -341,7 +342,7 @@ def _env_var(data: bytes, kind: Kind) -> str | None:
         found = match.group()
         if found.startswith(b"%") and match.start() > 0 and data[match.start() - 1] in _WORD:
             continue  # 5%OFF%
-        return f"names an environment variable {_shown(found)}"
+        return f"names an environment variable {_shown(found, data)}"
     return None
 
 
@@ -351,7 +352,7 @@ def _unobservable(data: bytes, kind: Kind) -> str | None:
     match = _UNOBSERVABLE.search(data)
     if match is None:
         return None
-    return f"is not observable ({_shown(match.group())}); say what a reader can check without asking"
+    return f"is not observable ({_shown(match.group(), data)}); say what a reader can check without asking"
 
 
 @dataclass(frozen=True, slots=True)

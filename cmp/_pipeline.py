@@ -60,14 +60,15 @@ class Report:
             f"errors={list(self.errors)!r}, redactions={list(self.redactions)!r})"
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, *, show_found: bool = False) -> dict[str, Any]:
+        """The report as JSON data; redaction hits masked unless ``show_found`` (see :meth:`Redaction.to_json`)."""
         return {
             "ok": self.ok,
             "conforming": self.conforming,
             "accepted": self.accepted,
             "version": self.version,
             "errors": [f.to_json() for f in self.errors],
-            "redactions": [r.to_json() for r in self.redactions],
+            "redactions": [r.to_json(show_found=show_found) for r in self.redactions],
         }
 
 

@@ -1,21 +1,30 @@
 """Redaction pre-flight: the reference's ten RE2 patterns over the packet's visible text.
 
-The two tables below are the whole rule set; the walk, the CLI and the docs read
-them from here. Adding a scanned field is one more line in SCANNED_FIELDS.
+The tables are the whole rule set: SCANNED_FIELDS below, and the patterns with what a
+finding shows of each category in :mod:`cmp._patterns` (imported here under the same
+names); the walk, the CLI and the docs read them from here. Adding a scanned field is
+one more line in SCANNED_FIELDS.
 """
 
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, is_dataclass
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
-import re2
-
-from cmp._matcher import compile_set
+from cmp._patterns import (
+    CATEGORIES,
+    PATTERNS,
+    PUBLIC_PREFIXES,
+    SCREEN,
+    Pattern,
+    matches_anywhere,
+    public_prefix,
+    searches,
+    shows_echo,
+)
 from cmp.findings import ECHO_LIMIT, BoundedPath
 
 if TYPE_CHECKING:
@@ -40,121 +49,84 @@ SCANNED_FIELDS: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Pattern:
-    category: str
-    regex: str
-    mask: str | None = None  # reported instead of the match, for key headers
-    # A looser regex for the one-pass screen (see _Screen): it matches wherever
-    # ``regex`` does, and its DFA stays small in a set with the others.
-    screen: str | None = None
-    # For a pattern whose own RE2 DFA crafted text can blow up: the same pattern over
-    # UTF-8 bytes for Python's `re`, starting with a literal and spanning a fixed width,
-    # so every candidate costs a bounded number of steps (see _Screen). It confirms a
-    # screen's flag and finds the leftmost match; the tests hold it to ``regex``.
-    fixed_width: bytes | None = None
-
-    @property
-    def screened_by(self) -> str:
-        return self.screen or self.regex
-
-
-# Categories and order are the reference's (docs/specification.md, clauses 8.1 to 8.6). RE2 `\b` and
-# `\s` are ASCII-only, as in Go; Python's `re` would disagree on é, Å and friends.
-PATTERNS: tuple[Pattern, ...] = (
-    Pattern("abs-path", r"\B/(?:Users|home|opt|var|etc|root)/[A-Za-z0-9._/-]+"),
-    Pattern("abs-path", r"\b[A-Za-z]:[\\/](?:[A-Za-z0-9 _.-]+[\\/]?)+"),
-    Pattern("aws-key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[0-9A-Z]{16}\b"),
-    Pattern("gh-token", r"gh[pousr]_[A-Za-z0-9]{36,}"),
-    Pattern("jwt", r"eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"),
-    Pattern("private-key", r"-----BEGIN (?:RSA |EC |OPENSSH )?PRIVATE KEY-----", mask="-----BEGIN …"),
-    Pattern(
-        "google-api-key",
-        r"\bAIza[0-9A-Za-z_-]{35}\b",
-        screen=r"\bAIza[0-9A-Za-z_-]",
-        # AIza not after a word character, 35 of the class, then a word boundary (ASCII).
-        fixed_width=rb"AIza(?<![0-9A-Za-z_]AIza)[0-9A-Za-z_-]{35}"
-        rb"(?:(?<=[0-9A-Za-z_])(?![0-9A-Za-z_])|(?<![0-9A-Za-z_])(?=[0-9A-Za-z_]))",
-    ),
-    Pattern("slack-token", r"\bxox[baprs]-[0-9A-Za-z-]{10,}\b"),
-    Pattern("stripe-key", r"\b(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{20,}|whsec_[0-9A-Za-z]{32,})\b"),
-    Pattern("ssh-public-key", r"\bssh-(?:rsa|ed25519|dss|ecdsa)[ \t\n\f\r]+AAAA[0-9A-Za-z+/=]{20,}"),
-)
-
-CATEGORIES: tuple[str, ...] = tuple(dict.fromkeys(p.category for p in PATTERNS))
-
-
 @dataclass(frozen=True, slots=True, repr=False)
 class Redaction:
-    """One (field, pattern) hit. ``found`` is the leftmost match (masked for key headers).
+    """One (field, pattern) hit.
 
-    ``str()``, ``repr()`` and :meth:`to_json` show at most 32 characters of it.
+    ``found`` is the leftmost match (masked for key headers: ``-----BEGIN …``), ``at``
+    its offset in the field in code points, ``length`` its length in code points (-1
+    when constructing: the length of ``found``). ``echo`` is the format's echo
+    (specification 8.5): ``found`` cut after 32 code points, what the conformance
+    protocol carries.
+
+    ``str()``, ``repr()`` and :meth:`to_json` show a credential masked: its public
+    prefix, its length and where it is (``constraints[0]/aws-key: AKIA… (20 chars) at
+    0``); an absolute path, which is not one, shows its echo (``goal/abs-path:
+    /home/me/x at 6``). ``line(show_found=True)`` and ``to_json(show_found=True)``
+    show the echo instead.
     """
 
     field: str
     category: str
     found: str
+    at: int = 0
+    length: int = -1
+
+    def __post_init__(self) -> None:
+        if self.length < 0:
+            object.__setattr__(self, "length", len(self.found))
 
     @property
-    def shown(self) -> str:
+    def echo(self) -> str:
+        """The format's echo: ``found`` cut after 32 code points, then ``…``."""
         if len(self.found) > ECHO_LIMIT:
             return self.found[:ECHO_LIMIT] + "…"
         return self.found
 
+    @property
+    def prefix(self) -> str:
+        """What the category's format publishes of every key (``AKIA``, ``ghp_``); "" for none."""
+        return public_prefix(self.category, self.found)
+
+    @property
+    def masked(self) -> str:
+        """What is shown by default: ``AKIA… (20 chars) at 0``, or an absolute path's echo and offset."""
+        if shows_echo(self.category):
+            return f"{self.echo} at {self.at}"
+        return f"{self.prefix}… ({self.length} chars) at {self.at}"
+
+    def line(self, *, show_found: bool = False) -> str:
+        """``field/category: <masked>``; with ``show_found`` the format's finding, ``field/category: <echo>``."""
+        return f"{self.field}/{self.category}: {self.echo if show_found else self.masked}"
+
     def __str__(self) -> str:
-        return f"{self.field}/{self.category}: {self.shown}"
+        return self.line()
 
     def __repr__(self) -> str:
-        return f"Redaction(field={self.field!r}, category={self.category!r}, found={self.shown!r})"
+        shown = self.echo if shows_echo(self.category) else self.prefix + "…"
+        return (
+            f"Redaction(field={self.field!r}, category={self.category!r}, found={shown!r}, "
+            f"at={self.at}, length={self.length})"
+        )
 
-    def to_json(self) -> dict[str, str]:
-        return {"field": self.field, "category": self.category, "found": self.shown, "text": str(self)}
-
-
-class _Screen:
-    """Which patterns match somewhere in a text: one RE2 set pass, then a confirmation
-    only for patterns screened loosely.
-
-    A set runs one DFA over the product of its patterns, and google-api-key's exact
-    count (``AIza`` + 35 characters, then a boundary, where ``-`` may start another
-    ``AIza`` inside the count) lets crafted text keep thousands of overlapping counts
-    alive: 20-80 ms for 32 KB, in a set or alone, RE2's DFA or its NFA. So the set holds
-    each pattern's ``screened_by`` regex (for google-api-key only its start, which
-    matches wherever the pattern does), and a loose flag is confirmed by the pattern's
-    ``fixed_width`` form: Python's `re` jumps from one ``AIza`` to the next and tries
-    the 39 bytes there, so crafted text costs at most 39 steps per candidate. The
-    answer is exact (the tests hold it to one RE2 search per pattern).
-    """
-
-    def __init__(self) -> None:
-        self._set = compile_set([p.screened_by for p in PATTERNS])
-        self._confirm = {i: re.compile(p.fixed_width) for i, p in enumerate(PATTERNS) if p.fixed_width is not None}
-
-    def hits(self, text: str | bytes) -> list[int]:
-        """Indices into PATTERNS of the patterns that match somewhere in ``text``, ascending."""
-        found = self._set.Match(text)
-        if not found:
-            return []
-        confirm = self._confirm
-        if confirm.keys().isdisjoint(found):
-            return sorted(found)
-        data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-        return sorted(i for i in found if i not in confirm or confirm[i].search(data))
-
-    def leftmost(self, index: int, data: bytes) -> bytes | None:
-        """The leftmost match of pattern ``index`` in UTF-8 ``data``, or None."""
-        search = self._confirm.get(index)
-        match = search.search(data) if search is not None else _searches()[index].search(data)
-        return None if match is None else bytes(match.group())
+    def to_json(self, *, show_found: bool = False) -> dict[str, str | int]:
+        """``field``, ``category``, ``found`` (the public prefix and ``…``, an absolute path's echo,
+        or with ``show_found`` the echo), ``at``, ``length`` and ``text`` (:meth:`line`)."""
+        if show_found or shows_echo(self.category):
+            found = self.echo
+        else:
+            found = self.prefix + "…"
+        return {
+            "field": self.field,
+            "category": self.category,
+            "found": found,
+            "at": self.at,
+            "length": self.length,
+            "text": self.line(show_found=show_found),
+        }
 
 
-@functools.cache
-def _searches() -> tuple[Any, ...]:
-    """Compiled per-pattern searches, built on the first dirty packet (start-up stays lean)."""
-    return tuple(re2.compile(p.regex) for p in PATTERNS)
-
-
-_SCREEN = _Screen()
+_SCREEN = SCREEN
 # Any separator that is not a word character keeps every in-field match (and its
 # boundaries) a match of the joined text, so one pass can rule a packet clean.
 _FIELD_JOIN = "\n"
@@ -238,10 +210,14 @@ def _extract(names: list[str], values: list[str], hit_lists: list[list[int]]) ->
         # RE2 matches whole UTF-8 characters, so every match decodes cleanly.
         data = text.encode("utf-8")
         for index in hits:
-            match = _SCREEN.leftmost(index, data)
-            if match is not None:
+            leftmost = _SCREEN.leftmost(index, data)
+            if leftmost is not None:
+                start, match = leftmost
                 pattern = PATTERNS[index]
-                found.append(Redaction(name, pattern.category, pattern.mask or match.decode("utf-8")))
+                text = match.decode("utf-8")
+                # RE2 matches whole characters, so the bytes before a match decode too.
+                at = len(data[:start].decode("utf-8")) if start else 0
+                found.append(Redaction(name, pattern.category, pattern.mask or text, at, len(text)))
     return found
 
 
@@ -297,26 +273,19 @@ def redact(packet: Packet) -> list[Redaction]:
     return _extract(_plain_names(packet), values, hit_lists)
 
 
-def matches_anywhere(text: str | bytes) -> bool:
-    """Whether any pattern matches somewhere in ``text`` (one pass over all of it).
-
-    The quick path (cmp._quick, fact 2) uses it to rule a whole packet's text clean.
-    """
-    return bool(_SCREEN.hits(text))
-
-
-def replace_matches(text: str, replacement: Callable[[Pattern, str], str]) -> str:
+def replace_matches(text: str, replacement: Callable[[Pattern, str, int], str]) -> str:
     """``text`` with every match of every pattern that matches it, pattern by pattern in
-    table order, replaced by ``replacement(pattern, match)``: one pass. A replacement can
+    table order, replaced by ``replacement(pattern, match, offset)`` (the match's offset
+    in code points in the text this pattern's pass reads): one pass. A replacement can
     join its neighbours into a new match, which only another pass finds.
     """
     for index in _SCREEN.hits(text):
-        text = _searches()[index].sub(functools.partial(_replace_one, replacement, PATTERNS[index]), text)
+        text = searches()[index].sub(functools.partial(_replace_one, replacement, PATTERNS[index]), text)
     return text
 
 
-def _replace_one(replacement: Callable[[Pattern, str], str], pattern: Pattern, match: Any) -> str:
-    return replacement(pattern, match.group())
+def _replace_one(replacement: Callable[[Pattern, str, int], str], pattern: Pattern, match: Any) -> str:
+    return replacement(pattern, match.group(), match.start())
 
 
 def redact_obj(obj: Mapping[str, Any]) -> list[Redaction]:
@@ -367,3 +336,20 @@ def lenient_texts(obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
                 path = parent.child(key)
                 lead = item_first if value is root else ()
                 stack.extend((value[i], path, i, lead) for i in range(len(value) - 1, -1, -1))
+
+
+__all__ = [
+    "CATEGORIES",
+    "PATTERNS",
+    "PUBLIC_PREFIXES",
+    "SCANNED_FIELDS",
+    "Pattern",
+    "Redaction",
+    "lenient_texts",
+    "matches_anywhere",
+    "redact",
+    "redact_obj",
+    "replace_matches",
+    "scan",
+    "texts",
+]

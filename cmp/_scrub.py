@@ -52,8 +52,8 @@ def scrub(packet: Packet) -> tuple[Packet, list[Redaction]]:
 def _scrubbed(field: str, text: str, replaced: list[Redaction]) -> str:
     """``text`` with no match left, each replacement recorded in ``replaced`` (pass by pass)."""
 
-    def replacement(pattern: Pattern, match: str) -> str:
-        replaced.append(Redaction(field, pattern.category, pattern.mask or match))
+    def replacement(pattern: Pattern, match: str, at: int) -> str:
+        replaced.append(Redaction(field, pattern.category, pattern.mask or match, at, len(match)))
         return placeholder(pattern.category)
 
     while True:

@@ -7,7 +7,7 @@ import datetime as _dt
 from rfc3339_validator import validate_rfc3339
 
 from cmp._matcher import Matcher
-from cmp.findings import QUOTE_LIMIT
+from cmp.findings import quote
 
 # Uppercase T and Z only, one to nine fraction digits, numeric offsets. RE2's `$`
 # is end of text, so a trailing newline never slips through. Once the shape holds,
@@ -73,7 +73,7 @@ def canonical(text: str) -> str:
 def to_datetime(text: str) -> _dt.datetime:
     """A timezone-aware datetime; digits past microseconds are dropped (year 0 cannot be shown)."""
     if not is_valid(text) or text.startswith("0000"):
-        raise ValueError(f"not a created_at a datetime can hold: {text[:QUOTE_LIMIT]!r}")
+        raise ValueError(f"not a created_at a datetime can hold: {quote(text)}")
     head, fraction, offset = _split(text)
     tz = _dt.timezone.utc
     if offset != "Z":

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cmp._intake import data_findings
-from cmp.findings import MAX_FINDINGS, QUOTE_LIMIT, Finding, capped
+from cmp.findings import MAX_FINDINGS, QUOTE_LIMIT, Finding, capped, withheld
 from cmp.schema import SUPPORTED_VERSIONS, load_schema
 
 if TYPE_CHECKING:
@@ -32,9 +32,13 @@ def route(obj: Mapping[str, Any]) -> str | Finding:
     if not isinstance(version, str) or version == "":
         return Finding("version-missing", "$.ltm_version", _missing_message(version))
     if version not in SUPPORTED_VERSIONS:
-        shown = json.dumps(version[:QUOTE_LIMIT], ensure_ascii=False)
-        if len(version) > QUOTE_LIMIT:
-            shown += "…"
+        hidden = withheld(version)
+        if hidden is not None:
+            shown = f"({hidden})"
+        else:
+            shown = json.dumps(version[:QUOTE_LIMIT], ensure_ascii=False)
+            if len(version) > QUOTE_LIMIT:
+                shown += "…"
         listed = ", ".join(SUPPORTED_VERSIONS)
         return Finding("version-unsupported", "$.ltm_version", f"unsupported ltm_version {shown} (supported: {listed})")
     return version

@@ -7,6 +7,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+from cmp._patterns import first_category, first_credential
+
 # Stable finding codes. Renaming one is a breaking change: the CLI's JSON output,
 # the conformance vectors and other implementations' harnesses all key on them.
 # As a Literal, a misspelt code in the library is a type error, not a new code.
@@ -36,10 +38,11 @@ ADVICE_CODES: dict[AdviceCode, str] = {
 }
 assert tuple(ADVICE_CODES) == get_args(AdviceCode), "every advice code is described, in the Literal's order"
 
-# The format's echo cut (specification 8.5): a redaction finding shows at most this many
-# code points of what it found. Messages quote no more of a packet's text (QUOTE_LIMIT)
-# and paths no more of a member name (NAME_LIMIT), so no output shows more of a secret
-# than the finding about it, and no log becomes the way one leaks.
+# The format's echo cut (specification 8.5): the echo of a redaction finding holds at most
+# this many code points of what it found. Messages quote no more of a packet's text
+# (QUOTE_LIMIT) and paths no more of a member name (NAME_LIMIT); and neither quotes text
+# that a redaction pattern matches at all (:func:`withheld`), so no message or path shows
+# what a redaction finding masks, and no log becomes the way a secret leaks.
 ECHO_LIMIT = 32
 QUOTE_LIMIT = ECHO_LIMIT
 
@@ -76,8 +79,41 @@ class PacketError(ValueError):
         super().__init__(first + (f" (and {more} more)" if more > 0 else ""))
 
 
-def quote(text: str, limit: int = QUOTE_LIMIT) -> str:
-    """Quote user text for a one-line message, showing at most ``limit`` code points."""
+def withheld(text: str) -> str | None:
+    """What a message says in place of ``text`` when a redaction pattern matches somewhere
+    in it (``not shown: 20 characters matching aws-key``), else None."""
+    category = first_category(text)
+    if category is None:
+        return None
+    return f"not shown: {_characters(len(text))} matching {category}"
+
+
+def _characters(count: int) -> str:
+    return "1 character" if count == 1 else f"{count:,} characters"
+
+
+def unquoted(text: str) -> str:
+    """``text`` as it is (an id a program prints whole), or ``(not shown: …)`` when a
+    redaction pattern matches somewhere in it."""
+    hidden = withheld(text)
+    return text if hidden is None else f"({hidden})"
+
+
+def quote(text: str, limit: int = QUOTE_LIMIT, *, within: str | None = None) -> str:
+    """Quote user text for a one-line message, showing at most ``limit`` code points.
+
+    Text that a redaction pattern matches anywhere is not quoted at all:
+    ``(not shown: 20 characters matching aws-key)``. Nor is a snippet of a longer text
+    (``within``, such as the field it was found in) in which a credential pattern
+    matches, since the snippet may hold part of the credential.
+    """
+    hidden = withheld(text)
+    if hidden is not None:
+        return f"({hidden})"
+    if within is not None:
+        category = first_credential(within)
+        if category is not None:
+            return f"(not shown: {_characters(len(text))} of a text matching {category})"
     if len(text) <= limit:
         return repr(text)
     return repr(text[:limit]) + "…"
@@ -88,7 +124,9 @@ def quote(text: str, limit: int = QUOTE_LIMIT) -> str:
 # of at most NAME_LIMIT code points matching _PLAIN_NAME (ASCII only: str.isidentifier
 # would take ``é``); otherwise ``['name']`` with ``\`` and ``'`` backslashed, the
 # characters of _ESCAPED_IN_NAME written ``\u`` + four lowercase hex digits, and a name
-# longer than NAME_LIMIT code points cut there, ``…`` following inside the quotes.
+# longer than NAME_LIMIT code points cut there, ``…`` following inside the quotes. A name
+# that a redaction pattern matches anywhere is not written at all: its step is
+# ``[<not shown: 20 characters matching aws-key>]``, which no name's step can be.
 NAME_LIMIT = ECHO_LIMIT
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ESCAPED_IN_NAME = re.compile(r"[\\'\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -100,7 +138,11 @@ def _escape_in_name(match: re.Match[str]) -> str:
 
 
 def member_step(name: str) -> str:
-    """One member's step in a path: ``.goal``, ``['odd key']``, ``['it\\'s']``, ``['aaaa…']``."""
+    """One member's step in a path: ``.goal``, ``['odd key']``, ``['it\\'s']``, ``['aaaa…']``,
+    ``[<not shown: 20 characters matching aws-key>]``."""
+    hidden = withheld(name)
+    if hidden is not None:
+        return f"[<{hidden}>]"
     if len(name) <= NAME_LIMIT and _PLAIN_NAME.fullmatch(name):
         return "." + name
     shown = _ESCAPED_IN_NAME.sub(_escape_in_name, name[:NAME_LIMIT])

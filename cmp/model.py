@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from cmp import _timestamps
-from cmp.findings import Finding
+from cmp.findings import Finding, quote
 from cmp.schema import members
 
 Outcome = Literal["succeeded", "failed", "partial"]
@@ -281,7 +281,8 @@ def build(values: Mapping[str, Any], where: str, location: str = "$") -> Any:
     for name, value in values.items():
         member = listed.get(name) if type(name) is str else None
         if member is None:
-            raise TypeError(f"{where} has no member {name!r} ({cls.__name__} has {_names(list(listed))})")
+            shown = quote(name) if type(name) is str else repr(name)
+            raise TypeError(f"{where} has no member {shown} ({cls.__name__} has {_names(list(listed))})")
         if member.kind == "object" and isinstance(value, Mapping):
             value = build(value, f"{where}.{name}", member.location)
         elif member.kind == "objects" and type(value) in (list, tuple):

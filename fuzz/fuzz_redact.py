@@ -18,7 +18,7 @@ def test_one_input(data: bytes) -> None:
     texts = [(f"open_questions[{i}]", provider.ConsumeUnicodeNoSurrogates(64)) for i in range(4)]
     for hit in scan(texts):
         assert hit.category in cmp.REDACTION_CATEGORIES
-        assert len(hit.shown) <= 33
+        assert len(hit.echo) <= 33
         assert str(hit).startswith(hit.field + "/" + hit.category + ": ")
         assert hit.found == "-----BEGIN …" or hit.found in dict(texts)[hit.field]
 

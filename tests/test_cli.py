@@ -173,7 +173,7 @@ def test_check_help_says_what_each_format_prints() -> None:
     text = " ".join(run("check", "--help").stdout.decode().split())
     assert "text (default): one line per finding or redaction hit, or 'FILE: ok'" in text
     members = "ok, conforming, accepted, version, errors [{code, path, keyword, message}]"
-    assert members in text and "redactions [{field, category, found, text}] and error" in text
+    assert members in text and "redactions [{field, category, found, at, length, text}] and error" in text
 
 
 def test_conformance_help_describes_its_formats_as_they_are() -> None:
@@ -219,6 +219,11 @@ def test_non_utf8_output_locale(good: Path, bad: Path) -> None:
 def test_redaction_hits_fail(leaky: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", str(leaky)]) == 1
     assert capsys.readouterr().out.splitlines() == [
+        f"{leaky}: redaction goal/abs-path: /home/me/x at 28",
+        f"{leaky}: redaction goal/aws-key: AKIA… (20 chars) at 4",
+    ]
+    assert main(["check", "--show-found", str(leaky)]) == 1
+    assert capsys.readouterr().out.splitlines() == [
         f"{leaky}: redaction goal/abs-path: /home/me/x",
         f"{leaky}: redaction goal/aws-key: AKIAIOSFODNN7EXAMPLE",
     ]
@@ -227,8 +232,8 @@ def test_redaction_hits_fail(leaky: Path, capsys: pytest.CaptureFixture[str]) ->
 def test_allow_unredacted_warns_and_passes(leaky: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "--allow-unredacted", str(leaky)]) == 0
     assert capsys.readouterr().out.splitlines() == [
-        f"{leaky}: warning: redaction goal/abs-path: /home/me/x",
-        f"{leaky}: warning: redaction goal/aws-key: AKIAIOSFODNN7EXAMPLE",
+        f"{leaky}: warning: redaction goal/abs-path: /home/me/x at 28",
+        f"{leaky}: warning: redaction goal/aws-key: AKIA… (20 chars) at 4",
         f"{leaky}: ok",
     ]
 
@@ -237,9 +242,29 @@ def test_redactions_in_json_output(leaky: Path, capsys: pytest.CaptureFixture[st
     assert main(["check", "--format", "json", str(leaky)]) == 1
     (result,) = json.loads(capsys.readouterr().out)["results"]
     assert result["conforming"] is True and result["ok"] is False
-    assert [r["text"] for r in result["redactions"]] == [
-        "goal/abs-path: /home/me/x",
-        "goal/aws-key: AKIAIOSFODNN7EXAMPLE",
+    assert result["redactions"] == [
+        {
+            "field": "goal",
+            "category": "abs-path",
+            "found": "/home/me/x",
+            "at": 28,
+            "length": 10,
+            "text": "goal/abs-path: /home/me/x at 28",
+        },
+        {
+            "field": "goal",
+            "category": "aws-key",
+            "found": "AKIA…",
+            "at": 4,
+            "length": 20,
+            "text": "goal/aws-key: AKIA… (20 chars) at 4",
+        },
+    ]
+    assert main(["check", "--format", "json", "--show-found", str(leaky)]) == 1
+    (result,) = json.loads(capsys.readouterr().out)["results"]
+    assert [(r["found"], r["text"]) for r in result["redactions"]] == [
+        ("/home/me/x", "goal/abs-path: /home/me/x"),
+        ("AKIAIOSFODNN7EXAMPLE", "goal/aws-key: AKIAIOSFODNN7EXAMPLE"),
     ]
 
 

@@ -47,6 +47,10 @@ def test_carriage_returns_in_found_text_cannot_hide_the_line_prefix(
     assert main(["check", str(path)]) == 1
     out = capsys.readouterr().out
     assert "\r" not in out
+    assert out == f"{path}: redaction goal/ssh-public-key: ssh-rsa\\r… (39 chars) at 4\n"
+    assert main(["check", "--show-found", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "\r" not in out
     assert out == f"{path}: redaction goal/ssh-public-key: ssh-rsa\\r\\rAAAAB3NzaC1yc2EAAAADAQA…\n"
 
 

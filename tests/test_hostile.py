@@ -35,7 +35,7 @@ def assert_well_formed(report: cmp.Report) -> None:
         assert "\n" not in line and "\r" not in line
         assert len(finding.message) <= MESSAGE_LIMIT and len(finding.path) <= MESSAGE_LIMIT
     for hit in report.redactions:
-        assert "\n" not in hit.field and len(hit.shown) <= 33
+        assert "\n" not in hit.field and len(hit.echo) <= 33
     assert (report.packet is not None) == report.conforming
 
 

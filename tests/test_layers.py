@@ -17,7 +17,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "cmp"
 
 # Lowest first.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("cmp.findings", "cmp._deepjson", "cmp._matcher", "cmp.schema", "cmp._text"),  # leaves: no cmp imports
+    # the leaves; findings asks the redaction patterns (_patterns, over _matcher) before quoting packet text
+    ("cmp.findings", "cmp._patterns", "cmp._deepjson", "cmp._matcher", "cmp.schema", "cmp._text"),
     ("cmp._timestamps", "cmp._intake"),  # created_at rules; bytes to Python data
     ("cmp.model", "cmp._compiler", "cmp._explain"),  # typed model; schema compiled, schema explained
     ("cmp._validation",),  # version routing and the schema of the routed version

@@ -531,7 +531,7 @@ def test_cli_a_file_check_refuses_fails_with_checks_findings(
     assert capsys.readouterr().out == f"{bad}: $.tags[0]: 'Bad' does not match ^[a-z0-9][a-z0-9-]{{0,31}}$\n"
     assert main(["lint", str(leaky)]) == 1
     assert capsys.readouterr().out.splitlines() == [
-        f"{leaky}: redaction goal/abs-path: /home/me/x",
+        f"{leaky}: redaction goal/abs-path: /home/me/x at 5",
         f"{leaky}: $.goal: names a path on this machine '~/y' (writing rule 3) [local-path]",
     ]
 

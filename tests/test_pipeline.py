@@ -109,7 +109,7 @@ def test_hand_built_packet_with_lone_surrogate() -> None:
     assert caught.value.findings[0].code == "json"
     with pytest.raises(cmp.PacketError, match="lone surrogate"):
         cmp.Packet.new(goal="\ud800", next_step="n")
-    assert [str(r) for r in cmp.redact(packet)] == ["goal/aws-key: AKIAIOSFODNN7EXAMPLE"]
+    assert [str(r) for r in cmp.redact(packet)] == ["goal/aws-key: AKIA… (20 chars) at 0"]
 
 
 def test_validate_survives_non_json_python_values() -> None:
@@ -256,7 +256,8 @@ def test_secret_in_an_unscanned_member_is_not_reported() -> None:
     scanned = encode(put(full(), "goal", "key AKIAIOSFODNN7EXAMPLE"))
     report, long_way, quick = both_ways(scanned)
     assert quick and report == long_way
-    assert [str(r) for r in report.redactions] == ["goal/aws-key: AKIAIOSFODNN7EXAMPLE"]
+    assert [r.line(show_found=True) for r in report.redactions] == ["goal/aws-key: AKIAIOSFODNN7EXAMPLE"]
+    assert [str(r) for r in report.redactions] == ["goal/aws-key: AKIA… (20 chars) at 4"]
 
 
 @pytest.mark.parametrize(("surrogates", "bad_tags"), [(0, 150), (30, 150), (99, 2), (100, 1), (150, 0), (150, 16)])

@@ -28,8 +28,8 @@ SSH = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAA"
 
 
 def hits(text: str) -> list[str]:
-    """The reference's finding strings for ``text`` placed in ``goal``."""
-    return [str(r) for r in scan([("goal", text)])]
+    """The reference's finding strings (the format's echo) for ``text`` placed in ``goal``."""
+    return [r.line(show_found=True) for r in scan([("goal", text)])]
 
 
 @pytest.mark.parametrize("vector", params("redaction"))
@@ -114,21 +114,27 @@ def test_scan_order_is_item_by_item() -> None:
     assert [f.replace("[]", "") for f in cmp.SCANNED_FIELDS][:2] == ["goal", "next_step"]
 
 
-def test_found_is_cut_at_32_everywhere() -> None:
+def test_the_echo_is_cut_at_32_and_shown_only_on_request() -> None:
     secret = "ghp_" + "S" * 60
-    report = cmp.check(encode(put(full(), "goal", secret)))
+    report = cmp.check(encode(put(full(), "goal", "key: " + secret)))
     (hit,) = report.redactions
-    assert hit.found == secret
-    shown = "ghp_" + "S" * 28 + "…"
-    assert str(hit) == f"goal/gh-token: {shown}"
-    assert secret not in repr(hit) and shown in repr(hit)
-    assert hit.to_json() == {"field": "goal", "category": "gh-token", "found": shown, "text": str(hit)}
-    assert secret not in repr(report) and secret not in str(report.to_json())
+    assert (hit.found, hit.at, hit.length) == (secret, 5, 64)
+    echo = "ghp_" + "S" * 28 + "…"
+    assert hit.echo == echo and hit.line(show_found=True) == f"goal/gh-token: {echo}"
+    assert str(hit) == "goal/gh-token: ghp_… (64 chars) at 5"
+    assert repr(hit) == "Redaction(field='goal', category='gh-token', found='ghp_…', at=5, length=64)"
+    masked = {"field": "goal", "category": "gh-token", "found": "ghp_…", "at": 5, "length": 64, "text": str(hit)}
+    assert hit.to_json() == masked
+    shown = {**masked, "found": echo, "text": f"goal/gh-token: {echo}"}
+    assert hit.to_json(show_found=True) == shown
+    assert "SSSSSSSS" not in repr(report) and "SSSSSSSS" not in str(report.to_json())
+    assert report.to_json(show_found=True)["redactions"] == [shown]
 
 
 def test_private_key_is_always_masked() -> None:
     (hit,) = scan([("goal", "-----BEGIN OPENSSH PRIVATE KEY-----")])
-    assert hit.found == "-----BEGIN …" and "OPENSSH" not in repr(hit)
+    assert hit.found == hit.echo == "-----BEGIN …" and "OPENSSH" not in repr(hit) + str(hit)
+    assert str(hit) == "goal/private-key: -----BEGIN … (35 chars) at 0"
 
 
 def test_allow_unredacted_is_whole_packet() -> None:
@@ -147,7 +153,7 @@ def test_lenient_scans_packets_that_fail_the_schema() -> None:
     strict = cmp.check(encode(obj))
     lenient = cmp.check(encode(obj), lenient=True)
     assert strict.redactions == ()
-    assert [str(r) for r in lenient.redactions] == [
+    assert [r.line(show_found=True) for r in lenient.redactions] == [
         "goal/abs-path: " + ("/home/me/x" + "y" * 2000)[:32] + "…",
         f"constraints[1]/aws-key: {AWS}",
         f"decisions[0].why/aws-key: {AWS}",
@@ -164,7 +170,8 @@ def test_lenient_scans_unsupported_versions_too() -> None:
 
 def test_redact_on_typed_packet() -> None:
     packet = cmp.Packet.new(goal=f"g {AWS}", next_step="n", methods=[cmp.Method("m", "w", "rm -rf /var/tmp/x")])
-    assert [str(r) for r in cmp.redact(packet)] == [f"goal/aws-key: {AWS}", "methods[0].how/abs-path: /var/tmp/x"]
+    expected = [f"goal/aws-key: {AWS}", "methods[0].how/abs-path: /var/tmp/x"]
+    assert [r.line(show_found=True) for r in cmp.redact(packet)] == expected
 
 
 def test_secrets_in_json_escapes_are_still_found() -> None:
@@ -270,7 +277,7 @@ def test_raw_objects_are_scanned_whatever_their_shape() -> None:
         "methods": {"how": AWS},
         "tags": [AWS],  # not a scanned member: the reference never scans tags
     }
-    assert [str(r) for r in redact_obj(raw)] == [
+    assert [r.line(show_found=True) for r in redact_obj(raw)] == [
         f"decisions[1]/aws-key: {AWS}",
         f"decisions[2].what/aws-key: {AWS}",
         f"decisions[2].note/aws-key: {AWS}",

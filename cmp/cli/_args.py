@@ -91,9 +91,11 @@ _CHECK_OUTPUT = """\
 --format json prints one document {"results": [...]}: one result object per
 packet, in input order, with the members file (and line, for --jsonl), ok,
 conforming, accepted, version, errors [{code, path, keyword, message}],
-redactions [{field, category, found, text}] and error: null, or for a source
-that could not be read or checked, the one-line reason (ok, conforming and
-accepted are then false, version null, errors and redactions empty).
+redactions [{field, category, found, at, length, text}] and error: null, or
+for a source that could not be read or checked, the one-line reason (ok,
+conforming and accepted are then false, version null, errors and redactions
+empty). A redaction hit's found is the credential's public prefix and "…"
+(AKIA…), or with --show-found what it found, cut at 32 characters.
 """
 _FMT_DESCRIPTION = """\
 Print or rewrite packets in canonical form. A file is written as the canonical
@@ -175,6 +177,16 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
+_SHOW_FOUND_HELP = (
+    "show what each redaction hit found, cut at 32 characters (the format's echo); by default a "
+    "credential shows only its public prefix, length and offset (AKIA… (20 chars) at 0)"
+)
+
+
+def _show_found(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--show-found", action="store_true", help=_SHOW_FOUND_HELP)
+
+
 def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     """The argument parser; ``prog`` is how usage, help and examples name the program.
 
@@ -209,6 +221,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     check_cmd.add_argument(
         "--allow-unredacted", action="store_true", help="redaction findings are warnings (whole-packet override)"
     )
+    _show_found(check_cmd)
 
     fmt_cmd = commands.add_parser(
         "fmt",
@@ -225,6 +238,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         "--force", action="store_true", help="with --write: rewrite read-only files and files with other hard links too"
     )
     fmt_cmd.add_argument("--allow-unredacted", action="store_true", help="format packets with redaction findings too")
+    _show_found(fmt_cmd)
 
     lint_cmd = commands.add_parser(
         "lint",
@@ -238,6 +252,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     lint_cmd.add_argument(
         "--format", choices=("text", "json"), default="text", help="text lines (default) or one JSON document"
     )
+    _show_found(lint_cmd)
 
     conf_cmd = commands.add_parser(
         "conformance",

@@ -22,7 +22,7 @@ from cmp.cli._output import Output, error_line, render_line
 from cmp.cli._render import where
 from cmp.cli._sources import Source, Unreadable, packets, read_each
 from cmp.cli._status import EXIT_FAIL, EXIT_USAGE, ExitStatus
-from cmp.findings import Finding
+from cmp.findings import Finding, unquoted
 from cmp.model import Packet
 
 # Deeper than this, a tree line is indented no further and starts with its depth instead,
@@ -127,15 +127,15 @@ def text_lines(
         if index in in_cycle:
             note = "  (in a cycle)"
         elif link.parent is None and link.parent_id:
-            note = f"  (parent {link.parent_id} is not in the set)"
-        yield f"{indent}{link.id}  {link.created_at}  {_name(places[index])}{note}"
+            note = f"  (parent {unquoted(link.parent_id)} is not in the set)"
+        yield f"{indent}{unquoted(link.id)}  {link.created_at}  {_name(places[index])}{note}"
     for file, line, error, findings in left_out:
         if error is None:  # an unreadable source has had its line on stderr
             yield _left_out_line(file, line, findings)
     for item in report.findings:
         finding = item.finding
         see = f"; see {_name(places[item.other])}" if item.other is not None and item.other != item.index else ""
-        yield f"{_name(places[item.index])} (id {item.id}): {finding} [{finding.keyword}{see}]"
+        yield f"{_name(places[item.index])} (id {unquoted(item.id)}): {finding} [{finding.keyword}{see}]"
     counts = (
         (len(report.links), "packet"),
         (len(report.roots), "root"),
@@ -153,11 +153,15 @@ def json_document(
     """What ``--format json`` prints: packets counted, roots, heads, cycles, findings, what was left out."""
 
     def packet(index: int) -> dict[str, Any]:
-        return {**where(*places[index]), "id": report.links[index].id}
+        return {**where(*places[index]), "id": unquoted(report.links[index].id)}
+
+    def parent_id(index: int) -> str | None:
+        parent = report.links[index].parent_id
+        return unquoted(parent) if parent else None
 
     return {
         "packets": len(report.links),
-        "roots": [{**packet(index), "parent_id": report.links[index].parent_id or None} for index in report.roots],
+        "roots": [{**packet(index), "parent_id": parent_id(index)} for index in report.roots],
         "heads": [packet(index) for index in report.heads],
         "cycles": [[packet(index) for index in cycle] for cycle in report.cycles],
         "findings": [

@@ -14,13 +14,14 @@ from cmp.cli._transform import bad_write_options, rewrite
 from cmp.findings import Finding
 
 
-def _canonical(source: Source, *, allow_unredacted: bool) -> tuple[bytes | None, list[str]]:
+def _canonical(source: Source, *, allow_unredacted: bool, show_found: bool) -> tuple[bytes | None, list[str]]:
     """Canonical bytes of a source, or the one-line reasons it has none."""
     report = check_source(source, lenient=False, allow_unredacted=allow_unredacted)
     if report.packet is None:
         return None, [str(f) for f in report.errors]
     if report.blocked:
-        return None, [f"redaction {r} (use --allow-unredacted to format anyway)" for r in report.redactions]
+        hits = [r.line(show_found=show_found) for r in report.redactions]
+        return None, [f"redaction {hit} (use --allow-unredacted to format anyway)" for hit in hits]
     try:
         return dumps(report.packet), []
     except ValueError as exc:
@@ -40,7 +41,9 @@ def run_fmt(args: argparse.Namespace, out: Output) -> int:
             run.file_error(source.file, source.message)
             continue
         name = source.file
-        canonical, problems = _canonical(packet_in_file(source), allow_unredacted=args.allow_unredacted)
+        canonical, problems = _canonical(
+            packet_in_file(source), allow_unredacted=args.allow_unredacted, show_found=args.show_found
+        )
         if canonical is None:
             for problem in problems:
                 out.line(f"{name}: {problem}")

@@ -16,11 +16,12 @@ from cmp.cli._sources import Source
 
 @dataclass(frozen=True, slots=True)
 class CheckOptions:
-    """How ``check`` judges and renders: its --lenient, --allow-unredacted and --format json."""
+    """How ``check`` judges and renders: its --lenient, --allow-unredacted, --format json and --show-found."""
 
     lenient: bool
     allow_unredacted: bool
     as_json: bool = False
+    show_found: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +58,7 @@ def judge(source: Source, options: CheckOptions) -> Verdict:
     """One source judged and rendered for the text output, or with ``options.as_json`` for the JSON output."""
     report = check_source(source, lenient=options.lenient, allow_unredacted=options.allow_unredacted)
     if options.as_json:
-        entry = {**where(source.file, source.line), **report.to_json(), "error": None}
+        entry = {**where(source.file, source.line), **report.to_json(show_found=options.show_found), "error": None}
         return Verdict(source.name, report.accepted, (), json_entry(entry))
-    return Verdict(source.name, report.accepted, tuple(report_lines(source.name, report)))
+    lines = report_lines(source.name, report, show_found=options.show_found)
+    return Verdict(source.name, report.accepted, tuple(lines))

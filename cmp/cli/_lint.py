@@ -36,10 +36,11 @@ def run_lint(args: argparse.Namespace, out: Output) -> int:
             run.fail(EXIT_FAIL)
         if document is not None:
             lint_json = [finding.to_json() for finding in findings]
-            document.add(json_entry({**where(source.file, None), **report.to_json(), "lint": lint_json, "error": None}))
+            result = report.to_json(show_found=args.show_found)
+            document.add(json_entry({**where(source.file, None), **result, "lint": lint_json, "error": None}))
             continue
         # A file check refuses gets check's own lines first (its findings, redaction hits).
-        lines = [] if report.accepted else report_lines(source.name, report)
+        lines = [] if report.accepted else report_lines(source.name, report, show_found=args.show_found)
         lines += [_line(source.name, finding) for finding in findings]
         if report.accepted and not findings:
             lines.append(f"{source.name}: ok")

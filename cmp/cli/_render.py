@@ -43,15 +43,18 @@ def error_result(file: str, line: int | None, message: str, **more: Any) -> dict
     }
 
 
-def report_lines(name: str, report: Report) -> list[str]:
-    """The text output of one report, one result per line (escaped for printing by the CLI)."""
+def report_lines(name: str, report: Report, *, show_found: bool = False) -> list[str]:
+    """The text output of one report, one result per line (escaped for printing by the CLI).
+
+    Redaction hits are masked (``AKIA… (20 chars) at 0``) unless ``show_found`` (--show-found).
+    """
     lines = []
     error_prefix = "warning: " if report.lenient and report.schema_only else ""
     for finding in report.errors:
         lines.append(f"{name}: {error_prefix}{finding}")
     redaction_prefix = "warning: redaction " if report.allow_unredacted else "redaction "
     for redaction in report.redactions:
-        lines.append(f"{name}: {redaction_prefix}{redaction}")
+        lines.append(f"{name}: {redaction_prefix}{redaction.line(show_found=show_found)}")
     if report.accepted:
         lines.append(f"{name}: ok" if report.ok else f"{name}: accepted (not conforming)")
     return lines

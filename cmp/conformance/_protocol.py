@@ -36,7 +36,8 @@ def respond(data: bytes) -> dict[str, Any]:
     return {
         "conforming": report.conforming,
         "errors": [{"code": f.code, "path": f.path, "keyword": f.keyword} for f in report.errors],
-        "redactions": [str(r) for r in report.redactions],
+        # The format's findings, echo and all (specification 8.5): not the masked str().
+        "redactions": [r.line(show_found=True) for r in report.redactions],
         "canonical_base64": canonical,
     }
 

@@ -59,11 +59,13 @@ function lastLine(stderr) {
   return line ? `: ${line}` : "";
 }
 
-// The verdict, findings and redactions, from `check --format json -`.
+// The verdict, findings and redactions, from `check --format json --show-found -`.
 // Exit status 0 means accepted and 1 means refused or has redaction findings; both
-// are answers. Status 2 means the CLI could not read its input at all.
+// are answers. Status 2 means the CLI could not read its input at all. --show-found:
+// the protocol compares what each redaction hit found (its 32-character echo), which
+// check masks by default.
 function judge(bytes) {
-  const { stdout, stderr } = runCli(["check", "--format", "json", "-"], bytes, [0, 1]);
+  const { stdout, stderr } = runCli(["check", "--format", "json", "--show-found", "-"], bytes, [0, 1]);
   let result;
   try {
     result = JSON.parse(stdout.toString("utf8")).results[0];

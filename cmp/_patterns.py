@@ -1,0 +1,193 @@
+"""The redaction patterns, what each shows of a match, and the one-pass screen over them.
+
+This is the low-level half of the redaction pre-flight (:mod:`cmp._redaction` is the
+walk over a packet's fields and its findings). It lives at the bottom of the import
+layers so that every module that writes a message can ask "does a pattern match this
+text?" before quoting it (:func:`cmp.findings.quote`): no message, path or exception
+ever shows a credential that a redaction finding would mask.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import re2
+
+from cmp._matcher import compile_set
+
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    category: str
+    regex: str
+    mask: str | None = None  # reported instead of the match, for key headers
+    # A looser regex for the one-pass screen (see _Screen): it matches wherever
+    # ``regex`` does, and its DFA stays small in a set with the others.
+    screen: str | None = None
+    # For a pattern whose own RE2 DFA crafted text can blow up: the same pattern over
+    # UTF-8 bytes for Python's `re`, starting with a literal and spanning a fixed width,
+    # so every candidate costs a bounded number of steps (see _Screen). It confirms a
+    # screen's flag and finds the leftmost match; the tests hold it to ``regex``.
+    fixed_width: bytes | None = None
+
+    @property
+    def screened_by(self) -> str:
+        return self.screen or self.regex
+
+
+# The ten four-letter prefixes of AWS access key ids: the pattern and the public prefix
+# below both read them from here.
+_AWS_PREFIXES = "AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA"
+
+# Categories and order are the reference's (docs/specification.md, clauses 8.1 to 8.6). RE2 `\b` and
+# `\s` are ASCII-only, as in Go; Python's `re` would disagree on é, Å and friends.
+PATTERNS: tuple[Pattern, ...] = (
+    Pattern("abs-path", r"\B/(?:Users|home|opt|var|etc|root)/[A-Za-z0-9._/-]+"),
+    Pattern("abs-path", r"\b[A-Za-z]:[\\/](?:[A-Za-z0-9 _.-]+[\\/]?)+"),
+    Pattern("aws-key", rf"\b(?:{_AWS_PREFIXES})[0-9A-Z]{{16}}\b"),
+    Pattern("gh-token", r"gh[pousr]_[A-Za-z0-9]{36,}"),
+    Pattern("jwt", r"eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"),
+    Pattern("private-key", r"-----BEGIN (?:RSA |EC |OPENSSH )?PRIVATE KEY-----", mask="-----BEGIN …"),
+    Pattern(
+        "google-api-key",
+        r"\bAIza[0-9A-Za-z_-]{35}\b",
+        screen=r"\bAIza[0-9A-Za-z_-]",
+        # AIza not after a word character, 35 of the class, then a word boundary (ASCII).
+        fixed_width=rb"AIza(?<![0-9A-Za-z_]AIza)[0-9A-Za-z_-]{35}"
+        rb"(?:(?<=[0-9A-Za-z_])(?![0-9A-Za-z_])|(?<![0-9A-Za-z_])(?=[0-9A-Za-z_]))",
+    ),
+    Pattern("slack-token", r"\bxox[baprs]-[0-9A-Za-z-]{10,}\b"),
+    Pattern("stripe-key", r"\b(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{20,}|whsec_[0-9A-Za-z]{32,})\b"),
+    Pattern("ssh-public-key", r"\bssh-(?:rsa|ed25519|dss|ecdsa)[ \t\n\f\r]+AAAA[0-9A-Za-z+/=]{20,}"),
+)
+
+CATEGORIES: tuple[str, ...] = tuple(dict.fromkeys(p.category for p in PATTERNS))
+
+# What a finding shows of a credential by default: the prefix its format publishes (the
+# same for every key of that kind, so it tells a reader the kind and nothing of the key),
+# as a regex matched at the start of the match; where a pattern allows alternatives the
+# prefix is the alternative the match took (``sk_test_``, ``whsec_``, ``ssh-rsa``).
+# None: not a credential, the echo is shown (absolute paths). A category missing here
+# (another rule set's) shows no prefix at all.
+PUBLIC_PREFIXES: dict[str, str | None] = {
+    "abs-path": None,
+    "aws-key": f"(?:{_AWS_PREFIXES})",
+    "gh-token": r"gh[pousr]_",
+    "jwt": r"eyJ",
+    "private-key": r"-----BEGIN ",  # the rest is masked as the echo masks it
+    "google-api-key": r"AIza",
+    "slack-token": r"xox[baprs]-",
+    "stripe-key": r"(?:sk|rk)_(?:live|test)_|whsec_",
+    "ssh-public-key": r"ssh-(?:rsa|ed25519|dss|ecdsa)[ \t\n\f\r]",  # the key type and one space
+}
+assert set(PUBLIC_PREFIXES) == set(CATEGORIES), "every category says what it shows"
+_PREFIX_MATCHERS = {category: re.compile(regex) for category, regex in PUBLIC_PREFIXES.items() if regex is not None}
+
+
+def shows_echo(category: str) -> bool:
+    """Whether a finding of ``category`` shows its echo by default (it holds no credential)."""
+    return category in PUBLIC_PREFIXES and PUBLIC_PREFIXES[category] is None
+
+
+def public_prefix(category: str, found: str) -> str:
+    """The public prefix of a match of ``category`` (``AKIA``, ``sk_live_``); "" when it has none."""
+    matcher = _PREFIX_MATCHERS.get(category)
+    match = matcher.match(found) if matcher is not None else None
+    return match.group() if match is not None else ""
+
+
+class _Screen:
+    """Which patterns match somewhere in a text: one RE2 set pass, then a confirmation
+    only for patterns screened loosely.
+
+    A set runs one DFA over the product of its patterns, and google-api-key's exact
+    count (``AIza`` + 35 characters, then a boundary, where ``-`` may start another
+    ``AIza`` inside the count) lets crafted text keep thousands of overlapping counts
+    alive: 20-80 ms for 32 KB, in a set or alone, RE2's DFA or its NFA. So the set holds
+    each pattern's ``screened_by`` regex (for google-api-key only its start, which
+    matches wherever the pattern does), and a loose flag is confirmed by the pattern's
+    ``fixed_width`` form: Python's `re` jumps from one ``AIza`` to the next and tries
+    the 39 bytes there, so crafted text costs at most 39 steps per candidate. The
+    answer is exact (the tests hold it to one RE2 search per pattern).
+    """
+
+    def __init__(self) -> None:
+        self._set = compile_set([p.screened_by for p in PATTERNS])
+        self._confirm = {i: re.compile(p.fixed_width) for i, p in enumerate(PATTERNS) if p.fixed_width is not None}
+
+    def hits(self, text: str | bytes) -> list[int]:
+        """Indices into PATTERNS of the patterns that match somewhere in ``text``, ascending."""
+        found = self._set.Match(text)
+        if not found:
+            return []
+        confirm = self._confirm
+        if confirm.keys().isdisjoint(found):
+            return sorted(found)
+        data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+        return sorted(i for i in found if i not in confirm or confirm[i].search(data))
+
+    def leftmost(self, index: int, data: bytes) -> tuple[int, bytes] | None:
+        """(byte offset, matched bytes) of the leftmost match of pattern ``index`` in UTF-8 ``data``, or None."""
+        search = self._confirm.get(index)
+        match = search.search(data) if search is not None else searches()[index].search(data)
+        return None if match is None else (match.start(), bytes(match.group()))
+
+
+@functools.cache
+def searches() -> tuple[Any, ...]:
+    """Compiled per-pattern searches, built on the first dirty text (start-up stays lean)."""
+    return tuple(re2.compile(p.regex) for p in PATTERNS)
+
+
+SCREEN = _Screen()
+
+
+def matches_anywhere(text: str | bytes) -> bool:
+    """Whether any pattern matches somewhere in ``text`` (one pass over all of it).
+
+    The quick path (cmp._quick, fact 2) uses it to rule a whole packet's text clean.
+    """
+    return bool(SCREEN.hits(text))
+
+
+# Short texts (member names, tags, ids) repeat from packet to packet: their answers are
+# kept, up to this many, then the memo starts again.
+_MEMO_TEXT_LIMIT = 64
+_MEMO_ENTRIES = 4096
+_memo: dict[str, tuple[str, ...]] = {}
+
+
+def categories_in(text: str) -> tuple[str, ...]:
+    """The categories of the patterns that match somewhere in ``text``, in table order.
+
+    Any text, lone surrogates included (no pattern matches one, so U+FFFD stands in).
+    """
+    short = len(text) <= _MEMO_TEXT_LIMIT
+    if short:
+        known = _memo.get(text)
+        if known is not None:
+            return known
+    try:
+        hits = SCREEN.hits(text)
+    except UnicodeEncodeError:
+        hits = SCREEN.hits(text.encode("utf-8", "surrogatepass").decode("utf-8", "replace"))
+    found = tuple(dict.fromkeys(PATTERNS[i].category for i in hits))
+    if short:
+        if len(_memo) >= _MEMO_ENTRIES:
+            _memo.clear()
+        _memo[text] = found
+    return found
+
+
+def first_category(text: str) -> str | None:
+    """The category of the first pattern (in table order) that matches somewhere in ``text``, or None."""
+    found = categories_in(text)
+    return found[0] if found else None
+
+
+def first_credential(text: str) -> str | None:
+    """The first category matching somewhere in ``text`` that masks what it finds (not abs-path), or None."""
+    return next((category for category in categories_in(text) if not shows_echo(category)), None)
