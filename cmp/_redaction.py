@@ -94,6 +94,10 @@ class Redaction:
     field: str
     category: str
     found: str
+    # Which rule set found it: "default" (the reference's, clause 8) or "extended"
+    # (cmp._extended, opt-in). Shown only when it is not the default, so default
+    # output stays as it was.
+    profile: str = "default"
 
     @property
     def shown(self) -> str:
@@ -105,10 +109,14 @@ class Redaction:
         return f"{self.field}/{self.category}: {self.shown}"
 
     def __repr__(self) -> str:
-        return f"Redaction(field={self.field!r}, category={self.category!r}, found={self.shown!r})"
+        more = "" if self.profile == "default" else f", profile={self.profile!r}"
+        return f"Redaction(field={self.field!r}, category={self.category!r}, found={self.shown!r}{more})"
 
     def to_json(self) -> dict[str, str]:
-        return {"field": self.field, "category": self.category, "found": self.shown, "text": str(self)}
+        out = {"field": self.field, "category": self.category, "found": self.shown, "text": str(self)}
+        if self.profile != "default":
+            out["profile"] = self.profile
+        return out
 
 
 class _Screen:
