@@ -30,6 +30,7 @@ _CHECK_EXAMPLES = (
     ("cat packet.json | {prog} check -", "read the packet from stdin"),
     ("{prog} check --jsonl packets.jsonl --jobs 2", "one packet per line, results per line, both cores"),
     ("{prog} check --lenient old.json", "report schema errors as warnings, exit 0"),
+    ("{prog} check --rules extended packet.json", "also look for API tokens, keys and passwords in URLs"),
 )
 _FMT_EXAMPLES = (
     ("{prog} fmt packet.json", "print the canonical bytes and one final newline"),
@@ -171,6 +172,18 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
+_RULES_HELP = (
+    "the redaction rule set: default (the format's ten patterns) or extended (those, then this "
+    "library's opt-in rules for tokens, keys and credentials in URLs, over more members; "
+    "their findings are marked (extended) and block like the others)"
+)
+_SCRUB_RULES_HELP = "extended: replace the extended rules' matches too (see check --help)"
+
+
+def _add_rules(command: argparse.ArgumentParser, help_text: str = _RULES_HELP) -> None:
+    command.add_argument("--rules", choices=("default", "extended"), default="default", help=help_text)
+
+
 def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     """The argument parser; ``prog`` is how usage, help and examples name the program.
 
@@ -205,6 +218,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     check_cmd.add_argument(
         "--allow-unredacted", action="store_true", help="redaction findings are warnings (whole-packet override)"
     )
+    _add_rules(check_cmd)
 
     fmt_cmd = commands.add_parser(
         "fmt",
@@ -221,6 +235,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         "--force", action="store_true", help="with --write: rewrite read-only files and files with other hard links too"
     )
     fmt_cmd.add_argument("--allow-unredacted", action="store_true", help="format packets with redaction findings too")
+    _add_rules(fmt_cmd)
 
     lint_cmd = commands.add_parser(
         "lint",
@@ -234,6 +249,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     lint_cmd.add_argument(
         "--format", choices=("text", "json"), default="text", help="text lines (default) or one JSON document"
     )
+    _add_rules(lint_cmd)
 
     conf_cmd = commands.add_parser(
         "conformance",
@@ -333,6 +349,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     scrub_cmd.add_argument("files", nargs="+", metavar="FILE", help="packet files; - reads stdin")
     scrub_cmd.add_argument("--write", action="store_true", help=_WRITE_HELP)
     scrub_cmd.add_argument("--force", action="store_true", help=_FORCE_HELP)
+    _add_rules(scrub_cmd, _SCRUB_RULES_HELP)
 
     migrate_cmd = commands.add_parser(
         "migrate",

@@ -67,7 +67,9 @@ def run_check(args: argparse.Namespace, out: Output) -> int:
     progress = Progress(None if args.jsonl else len(args.files), quiet=out.is_terminal)
     results = _Results(out, progress, as_json=as_json)
     sources = packets(args.files, args.jsonl or ())
-    options = CheckOptions(lenient=args.lenient, allow_unredacted=args.allow_unredacted, as_json=as_json)
+    options = CheckOptions(
+        lenient=args.lenient, allow_unredacted=args.allow_unredacted, as_json=as_json, rules=args.rules
+    )
     verdicts = judge_all(sources, options, workers=workers)
     # With workers, a stop signal must unwind through judge_all, which then kills them.
     stop = StopSignals() if workers > 1 else nullcontext()

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from cmp._canonical import dumps, file_bytes
+from cmp._redaction import Redaction
 from cmp.cli._judge import check_source
 from cmp.cli._output import Output, error_line
 from cmp.cli._sources import Source, Unreadable, packet_in_file, read_each
@@ -13,19 +15,26 @@ from cmp.cli._status import EXIT_FAIL, EXIT_USAGE, ExitStatus
 from cmp.cli._transform import bad_write_options, rewrite
 from cmp.findings import Finding
 
+if TYPE_CHECKING:
+    from cmp._extended import Rules
 
-def _canonical(source: Source, *, allow_unredacted: bool) -> tuple[bytes | None, list[str]]:
+
+def _canonical(source: Source, *, allow_unredacted: bool, rules: Rules) -> tuple[bytes | None, list[str]]:
     """Canonical bytes of a source, or the one-line reasons it has none."""
-    report = check_source(source, lenient=False, allow_unredacted=allow_unredacted)
+    report = check_source(source, lenient=False, allow_unredacted=allow_unredacted, rules=rules)
     if report.packet is None:
         return None, [str(f) for f in report.errors]
     if report.blocked:
-        return None, [f"redaction {r} (use --allow-unredacted to format anyway)" for r in report.redactions]
+        return None, [f"redaction {_marked(r)} (use --allow-unredacted to format anyway)" for r in report.redactions]
     try:
         return dumps(report.packet), []
     except ValueError as exc:
         findings: Sequence[Finding] = getattr(exc, "findings", ())
         return None, [str(f) for f in findings] or [str(exc)]
+
+
+def _marked(redaction: Redaction) -> str:
+    return str(redaction) if redaction.profile == "default" else f"({redaction.profile}) {redaction}"
 
 
 def run_fmt(args: argparse.Namespace, out: Output) -> int:
@@ -40,7 +49,9 @@ def run_fmt(args: argparse.Namespace, out: Output) -> int:
             run.file_error(source.file, source.message)
             continue
         name = source.file
-        canonical, problems = _canonical(packet_in_file(source), allow_unredacted=args.allow_unredacted)
+        canonical, problems = _canonical(
+            packet_in_file(source), allow_unredacted=args.allow_unredacted, rules=args.rules
+        )
         if canonical is None:
             for problem in problems:
                 out.line(f"{name}: {problem}")

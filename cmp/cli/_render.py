@@ -51,7 +51,8 @@ def report_lines(name: str, report: Report) -> list[str]:
         lines.append(f"{name}: {error_prefix}{finding}")
     redaction_prefix = "warning: redaction " if report.allow_unredacted else "redaction "
     for redaction in report.redactions:
-        lines.append(f"{name}: {redaction_prefix}{redaction}")
+        mark = "" if redaction.profile == "default" else f"({redaction.profile}) "
+        lines.append(f"{name}: {redaction_prefix}{mark}{redaction}")
     if report.accepted:
         lines.append(f"{name}: ok" if report.ok else f"{name}: accepted (not conforming)")
     return lines
