@@ -112,9 +112,9 @@ EXTENDED_PATTERNS: tuple[Pattern, ...] = (
     ),
     Pattern(
         "url-credentials",
-        # scheme://user:password@host: no space, slash, ?, # or @ in user or password,
+        # scheme://user:password@host (user may be empty): no space, slash, ?, # or @ in user or password,
         # no colon in user; the host starts at once after the @.
-        r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:\"'<>`]+:[^\s/?#@\"'<>`]+@[A-Za-z0-9\[][A-Za-z0-9.:\[\]-]*",
+        r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:\"'<>`]*:[^\s/?#@\"'<>`]+@[A-Za-z0-9\[][A-Za-z0-9.:\[\]-]*",
     ),
     Pattern(
         "aws-secret-key",
