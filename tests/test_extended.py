@@ -541,3 +541,19 @@ def test_cli_scrub_rules_extended(tmp_path: Path) -> None:
     assert result.returncode == 0
     assert json.loads(result.stdout)["project"]["ref"] == "[redacted:url-credentials]"
     assert b"project.ref: url-credentials replaced by [redacted:url-credentials]" in result.stderr
+
+
+@settings(max_examples=200)
+@given(packets())
+def test_the_fast_clean_rule_reads_the_same_texts_as_the_named_walk(packet: cmp.Packet) -> None:
+    named = [text for _, text in _extended.extended_texts(packet)]
+    assert sorted(t for t in _extended._typed_values(packet) if t) == sorted(t for t in named if t)
+
+
+def test_a_hand_built_model_with_odd_values_takes_the_careful_walk() -> None:
+    from tests.packets import hand_built
+
+    packet = hand_built(goal=_j("see ", _URL, " \ud800"), next_step="n")
+    assert [(r.field, r.category) for r in _extended.redact_extended(packet)] == [("goal", "url-credentials")]
+    object.__setattr__(packet, "tags", (1, "gpu"))  # past the constructor's type checks
+    assert [(r.field, r.category) for r in _extended.redact_extended(packet)] == [("goal", "url-credentials")]
