@@ -108,8 +108,8 @@ def stages(raw: bytes) -> tuple[str, dict[str, Callable[[], object]]]:
     return "long", out
 
 
-def full_run(raw: bytes) -> None:
-    report = cmp.check(raw)
+def full_run(raw: bytes, rules: str = "default") -> None:
+    report = cmp.check(raw, rules=rules)  # type: ignore[arg-type]
     if report.packet is not None:
         cmp.dumps(report.packet)
 
@@ -165,6 +165,55 @@ def per_packet(repeat: int) -> str:
         "baseline µs",
         "vs json.loads",
         "faster than baseline",
+    ]
+    return table(rows, header)
+
+
+EXTENDED_PACKETS = ("typical", "quoted", "big", "dirty", "near-miss")
+
+
+def extended_costs(repeat: int) -> str:
+    """check + dumps with --rules extended against the default rules and json.loads (goal: typical within 5x).
+
+    Every default verdict and finding is the same under both (asserted here, before timing).
+    """
+    rows = []
+    packets = corpus.build()
+    for name in EXTENDED_PACKETS:
+        raw = packets[name]
+        default, extended = cmp.check(raw), cmp.check(raw, rules="extended")
+        assert [r for r in extended.redactions if r.profile == "default"] == list(default.redactions), name
+        assert extended.errors == default.errors, name
+        timed = rounds_us(
+            {
+                "loads": lambda raw=raw: json.loads(raw),
+                "default": lambda raw=raw: full_run(raw),
+                "extended": lambda raw=raw: full_run(raw, "extended"),
+            },
+            repeat,
+        )
+        added = [r.category for r in extended.redactions if r.profile == "extended"]
+        rows.append(
+            [
+                name,
+                f"{len(raw):,}",
+                f"{len(default.redactions)} + {len(added)}" + (f" ({', '.join(added)})" if added else ""),
+                shown(median(timed["loads"])),
+                shown(median(timed["default"])),
+                shown(median(timed["extended"])),
+                paired_ratio(timed["default"], timed["loads"]),
+                paired_ratio(timed["extended"], timed["loads"]),
+            ]
+        )
+    header = [
+        "packet",
+        "bytes",
+        "redactions (default + extended)",
+        "json.loads µs",
+        "check+dumps µs",
+        "--rules extended µs",
+        "default vs json.loads",
+        "extended vs json.loads",
     ]
     return table(rows, header)
 
@@ -252,6 +301,8 @@ def main() -> int:
     BUDGET = 0.02 if args.quick else 0.1
     print(f"Machine: {machine()}\n")
     print(per_packet(repeat))
+    print()
+    print(extended_costs(repeat))
     print()
     print(lint_costs(repeat))
     if not args.quick:

@@ -6,7 +6,8 @@ The public API, all of it:
   for bad packet content.
 - :func:`loads` — bytes or text to a typed :class:`Packet`, or :class:`PacketError`.
 - :func:`validate` — findings for a packet already parsed into Python data.
-- :func:`redact` — redaction findings (:class:`Redaction`) for a typed packet.
+- :func:`redact` — redaction findings (:class:`Redaction`) for a typed packet
+  (``rules="extended"`` adds the opt-in extended rule set).
 - :func:`scrub` — a typed packet with every redaction match replaced by a placeholder.
 - :func:`migrate` — a typed packet as another supported version.
 - :func:`lint` — advice on the writing rules for a typed packet (``lint`` findings; never a verdict).
@@ -30,9 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 from cmp._canonical import dumps, state_digest
 from cmp._intake import MAX_PACKET_BYTES
-from cmp._pipeline import Report, check, loads, validate
+from cmp._pipeline import Report, check, loads, redact, validate
 from cmp._redaction import CATEGORIES as REDACTION_CATEGORIES
-from cmp._redaction import SCANNED_FIELDS, Redaction, redact
+from cmp._redaction import SCANNED_FIELDS, Redaction
 from cmp.findings import CODES as FINDING_CODES
 from cmp.findings import Finding, PacketError
 from cmp.model import Attempt, Decision, Method, Packet, Project, Provenance

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cmp import _intake, _quick, _validation
 from cmp._canonical import growth_finding
-from cmp._redaction import Redaction, redact, redact_obj
+from cmp._redaction import Redaction, redact_obj
+from cmp._redaction import redact as _redaction_default
 from cmp._validation import builder, validate
 from cmp.findings import Finding, PacketError
 from cmp.model import Packet
+
+if TYPE_CHECKING:
+    from cmp._extended import Rules
 
 
 @dataclass(frozen=True, slots=True, repr=False, kw_only=True)
@@ -21,6 +25,8 @@ class Report:
     ``ok``: conforming and no redaction finding blocks it (specification 8.7).
     ``accepted``: what a server in the chosen mode would do: ``ok``, or in lenient
     mode a packet whose only errors are schema errors, still blocked by redactions.
+    ``rules``: the rule set the pre-flight applied ("default", or "extended": then the
+    extended findings follow the default ones, each with ``profile="extended"``).
     """
 
     version: str | None
@@ -29,6 +35,7 @@ class Report:
     packet: Packet | None
     lenient: bool = False
     allow_unredacted: bool = False
+    rules: str = "default"
 
     @property
     def conforming(self) -> bool:
@@ -62,7 +69,7 @@ class Report:
 
     def to_json(self, *, show_found: bool = False) -> dict[str, Any]:
         """The report as JSON data; redaction hits masked unless ``show_found`` (see :meth:`Redaction.to_json`)."""
-        return {
+        out = {
             "ok": self.ok,
             "conforming": self.conforming,
             "accepted": self.accepted,
@@ -70,23 +77,36 @@ class Report:
             "errors": [f.to_json() for f in self.errors],
             "redactions": [r.to_json(show_found=show_found) for r in self.redactions],
         }
+        if self.rules != "default":  # default output stays as it was
+            out["rules"] = self.rules
+        return out
 
 
 def check(
-    data: bytes | bytearray | memoryview | str, *, lenient: bool = False, allow_unredacted: bool = False
+    data: bytes | bytearray | memoryview | str,
+    *,
+    lenient: bool = False,
+    allow_unredacted: bool = False,
+    rules: Rules = "default",
 ) -> Report:
     """Judge raw packet bytes (or text). Never raises for bad packet content.
 
     The quick path (:mod:`cmp._quick`) answers for a conforming packet written without
     a backslash; everything else, and every finding, comes from :func:`check_long`.
+    ``rules="extended"`` adds the extended rule set (:mod:`cmp._extended`) to the
+    pre-flight; a ValueError names an unknown rule set.
     """
     data = _readable(data)
+    _checked_rules(rules)
     raw = _utf8_or_none(data) if isinstance(data, str) else data
     quick = _quick.conforming(raw) if raw is not None else None
     if quick is None:
         # Text already encoded goes on as bytes: encoded once, not again by check_long.
-        return check_long(data if raw is None else raw, lenient=lenient, allow_unredacted=allow_unredacted)
+        return check_long(data if raw is None else raw, lenient=lenient, allow_unredacted=allow_unredacted, rules=rules)
     version, packet, redactions = quick
+    if rules != "default":
+        assert raw is not None  # the quick path read it
+        redactions += _quick.extended_redactions(raw, packet)
     return Report(
         version=version,
         errors=(),
@@ -94,11 +114,23 @@ def check(
         packet=packet,
         lenient=lenient,
         allow_unredacted=allow_unredacted,
+        rules=rules,
     )
 
 
-def check_long(data: bytes | str, *, lenient: bool = False, allow_unredacted: bool = False) -> Report:
+def _checked_rules(rules: object) -> None:
+    """Nothing for the default rules; the extended table loads only when asked for."""
+    if rules != "default":
+        from cmp._extended import checked_rules
+
+        checked_rules(rules)
+
+
+def check_long(
+    data: bytes | str, *, lenient: bool = False, allow_unredacted: bool = False, rules: Rules = "default"
+) -> Report:
     """The long way: every check in order, writing findings; the same report check() gives."""
+    _checked_rules(rules)
     raw = _utf8_or_none(data) if isinstance(data, str) else data
     obj, findings = _intake.parse_packet(data if raw is None else raw)  # str: encoded once
     if obj is None:
@@ -109,30 +141,47 @@ def check_long(data: bytes | str, *, lenient: bool = False, allow_unredacted: bo
             packet=None,
             lenient=lenient,
             allow_unredacted=allow_unredacted,
+            rules=rules,
         )
     assert raw is not None  # text that parsed is valid UTF-8
     routed = _validation.route(obj)
     if isinstance(routed, Finding):
-        return _refused(None, [routed], obj, lenient=lenient, allow_unredacted=allow_unredacted)
+        return _refused(None, [routed], obj, lenient=lenient, allow_unredacted=allow_unredacted, rules=rules)
     built = builder(routed)(obj)
     escaped = _intake.escaped_members(raw, _intake.RAW_TEXT_MEMBERS)
     if built is None or escaped:
         from cmp._explain import explain  # only a refused packet pays for the import
 
         errors = explain(obj, routed, escaped=escaped)
-        return _refused(routed, errors, obj, lenient=lenient, allow_unredacted=allow_unredacted)
+        return _refused(routed, errors, obj, lenient=lenient, allow_unredacted=allow_unredacted, rules=rules)
     packet = built[0]
     grown = growth_finding(packet, len(raw))
     if grown is not None:
-        return _refused(routed, [grown], obj, lenient=lenient, allow_unredacted=allow_unredacted)
+        return _refused(routed, [grown], obj, lenient=lenient, allow_unredacted=allow_unredacted, rules=rules)
+    redactions = tuple(_redaction_default(packet))
+    if rules != "default":
+        from cmp._extended import redact_extended
+
+        redactions += tuple(redact_extended(packet))
     return Report(
         version=routed,
         errors=(),
-        redactions=tuple(redact(packet)),
+        redactions=redactions,
         packet=packet,
         lenient=lenient,
         allow_unredacted=allow_unredacted,
+        rules=rules,
     )
+
+
+def redact(packet: Packet, *, rules: Rules = "default") -> list[Redaction]:
+    """Redaction findings for a typed :class:`cmp.Packet`, in the reference's order; with
+    ``rules="extended"``, the extended rule set's findings follow (``profile="extended"``)."""
+    if rules == "default":
+        return _redaction_default(packet)
+    from cmp._extended import redact as redact_with
+
+    return redact_with(packet, rules=rules)
 
 
 def _readable(data: object) -> bytes | str:
@@ -148,16 +197,31 @@ def _readable(data: object) -> bytes | str:
 
 
 def _refused(
-    version: str | None, errors: list[Finding], obj: dict[str, Any], *, lenient: bool, allow_unredacted: bool
+    version: str | None,
+    errors: list[Finding],
+    obj: dict[str, Any],
+    *,
+    lenient: bool,
+    allow_unredacted: bool,
+    rules: Rules = "default",
 ) -> Report:
-    """The report of a packet that parsed but does not conform; lenient mode still scans it."""
+    """The report of a packet that parsed but does not conform; lenient mode still scans it
+    (with the extended rules, every string and member name in it as well)."""
+    redactions: tuple[Redaction, ...] = ()
+    if lenient:
+        redactions = tuple(redact_obj(obj))
+        if rules != "default":
+            from cmp._extended import redact_extended_obj
+
+            redactions += tuple(redact_extended_obj(obj))
     return Report(
         version=version,
         errors=tuple(errors),
-        redactions=tuple(redact_obj(obj)) if lenient else (),
+        redactions=redactions,
         packet=None,
         lenient=lenient,
         allow_unredacted=allow_unredacted,
+        rules=rules,
     )
 
 
@@ -180,4 +244,4 @@ def loads(data: bytes | bytearray | memoryview | str) -> Packet:
     return report.packet
 
 
-__all__ = ["Report", "check", "loads", "validate"]
+__all__ = ["Report", "check", "loads", "redact", "validate"]

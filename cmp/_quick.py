@@ -29,12 +29,17 @@ It rests on three facts about JSON text that holds no backslash, stated here onc
 
 from __future__ import annotations
 
+import functools
 import re
+from typing import TYPE_CHECKING
 
 from cmp import _intake, _validation
 from cmp._canonical import growth_finding
 from cmp._redaction import PATTERNS, Redaction, matches_anywhere, redact
 from cmp.model import CONFORMING, Packet
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 # A packet fresh from the builder knows only that it conforms; read the quick way, its
 # strings are escape-free too (fact 3).
@@ -61,6 +66,29 @@ def _keep_anchor_escapes(match: re.Match[str]) -> str:
 _ANCHORED = [p.category for p in PATTERNS if anchored(p.regex) or anchored(p.screened_by)]
 if _ANCHORED:  # pragma: no cover - a change to the pattern table would have to cause it
     raise AssertionError(f"the quick path's clean-text rule needs unanchored patterns; anchored: {_ANCHORED}")
+
+
+def extended_redactions(raw: bytes, packet: Packet) -> tuple[Redaction, ...]:
+    """The extended rule set's findings for a packet :func:`conforming` read from ``raw``.
+
+    Fact 2 holds for the extended table too (its patterns and screens are unanchored,
+    asserted when it is first used), and the extra fields it reads (``project``,
+    ``provenance``, ``tags``, method names) sit in ``raw`` verbatim like the others: one
+    pass over ``raw`` rules most packets clean.
+    """
+    extended = _extended_table()
+    return tuple(extended.redact_extended(packet)) if extended.matches_anywhere(raw) else ()
+
+
+@functools.cache
+def _extended_table() -> ModuleType:
+    """cmp._extended, loaded on first use (a default check never pays for it), its table checked."""
+    from cmp import _extended
+
+    found = [p.category for p in _extended.EXTENDED_PATTERNS if anchored(p.regex) or anchored(p.screened_by)]
+    if found:  # pragma: no cover - a change to the extended table would have to cause it
+        raise AssertionError(f"the quick path's clean-text rule needs unanchored patterns; anchored: {found}")
+    return _extended
 
 
 def parse_counted(raw: bytes) -> tuple[dict[str, object], int] | None:

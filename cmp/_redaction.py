@@ -8,6 +8,7 @@ one more line in SCANNED_FIELDS.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, is_dataclass
@@ -76,6 +77,11 @@ class Redaction:
         if self.length < 0:
             object.__setattr__(self, "length", len(self.found))
 
+    # Which rule set found it: "default" (the reference's, clause 8) or "extended"
+    # (cmp._extended, opt-in). Shown only when it is not the default, so default
+    # output stays as it was.
+    profile: str = dataclasses.field(default="default", kw_only=True)
+
     @property
     def echo(self) -> str:
         """The format's echo: ``found`` cut after 32 code points, then ``…``."""
@@ -104,19 +110,21 @@ class Redaction:
 
     def __repr__(self) -> str:
         shown = self.echo if shows_echo(self.category) else self.prefix + "…"
+        more = "" if self.profile == "default" else f", profile={self.profile!r}"
         return (
             f"Redaction(field={self.field!r}, category={self.category!r}, found={shown!r}, "
-            f"at={self.at}, length={self.length})"
+            f"at={self.at}, length={self.length}{more})"
         )
 
     def to_json(self, *, show_found: bool = False) -> dict[str, str | int]:
         """``field``, ``category``, ``found`` (the public prefix and ``…``, an absolute path's echo,
-        or with ``show_found`` the echo), ``at``, ``length`` and ``text`` (:meth:`line`)."""
+        or with ``show_found`` the echo), ``at``, ``length``, ``text`` (:meth:`line`), and
+        ``profile`` for a finding of the extended rules."""
         if show_found or shows_echo(self.category):
             found = self.echo
         else:
             found = self.prefix + "…"
-        return {
+        out: dict[str, str | int] = {
             "field": self.field,
             "category": self.category,
             "found": found,
@@ -124,6 +132,9 @@ class Redaction:
             "length": self.length,
             "text": self.line(show_found=show_found),
         }
+        if self.profile != "default":
+            out["profile"] = self.profile
+        return out
 
 
 _SCREEN = SCREEN

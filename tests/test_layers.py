@@ -22,7 +22,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cmp._timestamps", "cmp._intake"),  # created_at rules; bytes to Python data
     ("cmp.model", "cmp._compiler", "cmp._explain"),  # typed model; schema compiled, schema explained
     ("cmp._validation",),  # version routing and the schema of the routed version
-    ("cmp._redaction", "cmp._lint"),  # the pre-flight over a typed packet; the writing rules' advice
+    # the pre-flight over a typed packet; its opt-in extended rule set; the writing rules' advice
+    ("cmp._redaction", "cmp._extended", "cmp._lint"),
     ("cmp._canonical",),  # typed packet to canonical bytes
     ("cmp._quick", "cmp._authoring"),  # the quick path; writing packets: values in, a conforming packet out
     ("cmp._pipeline", "cmp._scrub", "cmp._migrate", "cmp._chain"),  # check, loads; scrub; migrate; chains

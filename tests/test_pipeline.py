@@ -159,13 +159,13 @@ def test_check_refuses_a_released_memoryview_with_a_type_error() -> None:
 # --- the quick path (one decode, one compiled walk) against the long way round ---
 
 
-def both_ways(data: bytes, **options: bool) -> tuple[cmp.Report, cmp.Report, bool]:
+def both_ways(data: bytes, **options: Any) -> tuple[cmp.Report, cmp.Report, bool]:
     """(report as check() gives it, report of the long way alone, whether the quick path answered)."""
     raw = data if isinstance(data, bytes) else data.encode("utf-8")
     return cmp.check(data, **options), check_long(data, **options), _quick.conforming(raw) is not None
 
 
-def assert_same_both_ways(data: bytes, **options: bool) -> bool:
+def assert_same_both_ways(data: bytes, **options: Any) -> bool:
     report, long_way, quick = both_ways(data, **options)
     assert report == long_way
     assert report.to_json() == long_way.to_json()
@@ -180,22 +180,42 @@ def test_quick_path_gives_the_same_report_on_every_vector() -> None:
     quick = 0
     vectors = load_vectors(VECTORS)
     for vector in vectors:
-        for options in ({}, {"lenient": True}):
+        for options in ({}, {"lenient": True}, {"rules": "extended"}, {"lenient": True, "rules": "extended"}):
             quick += assert_same_both_ways(vector_input(vector), **options)
-    assert quick > 400  # the vectors exercise it, not just the long way
+    assert quick > 800  # the vectors exercise it, not just the long way
 
 
 @settings(max_examples=300)
 @given(st.data())
 def test_quick_path_gives_the_same_report_on_any_rendering(data: st.DataObject) -> None:
     packet = data.draw(packets(plain=data.draw(st.booleans())))
-    assert_same_both_ways(data.draw(renderings(packet)))
+    assert_same_both_ways(data.draw(renderings(packet)), rules=data.draw(st.sampled_from(["default", "extended"])))
 
 
 @settings(max_examples=300)
-@given(mutated())
-def test_quick_path_gives_the_same_report_on_mutated_text(data: bytes) -> None:
-    assert_same_both_ways(data)
+@given(mutated(), st.sampled_from(["default", "extended"]))
+def test_quick_path_gives_the_same_report_on_mutated_text(data: bytes, rules: str) -> None:
+    assert_same_both_ways(data, rules=rules)
+
+
+# Extended hits planted in default and extra fields, built from parts (see tests/test_extended.py).
+_EXTENDED_HITS = [
+    ("project.ref", "https://bot:" + "EXAMPLE-pw" + "@git.example.com"),
+    ("provenance.author_human", "dop_v1_" + "0" * 64),
+    ("goal", "-----BEGIN " + "DSA PRIVATE KEY-----"),
+    ("project.name", "sk-ant-" + "api03-" + "EXAMPLE" * 13),
+    ("constraints[0]", "AGE-SECRET-KEY-" + "1" + "Q" * 58),
+]
+
+
+@pytest.mark.parametrize(("path", "secret"), _EXTENDED_HITS)
+def test_quick_path_gives_the_same_extended_findings(path: str, secret: str) -> None:
+    raw = encode(put(full(), path, secret))
+    assert assert_same_both_ways(raw, rules="extended")  # the quick path answered
+    report = cmp.check(raw, rules="extended")
+    assert [(r.field, r.profile) for r in report.redactions][-1] == (path, "extended")
+    escaped = raw.replace(b'"next_step": "', b'"next_step": "\\u0041', 1)
+    assert escaped != raw and assert_same_both_ways(escaped, rules="extended") is False  # the long way
 
 
 def test_plain_rendering_takes_the_quick_path() -> None:

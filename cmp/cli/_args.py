@@ -30,6 +30,7 @@ _CHECK_EXAMPLES = (
     ("cat packet.json | {prog} check -", "read the packet from stdin"),
     ("{prog} check --jsonl packets.jsonl --jobs 2", "one packet per line, results per line, both cores"),
     ("{prog} check --lenient old.json", "report schema errors as warnings, exit 0"),
+    ("{prog} check --rules extended packet.json", "also look for API tokens, keys and passwords in URLs"),
 )
 _FMT_EXAMPLES = (
     ("{prog} fmt packet.json", "print the canonical bytes and one final newline"),
@@ -187,6 +188,18 @@ def _show_found(command: argparse.ArgumentParser) -> None:
     command.add_argument("--show-found", action="store_true", help=_SHOW_FOUND_HELP)
 
 
+_RULES_HELP = (
+    "the redaction rule set: default (the format's ten patterns) or extended (those, then this "
+    "library's opt-in rules for tokens, keys and credentials in URLs, over more members; "
+    "their findings are marked (extended) and block like the others)"
+)
+_SCRUB_RULES_HELP = "extended: replace the extended rules' matches too (see check --help)"
+
+
+def _add_rules(command: argparse.ArgumentParser, help_text: str = _RULES_HELP) -> None:
+    command.add_argument("--rules", choices=("default", "extended"), default="default", help=help_text)
+
+
 def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     """The argument parser; ``prog`` is how usage, help and examples name the program.
 
@@ -222,6 +235,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         "--allow-unredacted", action="store_true", help="redaction findings are warnings (whole-packet override)"
     )
     _show_found(check_cmd)
+    _add_rules(check_cmd)
 
     fmt_cmd = commands.add_parser(
         "fmt",
@@ -239,6 +253,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     )
     fmt_cmd.add_argument("--allow-unredacted", action="store_true", help="format packets with redaction findings too")
     _show_found(fmt_cmd)
+    _add_rules(fmt_cmd)
 
     lint_cmd = commands.add_parser(
         "lint",
@@ -253,6 +268,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         "--format", choices=("text", "json"), default="text", help="text lines (default) or one JSON document"
     )
     _show_found(lint_cmd)
+    _add_rules(lint_cmd)
 
     conf_cmd = commands.add_parser(
         "conformance",
@@ -352,6 +368,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     scrub_cmd.add_argument("files", nargs="+", metavar="FILE", help="packet files; - reads stdin")
     scrub_cmd.add_argument("--write", action="store_true", help=_WRITE_HELP)
     scrub_cmd.add_argument("--force", action="store_true", help=_FORCE_HELP)
+    _add_rules(scrub_cmd, _SCRUB_RULES_HELP)
 
     migrate_cmd = commands.add_parser(
         "migrate",

@@ -68,7 +68,11 @@ def run_check(args: argparse.Namespace, out: Output) -> int:
     results = _Results(out, progress, as_json=as_json)
     sources = packets(args.files, args.jsonl or ())
     options = CheckOptions(
-        lenient=args.lenient, allow_unredacted=args.allow_unredacted, as_json=as_json, show_found=args.show_found
+        lenient=args.lenient,
+        allow_unredacted=args.allow_unredacted,
+        as_json=as_json,
+        show_found=args.show_found,
+        rules=args.rules,
     )
     verdicts = judge_all(sources, options, workers=workers)
     # With workers, a stop signal must unwind through judge_all, which then kills them.

@@ -4,23 +4,30 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from cmp._canonical import dumps, file_bytes
 from cmp.cli._judge import check_source
 from cmp.cli._output import Output, error_line
+from cmp.cli._render import redaction_text
 from cmp.cli._sources import Source, Unreadable, packet_in_file, read_each
 from cmp.cli._status import EXIT_FAIL, EXIT_USAGE, ExitStatus
 from cmp.cli._transform import bad_write_options, rewrite
 from cmp.findings import Finding
 
+if TYPE_CHECKING:
+    from cmp._extended import Rules
 
-def _canonical(source: Source, *, allow_unredacted: bool, show_found: bool) -> tuple[bytes | None, list[str]]:
+
+def _canonical(
+    source: Source, *, allow_unredacted: bool, show_found: bool, rules: Rules
+) -> tuple[bytes | None, list[str]]:
     """Canonical bytes of a source, or the one-line reasons it has none."""
-    report = check_source(source, lenient=False, allow_unredacted=allow_unredacted)
+    report = check_source(source, lenient=False, allow_unredacted=allow_unredacted, rules=rules)
     if report.packet is None:
         return None, [str(f) for f in report.errors]
     if report.blocked:
-        hits = [r.line(show_found=show_found) for r in report.redactions]
+        hits = [redaction_text(r, show_found=show_found) for r in report.redactions]
         return None, [f"redaction {hit} (use --allow-unredacted to format anyway)" for hit in hits]
     try:
         return dumps(report.packet), []
@@ -42,7 +49,10 @@ def run_fmt(args: argparse.Namespace, out: Output) -> int:
             continue
         name = source.file
         canonical, problems = _canonical(
-            packet_in_file(source), allow_unredacted=args.allow_unredacted, show_found=args.show_found
+            packet_in_file(source),
+            allow_unredacted=args.allow_unredacted,
+            show_found=args.show_found,
+            rules=args.rules,
         )
         if canonical is None:
             for problem in problems:

@@ -7,21 +7,26 @@ strings, not reports.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from cmp._intake import MAX_PACKET_BYTES, size_finding
 from cmp._pipeline import Report, check
 from cmp.cli._render import json_entry, report_lines, where
 from cmp.cli._sources import Source
 
+if TYPE_CHECKING:
+    from cmp._extended import Rules
+
 
 @dataclass(frozen=True, slots=True)
 class CheckOptions:
-    """How ``check`` judges and renders: its --lenient, --allow-unredacted, --format json and --show-found."""
+    """How ``check`` judges and renders: its --lenient, --allow-unredacted, --rules, --format json and --show-found."""
 
     lenient: bool
     allow_unredacted: bool
     as_json: bool = False
     show_found: bool = False
+    rules: Rules = "default"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +45,7 @@ class Verdict:
     entry: str = ""
 
 
-def check_source(source: Source, *, lenient: bool, allow_unredacted: bool) -> Report:
+def check_source(source: Source, *, lenient: bool, allow_unredacted: bool, rules: Rules = "default") -> Report:
     """``check`` of what was read, or the size finding for a source that was cut at the read limit."""
     if len(source.data) > MAX_PACKET_BYTES:
         return Report(
@@ -50,13 +55,16 @@ def check_source(source: Source, *, lenient: bool, allow_unredacted: bool) -> Re
             packet=None,
             lenient=lenient,
             allow_unredacted=allow_unredacted,
+            rules=rules,
         )
-    return check(source.data, lenient=lenient, allow_unredacted=allow_unredacted)
+    return check(source.data, lenient=lenient, allow_unredacted=allow_unredacted, rules=rules)
 
 
 def judge(source: Source, options: CheckOptions) -> Verdict:
     """One source judged and rendered for the text output, or with ``options.as_json`` for the JSON output."""
-    report = check_source(source, lenient=options.lenient, allow_unredacted=options.allow_unredacted)
+    report = check_source(
+        source, lenient=options.lenient, allow_unredacted=options.allow_unredacted, rules=options.rules
+    )
     if options.as_json:
         entry = {**where(source.file, source.line), **report.to_json(show_found=options.show_found), "error": None}
         return Verdict(source.name, report.accepted, (), json_entry(entry))

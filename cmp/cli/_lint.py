@@ -30,7 +30,7 @@ def run_lint(args: argparse.Namespace, out: Output) -> int:
             if document is not None:
                 document.add(json_entry(error_result(source.file, None, source.message, lint=[])))
             continue
-        report = check_source(source, lenient=False, allow_unredacted=False)
+        report = check_source(source, lenient=False, allow_unredacted=False, rules=args.rules)
         findings = lint(report.packet) if report.packet is not None else []
         if not report.accepted or (findings and args.strict):
             run.fail(EXIT_FAIL)

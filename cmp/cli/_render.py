@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from cmp._pipeline import Report
+from cmp._redaction import Redaction
 
 
 def json_entry(result: dict[str, Any]) -> str:
@@ -43,6 +44,13 @@ def error_result(file: str, line: int | None, message: str, **more: Any) -> dict
     }
 
 
+def redaction_text(redaction: Redaction, *, show_found: bool = False) -> str:
+    """A redaction hit as text lines show it: masked unless ``show_found``, and marked
+    ``(extended)`` when the extended rules found it."""
+    mark = "" if redaction.profile == "default" else f"({redaction.profile}) "
+    return mark + redaction.line(show_found=show_found)
+
+
 def report_lines(name: str, report: Report, *, show_found: bool = False) -> list[str]:
     """The text output of one report, one result per line (escaped for printing by the CLI).
 
@@ -54,7 +62,7 @@ def report_lines(name: str, report: Report, *, show_found: bool = False) -> list
         lines.append(f"{name}: {error_prefix}{finding}")
     redaction_prefix = "warning: redaction " if report.allow_unredacted else "redaction "
     for redaction in report.redactions:
-        lines.append(f"{name}: {redaction_prefix}{redaction.line(show_found=show_found)}")
+        lines.append(f"{name}: {redaction_prefix}{redaction_text(redaction, show_found=show_found)}")
     if report.accepted:
         lines.append(f"{name}: ok" if report.ok else f"{name}: accepted (not conforming)")
     return lines
