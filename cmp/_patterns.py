@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -155,6 +156,11 @@ class _Screen:
             return sorted(found)
         data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
         return sorted(i for i in found if i not in confirm or confirm[i].search(data))
+
+    def matches(self, index: int, data: bytes) -> Iterator[Any]:
+        """Every match of pattern ``index`` in UTF-8 ``data``, leftmost first, not overlapping."""
+        search = self._confirm.get(index)
+        return search.finditer(data) if search is not None else searches()[index].finditer(data)
 
     def leftmost(self, index: int, data: bytes) -> tuple[int, bytes] | None:
         """(byte offset, matched bytes) of the leftmost match of pattern ``index`` in UTF-8 ``data``, or None."""

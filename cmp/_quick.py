@@ -1,30 +1,40 @@
-"""The quick path: a conforming packet written without a single backslash, read in one
-C decode and one compiled walk, scanned in one pass, written with no escaping pass.
+"""The quick path: a conforming packet written without a ``\\u`` escape, read in one C
+decode and one compiled walk, scanned in one pass, and, when it holds no backslash at
+all, written with no escaping pass.
 
-Most writers escape nothing in ordinary text, so this is the common case. It only ever
-says "conforming, and here is the packet": anything else (a backslash, a dropped
-duplicate, a schema error, a canonical form too large) returns None and goes the long
-way (:func:`cmp._pipeline.check_long`), which alone writes findings. So no verdict
-depends on this module; the tests hold the two ways to identical reports and bytes over
-every vector and over generated, re-rendered and mutated packets.
+Most writers escape nothing in ordinary text, or only the odd backslash, quote or line
+break, so this is the common case. It only ever says "conforming, and here is the
+packet": anything else (a ``\\u`` escape, a dropped duplicate, a schema error, a
+canonical form too large) returns None and goes the long way
+(:func:`cmp._pipeline.check_long`), which alone writes findings. So no verdict depends
+on this module; the tests hold the two ways to identical reports and bytes over every
+vector and over generated, re-rendered and mutated packets.
 
-It rests on three facts about JSON text that holds no backslash, stated here once:
+It rests on four facts about JSON text, stated here once:
 
-1. **Every quote opens or closes a string.** So the strings in the document (member
-   names and string values) number exactly half its quotes. The C decoder keeps the last
-   of two duplicate members silently; the compiled builder counts the strings it met, and
-   a shortfall against half the quotes means a member was dropped: the long way reports
-   the duplicate. (:func:`parse_counted`, the count checked in :func:`conforming`.)
-2. **A text in which no redaction pattern matches has no scanned field that matches.**
-   Each string sits in the text verbatim between quotes; a quote, like the edge of a
-   field, is not a word character, so every ``\\b`` a pattern needs at a field's edge it
-   finds in the text too; and no pattern is anchored (``^``, ``$``, ``\\A``, ``\\z``), so
-   none needs a field's start or end. The last condition is asserted below, when this
-   module is imported. (:func:`conforming` skips the field-by-field scan.)
-3. **No string can hold a quote, a backslash or a control character**, since each would
-   have needed an escape. So the canonical writer need not escape the packet's strings,
-   only rewrite Go's extra characters (``<``, ``>``, ``&``, U+2028, U+2029). The packet is
-   known to be ``escape_free`` (:class:`cmp.model.Known`), which :mod:`cmp._canonical` reads.
+1. **Taking out every escape (a backslash and the byte after it) leaves exactly the
+   quotes that open or close strings.** So the strings in the document (member names
+   and string values) number half of those quotes. The C decoder keeps the last of two
+   duplicate members silently; the compiled builder counts the strings it met, and a
+   shortfall means a member was dropped: the long way reports the duplicate.
+   (:func:`parse_counted`, the count checked in :func:`conforming`.)
+2. **Without a ``\\u`` escape, nothing the long way refuses for its escapes is there.**
+   Only ``\\u`` writes a lone surrogate (clause 2.7); every other escape stands for a
+   quote, a backslash, a slash or a control character, and no conforming member name or
+   ``created_at`` holds one, so no member that conforms was written with an escape
+   (clause 7.3).
+3. **In a text with no backslash, if no redaction pattern matches the text, none
+   matches a scanned field.** Each string sits in the text verbatim between quotes; a
+   quote, like the edge of a field, is not a word character, so every ``\\b`` a pattern
+   needs at a field's edge it finds in the text too; and no pattern is anchored (``^``,
+   ``$``, ``\\A``, ``\\z``), so none needs a field's start or end. The last condition is
+   asserted below, when this module is imported. (:func:`conforming` skips the scan of
+   the fields; with a backslash, escapes may hide a match, and the fields are scanned.)
+4. **In a text with no backslash, no string holds a quote, a backslash or a control
+   character**, since each would have needed an escape. So the canonical writer need not
+   escape the packet's strings, only rewrite Go's extra characters (``<``, ``>``, ``&``,
+   U+2028, U+2029). Such a packet is known to be ``escape_free``
+   (:class:`cmp.model.Known`), which :mod:`cmp._canonical` reads.
 """
 
 from __future__ import annotations
@@ -41,11 +51,11 @@ from cmp.model import CONFORMING, Packet
 if TYPE_CHECKING:
     from types import ModuleType
 
-# A packet fresh from the builder knows only that it conforms; read the quick way, its
-# strings are escape-free too (fact 3).
+# A packet fresh from the builder knows only that it conforms; read the quick way from
+# text without a backslash, its strings are escape-free too (fact 4).
 _CONFORMING_ESCAPE_FREE = CONFORMING._replace(escape_free=True)
 
-# Fact 2 needs patterns that no field edge can anchor. Escaped characters and
+# Fact 3 needs patterns that no field edge can anchor. Escaped characters and
 # character classes are removed first: `[^a]` and `\$` anchor nothing.
 _ESCAPE_OR_CLASS = re.compile(r"\\.|\[(?:\\.|[^\]\\])*\]")
 _ANCHOR = re.compile(r"[\^$]|\\[AzZ]|\(\?[a-zA-Z]*m")
@@ -71,13 +81,15 @@ if _ANCHORED:  # pragma: no cover - a change to the pattern table would have to 
 def extended_redactions(raw: bytes, packet: Packet) -> tuple[Redaction, ...]:
     """The extended rule set's findings for a packet :func:`conforming` read from ``raw``.
 
-    Fact 2 holds for the extended table too (its patterns and screens are unanchored,
+    Fact 3 holds for the extended table too (its patterns and screens are unanchored,
     asserted when it is first used), and the extra fields it reads (``project``,
     ``provenance``, ``tags``, method names) sit in ``raw`` verbatim like the others: one
     pass over ``raw`` rules most packets clean.
     """
     extended = _extended_table()
-    return tuple(extended.redact_extended(packet)) if extended.matches_anywhere(raw) else ()
+    if b"\\" not in raw and not extended.matches_anywhere(raw):  # fact 3
+        return ()
+    return tuple(extended.redact_extended(packet))
 
 
 @functools.cache
@@ -91,15 +103,32 @@ def _extended_table() -> ModuleType:
     return _extended
 
 
-def parse_counted(raw: bytes) -> tuple[dict[str, object], int] | None:
-    """(object, strings) for backslash-free JSON text whose top level is an object, else None.
+# Text with more backslashes than this, and more than one in this many bytes, goes the
+# long way: taking out thousands of escapes to count the strings costs more than the
+# long way's own decoder (benchmarks/run.py, near-miss: 6,000 backslashes in 32 KB).
+_ESCAPE_DENSITY = 64
 
-    ``strings`` is half the quotes (fact 1). None also for anything the C decoder with
-    the intake's number and constant refusals will not take; the long way says why.
+
+def parse_counted(raw: bytes) -> tuple[dict[str, object], int] | None:
+    """(object, strings) for JSON text without ``\\u`` whose top level is an object, else None.
+
+    ``strings`` is half the quotes left when the escapes are taken out (fact 1). None
+    also for anything the C decoder with the intake's number and constant refusals will
+    not take; the long way says why.
     """
-    if len(raw) > _intake.MAX_PACKET_BYTES or b"\\" in raw:
+    if len(raw) > _intake.MAX_PACKET_BYTES:
         return None
-    quotes = raw.count(b'"')
+    if b"\\" in raw:
+        # Fact 2 (an escaped backslash before a u, as in C:\\\\users, goes the long way too).
+        if raw.count(b"\\") > max(_ESCAPE_DENSITY, len(raw) // _ESCAPE_DENSITY) or b"\\u" in raw:
+            return None
+        # Fact 1, in C: in JSON text a run of backslashes pairs up from its start, so
+        # taking out every escaped backslash leaves each other backslash starting an
+        # escape of one byte; of those, the quotes are exactly the \\" pairs.
+        unpaired = raw.replace(b"\\\\", b"")
+        quotes = unpaired.count(b'"') - unpaired.count(b'\\"')
+    else:
+        quotes = raw.count(b'"')
     if quotes % 2:
         return None
     value = _intake.decode_plain(raw)
@@ -121,8 +150,11 @@ def conforming(raw: bytes) -> tuple[str, Packet, tuple[Redaction, ...]] | None:
     if built is None or built[1] != strings:  # fact 1: a duplicate was dropped
         return None
     packet = built[0]
-    object.__setattr__(packet, "_known", _CONFORMING_ESCAPE_FREE)  # fact 3
+    plain = b"\\" not in raw
+    if plain:
+        object.__setattr__(packet, "_known", _CONFORMING_ESCAPE_FREE)  # fact 4
     if growth_finding(packet, len(raw)) is not None:
         return None  # the long way reports the size
-    redactions = tuple(redact(packet)) if matches_anywhere(raw) else ()  # fact 2
-    return routed, packet, redactions
+    if plain and not matches_anywhere(raw):  # fact 3
+        return routed, packet, ()
+    return routed, packet, tuple(redact(packet))

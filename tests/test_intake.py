@@ -12,7 +12,7 @@ import cmp
 from cmp._intake import MAX_DEPTH, MAX_PACKET_BYTES
 from cmp._quick import parse_counted
 from cmp.findings import Finding
-from tests.packets import encode, full, minimal, strings_in
+from tests.packets import encode, full, minimal, put, strings_in
 
 
 def codes(data: bytes | str) -> list[str]:
@@ -228,9 +228,10 @@ def test_counted_read_counts_every_name_and_string_value() -> None:
 @pytest.mark.parametrize(
     "raw",
     [
-        b'{"goal": "a\\"b"}',  # any backslash: a quote may then sit inside a string
-        b'{"goal": "a\\nb"}',
         b'{"goal": "\\ud800"}',
+        b'{"goal": "\\u0061"}',  # any \u escape: it may write a surrogate or an escaped created_at
+        b'{"goal": "C:\\\\users"}',  # an escaped backslash before a u looks like one: the long way
+        b'{"goal": "a\\"b}',  # the quote is escaped: the string never ends
         b'{"goal": "\\ud83d\\ude00"}',  # fine JSON, but surrogate escapes go the long way
         b'{"goal": "\xff"}',
         b'\xef\xbb\xbf{"goal": "g"}',
@@ -244,6 +245,21 @@ def test_counted_read_counts_every_name_and_string_value() -> None:
 )
 def test_counted_read_declines_anything_unusual(raw: bytes) -> None:
     assert parse_counted(raw) is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "strings"),
+    [
+        (b'{"goal": "a\\"b"}', 2),  # an escaped quote is no string's edge
+        (b'{"goal": "a\\\\"}', 2),  # an escaped backslash, then the closing quote
+        (b'{"goal": "a\\\\\\"b", "x": "\\n"}', 4),
+        (b'{"goal": "\\/\\b\\f\\n\\r\\t"}', 2),
+    ],
+)
+def test_counted_read_counts_strings_through_escapes(raw: bytes, strings: int) -> None:
+    """Fact 1 of cmp._quick: the quotes left once every escape is taken out are the strings' edges."""
+    counted = parse_counted(raw)
+    assert counted is not None and counted[1] == strings == strings_in(counted[0])
 
 
 def _depth_oracle(value: object) -> int:
@@ -299,3 +315,11 @@ def test_wide_documents_are_not_taken_for_deep_ones() -> None:
 def test_decoder_messages_that_end_in_at_say_it_once(text: bytes, message: str) -> None:
     (finding,) = cmp.check(text).errors
     assert finding.message == message
+
+
+def test_text_dense_with_escapes_goes_the_long_way() -> None:
+    """cmp._quick's escape density rule: a performance choice, never a verdict."""
+    dense = encode(put(full(), "goal", "\\" * 100))
+    sparse = encode(put(full(), "goal", "\\" * 10))
+    assert parse_counted(dense) is None and parse_counted(sparse) is not None
+    assert cmp.check(dense).ok and cmp.check(sparse).ok

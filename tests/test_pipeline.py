@@ -223,6 +223,19 @@ def test_plain_rendering_takes_the_quick_path() -> None:
     assert both_ways(encode(full("0.1")))[2]
 
 
+def test_escapes_other_than_backslash_u_take_the_quick_path_too() -> None:
+    """With a backslash the quick path scans the fields (fact 3) and marks nothing escape-free (fact 4)."""
+    obj = put(full(), "goal", 'Say "hi" on\ta new\nline.')
+    obj = put(obj, "constraints[0]", "Paths like C:\\Work\\data.txt stay out.")
+    raw = json.dumps(obj, ensure_ascii=False).encode()
+    assert b"\\" in raw and b"\\u" not in raw
+    report, long_way, quick = both_ways(raw)
+    assert quick and report == long_way
+    assert [r.category for r in report.redactions] == ["abs-path"]  # found in the field, not the text
+    assert report.packet is not None and not report.packet._known.escape_free
+    assert cmp.dumps(report.packet) == cmp.dumps(long_way.packet)  # type: ignore[arg-type]
+
+
 DUPLICATES = [
     ('"goal": "g",', '"goal": "g", "goal": "g",', "$.goal"),
     ('"what": "w",', '"what": "w", "what": "w",', "$.decisions[0].what"),
@@ -239,7 +252,7 @@ def test_a_dropped_duplicate_is_always_found(before: str, after: str, path: str,
     packet = full()
     packet["goal"] = "g"
     packet["decisions"][0] = {"what": "w", "why": "y", "locked": True}
-    packet["next_step"] = next_step  # with a backslash, the long way alone reads it
+    packet["next_step"] = next_step  # with a backslash too, the string count finds the duplicate
     text = json.dumps(packet, ensure_ascii=False)
     assert before in text
     report, long_way, quick = both_ways(text.replace(before, after, 1).encode())

@@ -113,8 +113,8 @@ def test_scrub_leaves_nothing_to_redact_and_changes_only_the_matches(packet: cmp
     expected = dict(obj)
     for field in data.draw(st.lists(st.sampled_from(["goal", "next_step"]), max_size=2, unique=True)):
         category = data.draw(st.sampled_from(sorted(SECRETS)))
-        planted[field] = f"{obj[field][:200]} {SECRETS[category]}"
-        expected[field] = f"{obj[field][:200]} {placeholder(category)}"
+        planted[field] = f"{obj[field][:200]}\n{SECRETS[category]}"  # a line break joins no pattern across it
+        expected[field] = f"{obj[field][:200]}\n{placeholder(category)}"
     if cmp.redact(cmp.Packet.from_dict({**obj})) or not cmp.check(encode(planted)).conforming:
         return  # generated text that already matches, or grew past a bound: other tests cover those
     clean, _ = cmp.scrub(cmp.check(encode(planted)).packet)  # type: ignore[arg-type]
