@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, is_dataclass
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
-
-import re2
 
 from cmp._patterns import (
     CATEGORIES,
@@ -141,33 +138,9 @@ class Redaction:
 
 
 _SCREEN = SCREEN
-# The fields are scanned as one text, joined by NUL. NUL is not a word character, so
-# every \b and \B a pattern needs at a field's edge it finds at the separator, and no
-# pattern can match NUL (asserted below), so no match runs from one field into the next.
-# So the matches of the joined text are exactly the matches of the fields: one pass
-# rules a packet clean, and a search finds the fields that hold a match
-# (tests/test_redaction.py holds the findings to a search of each field alone).
-_FIELD_JOIN = "\x00"
-
-
-def may_match_nul(regex: str) -> bool:
-    """Conservatively, whether ``regex`` could match a NUL: through a negated class, an
-    unescaped ``.``, ``\\W``, ``\\S``, ``\\D``, ``\\C``, a Unicode class, or a NUL
-    written in any form."""
-    if any(token in regex for token in ("[^", "\\W", "\\S", "\\D", "\\C", "\\p", "\\P", "\\x", "\\0", "\x00")):
-        return True
-    bare = re.sub(r"\\.", "", regex)  # other escapes name one character or class without NUL
-    bare = re.sub(r"\[[^\]]*\]", "", bare)  # positive classes: their dots are dots
-    return "." in bare
-
-
-_NUL_MATCHERS = [
-    p.category
-    for p in PATTERNS
-    if any(may_match_nul(regex) for regex in (p.regex, p.screened_by, (p.fixed_width or b"").decode("ascii")))
-]
-if _NUL_MATCHERS:  # pragma: no cover - a change to the pattern table would have to cause it
-    raise AssertionError(f"the joined scan needs patterns that cannot match NUL; these may: {_NUL_MATCHERS}")
+# Any separator that is not a word character keeps every in-field match (and its
+# boundaries) a match of the joined text, so one pass can rule a packet clean.
+_FIELD_JOIN = "\n"
 
 
 def _groups() -> tuple[tuple[str, tuple[str, ...] | None], ...]:
@@ -225,79 +198,37 @@ def scan(fields: list[tuple[str, str]]) -> list[Redaction]:
     """Findings for (name, text) pairs: per field, per pattern, the leftmost match."""
     if not fields:
         return []
+    values = [text for _, text in fields]
     try:
-        return _leftmost([name for name, _ in fields], [text for _, text in fields])
+        if not _SCREEN.hits(_FIELD_JOIN.join(values)):
+            return []
+        hit_lists = [_SCREEN.hits(text) for text in values]
     except UnicodeEncodeError:
         # Lone surrogates (only in hand-built models) cannot be UTF-8 for RE2. They are
         # not word characters and no pattern matches them, so U+FFFD stands in for them.
         fields = [(name, text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")) for name, text in fields]
         return scan(fields)
+    return _extract([name for name, _ in fields], values, hit_lists)
 
 
-def _leftmost(names: Sequence[str] | Callable[[], Sequence[str]], values: list[str]) -> list[Redaction]:
-    """The leftmost match of each pattern in each field, in field order, then pattern order.
-
-    ``names`` may be a function giving them, called only when something is found. One set
-    pass over the joined fields rules most packets clean; otherwise one search that takes
-    any pattern's screen finds the fields with something in them (a field at a time: after
-    a hit the search goes on at the next field, so it runs at most once per field), and
-    only those fields are searched pattern by pattern.
-    """
-    joined = _FIELD_JOIN.join(values)
-    if not _SCREEN.hits(joined):
-        return []
-    if joined.count(_FIELD_JOIN) != len(values) - 1:  # a field holds a NUL itself: field by field
-        return _each_field(names() if callable(names) else names, values)
-    # On bytes, google-re2 skips mapping offsets back to characters (twice as fast);
-    # RE2 matches whole UTF-8 characters, so every match decodes cleanly.
-    data = joined.encode("utf-8")
-    search = _any_screen().search
+def _extract(names: list[str], values: list[str], hit_lists: list[list[int]]) -> list[Redaction]:
+    """The leftmost match of each pattern the set reported, field by field."""
     found: list[Redaction] = []
-    field, start = 0, 0  # the field the search starts in, and where that is
-    while True:
-        match = search(data, start)
-        if match is None:
-            return found
-        field += data.count(b"\x00", start, match.start())  # the field the match is in
-        hits = _SCREEN.hits(values[field])
-        if hits:
-            if callable(names):
-                names = names()
-            found += _field_matches(names[field], values[field], hits)
-        start = data.find(b"\x00", match.start()) + 1  # no match holds a NUL: its field ends there
-        if start == 0:
-            return found
-        field += 1
-
-
-def _each_field(names: Sequence[str], values: list[str]) -> list[Redaction]:
-    found: list[Redaction] = []
-    for name, text in zip(names, values, strict=True):
-        hits = _SCREEN.hits(text)
-        if hits:
-            found += _field_matches(name, text, hits)
-    return found
-
-
-@functools.cache
-def _any_screen() -> Any:
-    """One RE2 search for any pattern's screen: it matches wherever a pattern does."""
-    return re2.compile("|".join(f"(?:{p.screened_by})" for p in PATTERNS))
-
-
-def _field_matches(name: str, text: str, hits: list[int]) -> list[Redaction]:
-    """The leftmost match in ``text`` of each pattern in ``hits``."""
-    found: list[Redaction] = []
-    data = text.encode("utf-8")
-    for index in hits:
-        leftmost = _SCREEN.leftmost(index, data)
-        if leftmost is not None:
-            start, match = leftmost
-            pattern = PATTERNS[index]
-            matched = match.decode("utf-8")
-            # RE2 matches whole characters, so the bytes before a match decode too.
-            at = len(data[:start].decode("utf-8")) if start else 0
-            found.append(Redaction(name, pattern.category, pattern.mask or matched, at, len(matched)))
+    for name, text, hits in zip(names, values, hit_lists, strict=True):
+        if not hits:
+            continue
+        # On bytes, google-re2 skips mapping offsets back to characters (twice as fast);
+        # RE2 matches whole UTF-8 characters, so every match decodes cleanly.
+        data = text.encode("utf-8")
+        for index in hits:
+            leftmost = _SCREEN.leftmost(index, data)
+            if leftmost is not None:
+                start, match = leftmost
+                pattern = PATTERNS[index]
+                text = match.decode("utf-8")
+                # RE2 matches whole characters, so the bytes before a match decode too.
+                at = len(data[:start].decode("utf-8")) if start else 0
+                found.append(Redaction(name, pattern.category, pattern.mask or text, at, len(text)))
     return found
 
 
@@ -349,9 +280,13 @@ def _item_names(top: str, members: tuple[str, ...] | None, count: int) -> tuple[
 def redact(packet: Packet) -> list[Redaction]:
     """Redaction findings for a typed :class:`cmp.Packet`, in the reference's order."""
     try:
-        return _leftmost(functools.partial(_plain_names, packet), _plain_texts(packet))
+        values = _plain_texts(packet)
+        if not _SCREEN.hits(_FIELD_JOIN.join(values)):
+            return []
+        hit_lists = [_SCREEN.hits(text) for text in values]
     except (UnicodeEncodeError, TypeError, AttributeError):
         return scan(list(texts(packet)))  # a hand-built model with odd values: the careful walk copes
+    return _extract(_plain_names(packet), values, hit_lists)
 
 
 def replace_matches(text: str, replacement: Callable[[Pattern, str, int], str]) -> str:
