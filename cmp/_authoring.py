@@ -52,11 +52,10 @@ def new(*, goal: str, next_step: str, parent: Packet | None, members: Mapping[st
 
 def replace(packet: Packet, changes: Mapping[str, Any]) -> Packet:
     """See :meth:`Packet.replace`."""
-    # Build the changed members through a throwaway mapping of the whole packet: nested
+    # The whole packet built again from its members with the changes over them: nested
     # mappings are converted and unknown names refused exactly as in new().
     current = {f.name: getattr(packet, f.name) for f in dataclasses.fields(packet) if f.init}
-    rebuilt = build({**current, **changes}, "Packet")
-    return conforming(dataclasses.replace(packet, **{name: getattr(rebuilt, name) for name in changes}))
+    return conforming(build({**current, **changes}, "Packet"))
 
 
 def from_dict(obj: Mapping[str, Any]) -> Packet:

@@ -107,15 +107,7 @@ def check(
     if rules != "default":
         assert raw is not None  # the quick path read it
         redactions += _quick.extended_redactions(raw, packet)
-    return Report(
-        version=version,
-        errors=(),
-        redactions=redactions,
-        packet=packet,
-        lenient=lenient,
-        allow_unredacted=allow_unredacted,
-        rules=rules,
-    )
+    return _conforming(version, packet, redactions, lenient=lenient, allow_unredacted=allow_unredacted, rules=rules)
 
 
 def _checked_rules(rules: object) -> None:
@@ -163,8 +155,21 @@ def check_long(
         from cmp._extended import redact_extended
 
         redactions += tuple(redact_extended(packet))
+    return _conforming(routed, packet, redactions, lenient=lenient, allow_unredacted=allow_unredacted, rules=rules)
+
+
+def _conforming(
+    version: str,
+    packet: Packet,
+    redactions: tuple[Redaction, ...],
+    *,
+    lenient: bool,
+    allow_unredacted: bool,
+    rules: Rules,
+) -> Report:
+    """The report of a conforming packet, read either way."""
     return Report(
-        version=routed,
+        version=version,
         errors=(),
         redactions=redactions,
         packet=packet,

@@ -32,7 +32,11 @@ def _path(version: str) -> str:
     # the schemas always ship as files inside the package.
     if version not in SUPPORTED_VERSIONS:
         raise ValueError(f"no schema for version {version!r}; supported: {', '.join(SUPPORTED_VERSIONS)}")
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), f"core-memory.v{version}.json")
+    return _beside_this_file(f"core-memory.v{version}.json")
+
+
+def _beside_this_file(name: str) -> str:
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
 
 
 Kind = Literal["string", "timestamp", "boolean", "strings", "object", "objects"]
@@ -124,7 +128,7 @@ def schema_bytes(version: str) -> bytes:
 
 @functools.cache
 def _annotations() -> dict[str, dict[str, Any]]:
-    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "annotations.json"), encoding="utf-8") as stream:
+    with open(_beside_this_file("annotations.json"), encoding="utf-8") as stream:
         notes: dict[str, dict[str, Any]] = json.load(stream)
     return notes
 
