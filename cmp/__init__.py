@@ -19,7 +19,10 @@ The public API, all of it:
 - The model: :class:`Packet` (``Packet.new``, ``from_dict``, ``to_dict``, ``replace``,
   ``validate`` for writers), :class:`Project`, :class:`Decision`, :class:`Method`,
   :class:`Attempt`, :class:`Provenance`.
-- :class:`Finding` (``code``, ``path``, ``keyword``, ``message``) and :data:`FINDING_CODES`.
+- :class:`Finding` (``code``, ``path``, ``keyword``, ``message``, and a :class:`Position`
+  once located) and :data:`FINDING_CODES`.
+- :func:`locate` — findings and redaction hits with their line and column in the source
+  text (:meth:`Report.located` does it for a report).
 - :data:`SUPPORTED_VERSIONS`, :data:`MAX_PACKET_BYTES`, :data:`SCANNED_FIELDS`,
   :data:`REDACTION_CATEGORIES`.
 """
@@ -35,7 +38,7 @@ from cmp._pipeline import Report, check, loads, redact, validate
 from cmp._redaction import CATEGORIES as REDACTION_CATEGORIES
 from cmp._redaction import SCANNED_FIELDS, Redaction
 from cmp.findings import CODES as FINDING_CODES
-from cmp.findings import Finding, PacketError
+from cmp.findings import Finding, PacketError, Position
 from cmp.model import Attempt, Decision, Method, Packet, Project, Provenance
 from cmp.schema import SUPPORTED_VERSIONS
 
@@ -44,6 +47,7 @@ if TYPE_CHECKING:
     from cmp._chain import ChainFinding, ChainReport, chain
     from cmp._lint import lint
     from cmp._migrate import migrate
+    from cmp._positions import locate
     from cmp._scrub import scrub
 
 __version__ = "0.1.0"
@@ -56,6 +60,7 @@ _ON_FIRST_USE = {
     "ChainFinding": "cmp._chain",
     "ChainReport": "cmp._chain",
     "lint": "cmp._lint",
+    "locate": "cmp._positions",
     "migrate": "cmp._migrate",
     "scrub": "cmp._scrub",
 }
@@ -88,6 +93,7 @@ __all__ = [
     "Method",
     "Packet",
     "PacketError",
+    "Position",
     "Project",
     "Provenance",
     "Redaction",
@@ -97,6 +103,7 @@ __all__ = [
     "dumps",
     "lint",
     "loads",
+    "locate",
     "migrate",
     "redact",
     "scrub",

@@ -20,13 +20,17 @@ _CONSTANTS = ("NaN", "Infinity", "-Infinity")
 
 
 class DeepJSONError(ValueError):
-    pass
+    """Text this parser refuses; ``pos`` is where, in code points (like JSONDecodeError's)."""
+
+    def __init__(self, message: str, pos: int) -> None:
+        super().__init__(message)
+        self.pos = pos
 
 
 def _fail(text: str, pos: int, what: str) -> DeepJSONError:
     line = text.count("\n", 0, pos) + 1
     column = pos - (text.rfind("\n", 0, pos) + 1) + 1
-    return DeepJSONError(f"{what} at line {line} column {column}")
+    return DeepJSONError(f"{what} at line {line} column {column}", pos)
 
 
 def loads(

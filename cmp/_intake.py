@@ -340,6 +340,48 @@ def parse_json(text: str, raw: bytes) -> tuple[Any, list[Finding]]:
     return value, []
 
 
+_VALUE_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[^\s\[\]{},:"]+')
+_REFUSED_CONSTANTS = frozenset({"NaN", "Infinity", "-Infinity"})
+
+
+def refused_at(text: str, raw: bytes) -> int | None:
+    """Where :func:`parse_json` refuses ``text`` as JSON, in code points: the decoder's
+    error offset, or where the first refused number or constant is written; None when
+    the text parses. (Only a report asked for positions calls this: cmp._positions.)
+    """
+    try:
+        if _nests_deeper_than(raw, MAX_DEPTH):
+            raise RecursionError
+        _PLAIN_DECODER.decode(text)
+    except RecursionError:
+        try:
+            _deepjson.loads(text, dict, _refuse_constant, _finite_float, _finite_int, MAX_DEPTH)
+        except _deepjson.DeepJSONError as exc:
+            return exc.pos
+        except _Refused:
+            return _first_refused_value(text)
+    except json.JSONDecodeError as exc:
+        return exc.pos
+    except _Refused:
+        return _first_refused_value(text)
+    return None
+
+
+def _first_refused_value(text: str) -> int | None:
+    """The first number or constant the decoder refuses, in the order it reads them."""
+    for match in _VALUE_TOKEN.finditer(text):
+        token = match.group()
+        if token in _REFUSED_CONSTANTS:
+            return match.start()
+        if token[0] in "-0123456789":
+            try:
+                if math.isinf(float(token)):
+                    return match.start()
+            except ValueError:
+                continue
+    return None
+
+
 def _decoded_findings(value: Any, duplicates: list[tuple[dict[str, Any], str]]) -> Iterator[Finding]:
     """Duplicate members and lone surrogates of a decoded document, in one walk."""
     lost = {(id(obj), name) for obj, name in duplicates}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from cmp import _intake, _quick, _validation
@@ -36,6 +36,8 @@ class Report:
     lenient: bool = False
     allow_unredacted: bool = False
     rules: str = "default"
+    # What was judged, kept (not copied) so that located() can find positions later.
+    source: bytes | str | None = field(default=None, compare=False)
 
     @property
     def conforming(self) -> bool:
@@ -65,6 +67,21 @@ class Report:
         return (
             f"Report(version={self.version!r}, conforming={self.conforming}, ok={self.ok}, "
             f"errors={list(self.errors)!r}, redactions={list(self.redactions)!r})"
+        )
+
+    def located(self) -> Report:
+        """This report with a :class:`~cmp.findings.Position` (line and column in the source
+        text) on every finding and redaction hit that has one; itself when there is
+        nothing to place or no source (a report built by hand).
+
+        Checking never computes positions; this reads the text again (:mod:`cmp._positions`).
+        """
+        if self.source is None or not (self.errors or self.redactions):
+            return self
+        from cmp._positions import locate
+
+        return replace(
+            self, errors=tuple(locate(self.source, self.errors)), redactions=tuple(locate(self.source, self.redactions))
         )
 
     def to_json(self, *, show_found: bool = False) -> dict[str, Any]:
@@ -107,7 +124,9 @@ def check(
     if rules != "default":
         assert raw is not None  # the quick path read it
         redactions += _quick.extended_redactions(raw, packet)
-    return _conforming(version, packet, redactions, lenient=lenient, allow_unredacted=allow_unredacted, rules=rules)
+    return _conforming(
+        version, packet, redactions, lenient=lenient, allow_unredacted=allow_unredacted, rules=rules, source=data
+    )
 
 
 def _checked_rules(rules: object) -> None:
@@ -134,28 +153,37 @@ def check_long(
             lenient=lenient,
             allow_unredacted=allow_unredacted,
             rules=rules,
+            source=data,
         )
     assert raw is not None  # text that parsed is valid UTF-8
     routed = _validation.route(obj)
     if isinstance(routed, Finding):
-        return _refused(None, [routed], obj, lenient=lenient, allow_unredacted=allow_unredacted, rules=rules)
+        return _refused(
+            None, [routed], obj, lenient=lenient, allow_unredacted=allow_unredacted, rules=rules, source=data
+        )
     built = builder(routed)(obj)
     escaped = _intake.escaped_members(raw, _intake.RAW_TEXT_MEMBERS)
     if built is None or escaped:
         from cmp._explain import explain  # only a refused packet pays for the import
 
         errors = explain(obj, routed, escaped=escaped)
-        return _refused(routed, errors, obj, lenient=lenient, allow_unredacted=allow_unredacted, rules=rules)
+        return _refused(
+            routed, errors, obj, lenient=lenient, allow_unredacted=allow_unredacted, rules=rules, source=data
+        )
     packet = built[0]
     grown = growth_finding(packet, len(raw))
     if grown is not None:
-        return _refused(routed, [grown], obj, lenient=lenient, allow_unredacted=allow_unredacted, rules=rules)
+        return _refused(
+            routed, [grown], obj, lenient=lenient, allow_unredacted=allow_unredacted, rules=rules, source=data
+        )
     redactions = tuple(_redaction_default(packet))
     if rules != "default":
         from cmp._extended import redact_extended
 
         redactions += tuple(redact_extended(packet))
-    return _conforming(routed, packet, redactions, lenient=lenient, allow_unredacted=allow_unredacted, rules=rules)
+    return _conforming(
+        routed, packet, redactions, lenient=lenient, allow_unredacted=allow_unredacted, rules=rules, source=data
+    )
 
 
 def _conforming(
@@ -166,6 +194,7 @@ def _conforming(
     lenient: bool,
     allow_unredacted: bool,
     rules: Rules,
+    source: bytes | str,
 ) -> Report:
     """The report of a conforming packet, read either way."""
     return Report(
@@ -176,6 +205,7 @@ def _conforming(
         lenient=lenient,
         allow_unredacted=allow_unredacted,
         rules=rules,
+        source=source,
     )
 
 
@@ -209,6 +239,7 @@ def _refused(
     lenient: bool,
     allow_unredacted: bool,
     rules: Rules = "default",
+    source: bytes | str,
 ) -> Report:
     """The report of a packet that parsed but does not conform; lenient mode still scans it
     (with the extended rules, every string and member name in it as well)."""
@@ -227,6 +258,7 @@ def _refused(
         lenient=lenient,
         allow_unredacted=allow_unredacted,
         rules=rules,
+        source=source,
     )
 
 

@@ -26,7 +26,7 @@ from cmp._patterns import (
     searches,
     shows_echo,
 )
-from cmp.findings import ECHO_LIMIT, BoundedPath
+from cmp.findings import ECHO_LIMIT, BoundedPath, Position
 
 if TYPE_CHECKING:
     from cmp.model import Packet
@@ -81,6 +81,9 @@ class Redaction:
     # (cmp._extended, opt-in). Shown only when it is not the default, so default
     # output stays as it was.
     profile: str = dataclasses.field(default="default", kw_only=True)
+    # Where the match starts in the source text, once asked for (cmp.Report.located,
+    # cmp.locate); None until then.
+    position: Position | None = dataclasses.field(default=None, kw_only=True)
 
     @property
     def echo(self) -> str:
@@ -118,8 +121,8 @@ class Redaction:
 
     def to_json(self, *, show_found: bool = False) -> dict[str, str | int]:
         """``field``, ``category``, ``found`` (the public prefix and ``…``, an absolute path's echo,
-        or with ``show_found`` the echo), ``at``, ``length``, ``text`` (:meth:`line`), and
-        ``profile`` for a finding of the extended rules."""
+        or with ``show_found`` the echo), ``at``, ``length``, ``text`` (:meth:`line`),
+        ``profile`` for a finding of the extended rules, and ``line`` and ``column`` once located."""
         if show_found or shows_echo(self.category):
             found = self.echo
         else:
@@ -134,6 +137,9 @@ class Redaction:
         }
         if self.profile != "default":
             out["profile"] = self.profile
+        if self.position is not None:
+            out["line"] = self.position.line
+            out["column"] = self.position.column
         return out
 
 

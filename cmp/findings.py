@@ -47,6 +47,21 @@ ECHO_LIMIT = 32
 QUOTE_LIMIT = ECHO_LIMIT
 
 
+@dataclass(frozen=True, slots=True, order=True)
+class Position:
+    """Where in a packet's source text a finding is: 1-based ``line`` and ``column``.
+
+    Lines end at LF (a CR before it belongs to the line end, as in Python's and Go's JSON
+    decoders); columns count code points, so a column is the same in every encoding.
+    """
+
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.line}:{self.column}"
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One reason a packet is not conforming, or one piece of advice about it.
@@ -54,19 +69,32 @@ class Finding:
     ``code`` is one of :data:`CODES` (a verdict) or of :data:`ADVICE_CODES` (advice);
     ``path`` is a JSONPath into the document (``$`` for the whole of it); ``keyword``
     is the JSON Schema keyword for ``schema`` findings, the rule for advice, and
-    ``None`` otherwise; ``message`` is one line.
+    ``None`` otherwise; ``message`` is one line. ``position`` says where in the source
+    text it is, once asked for (:meth:`cmp.Report.located`, :func:`cmp.locate`); None
+    until then.
     """
 
     code: Code | AdviceCode
     path: str
     message: str
     keyword: str | None = None
+    position: Position | None = None
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"
 
-    def to_json(self) -> dict[str, str | None]:
-        return {"code": self.code, "path": self.path, "keyword": self.keyword, "message": self.message}
+    def to_json(self) -> dict[str, str | int | None]:
+        """``code``, ``path``, ``keyword``, ``message``, and ``line`` and ``column`` once located."""
+        out: dict[str, str | int | None] = {
+            "code": self.code,
+            "path": self.path,
+            "keyword": self.keyword,
+            "message": self.message,
+        }
+        if self.position is not None:
+            out["line"] = self.position.line
+            out["column"] = self.position.column
+        return out
 
 
 class PacketError(ValueError):

@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cmp._validation",),  # version routing and the schema of the routed version
     # the pre-flight over a typed packet; its opt-in extended rule set; the writing rules' advice
     ("cmp._redaction", "cmp._extended", "cmp._lint"),
-    ("cmp._canonical",),  # typed packet to canonical bytes
+    ("cmp._canonical", "cmp._positions"),  # typed packet to canonical bytes; findings placed in the text
     ("cmp._quick", "cmp._authoring"),  # the quick path; writing packets: values in, a conforming packet out
     ("cmp._pipeline", "cmp._scrub", "cmp._migrate", "cmp._chain"),  # check, loads; scrub; migrate; chains
     ("cmp",),  # the public API

@@ -56,6 +56,7 @@ def check_source(source: Source, *, lenient: bool, allow_unredacted: bool, rules
             lenient=lenient,
             allow_unredacted=allow_unredacted,
             rules=rules,
+            source=source.data,
         )
     return check(source.data, lenient=lenient, allow_unredacted=allow_unredacted, rules=rules)
 

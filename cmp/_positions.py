@@ -1,0 +1,330 @@
+"""Where each finding is in the packet's text: line and column, found only when asked for.
+
+Checking never pays for positions: findings carry paths, and this module reads the text
+again to turn them into places, for a report that is rendered or asked to
+(:meth:`cmp.Report.located`, :func:`cmp.locate`). Reading the text ourselves is what
+makes this possible at all: a decoded document has no positions left.
+
+Where a finding points (specification clause 1.5):
+
+- a member or item: the first character of its value; an unexpected or duplicated member
+  (``additionalProperties``, ``duplicate-key``): its name, the second time it is written
+  for a duplicate; a member that is missing (``required``, an absent ``ltm_version``, a
+  missing member that lint advises on): the object that lacks it;
+- a redaction hit: the first character of the match inside the string as written, so a
+  match after an escape (``\\n``, ``\\u00e9``) points at the right column;
+- the whole packet (``$``): the first character of the value, past leading whitespace;
+  a packet over the size limit: the character holding its first byte past the limit;
+- text that is not JSON: where the decoder stopped (or the invalid UTF-8 byte, the
+  refused number or constant, the string holding a lone surrogate).
+
+Paths are matched as the findings render them (:class:`cmp.findings.BoundedPath`), so a
+finding in a masked or cut member name is found too; where two members render alike (a
+cut name, a long path) the first one written is taken.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
+
+from cmp import _intake
+from cmp.findings import BoundedPath, Finding, Position
+
+if TYPE_CHECKING:
+    from cmp._redaction import Redaction
+
+    Located = TypeVar("Located", Finding, Redaction)
+
+# Scanning only text that parsed: a string, one structural character, or the run of
+# characters of a number or literal. On valid JSON from the start it never lands inside
+# a string. (On text that did not parse it still steps over strings, which is all the
+# search for a refused number needs.)
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{},:]|[^\s\[\]{},:"]+')
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+# Keywords whose finding is about a member's name, not its value.
+_ABOUT_THE_NAME = frozenset({"additionalProperties"})
+
+
+@dataclass(frozen=True, slots=True)
+class _Node:
+    """One value as written: where its member name starts (None for an item or the root),
+    where it starts, and its token when it is a string (to place offsets inside it)."""
+
+    name_at: int | None
+    value_at: int
+    string: str | None
+
+
+@dataclass(slots=True)
+class _Frame:
+    path: BoundedPath
+    is_object: bool
+    index: int = 0
+    name: str = ""
+    name_at: int = 0
+
+
+@dataclass(slots=True)
+class _Map:
+    """The document's values by rendered path: first and second occurrence (a duplicated
+    member), and each object's member names with where each is written."""
+
+    first: dict[str, _Node] = dataclasses.field(default_factory=dict)
+    second: dict[str, _Node] = dataclasses.field(default_factory=dict)
+    names: dict[str, list[tuple[str, int, str]]] = dataclasses.field(default_factory=dict)
+
+
+def _decoded(token: str) -> str:
+    if "\\" not in token:
+        return token[1:-1]
+    decoded: str = json.loads(token)
+    return decoded
+
+
+def _map(text: str) -> _Map:
+    """Every value of ``text`` (which parsed) by its rendered path. Iterative: documents may nest 10,000 deep."""
+    found = _Map()
+    stack: list[_Frame] = []
+    expect_name = False
+    root = BoundedPath()
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        lead = token[0]
+        if lead == ",":
+            expect_name = bool(stack) and stack[-1].is_object
+            continue
+        if lead == ":":
+            continue
+        if lead in "]}":
+            stack.pop()
+            continue
+        start = match.start()
+        top = stack[-1] if stack else None
+        if expect_name and top is not None:
+            top.name, top.name_at = _decoded(token), start
+            names = found.names.get(top.path.text)
+            if names is not None:
+                names.append((top.name, start, token))
+            expect_name = False
+            continue
+        name_at: int | None = None
+        if top is None:
+            path = root
+        elif top.is_object:
+            path, name_at = top.path.child(top.name), top.name_at
+        else:
+            path = top.path.child(top.index)
+            top.index += 1
+        node = _Node(name_at, start, token if lead == '"' else None)
+        key = path.text
+        if key not in found.first:
+            found.first[key] = node
+            if lead == "{":
+                found.names[key] = []
+        elif key not in found.second:
+            found.second[key] = node
+        if lead in "[{":
+            stack.append(_Frame(path, lead == "{"))
+            expect_name = lead == "{"
+    return found
+
+
+def _inside(token: str, at: int) -> int:
+    """The offset in a string token (quotes included) of its ``at``-th decoded code point."""
+    if "\\" not in token:
+        return 1 + at
+    index, count = 1, 0
+    while count < at and index < len(token) - 1:
+        if token[index] != "\\":
+            index += 1
+        elif token[index + 1] != "u":
+            index += 2
+        elif _surrogate_pair_at(token, index):
+            index += 12
+        else:
+            index += 6
+        count += 1
+    return index
+
+
+def _surrogate_pair_at(token: str, index: int) -> bool:
+    """Whether a ``\\uD8xx\\uDCxx`` pair, one code point, starts at ``index``."""
+    try:
+        high = int(token[index + 2 : index + 6], 16)
+        if not 0xD800 <= high < 0xDC00 or token[index + 6 : index + 8] != "\\u":
+            return False
+        return 0xDC00 <= int(token[index + 8 : index + 12], 16) < 0xE000
+    except ValueError:
+        return False
+
+
+def _parent_of(path: str, places: _Map) -> _Node | None:
+    """The nearest written ancestor of ``path``: for a member that is not there."""
+    for end in range(len(path) - 1, 0, -1):
+        if path[end] in ".[" and path[:end] in places.first:
+            return places.first[path[:end]]
+    return places.first.get("$")
+
+
+class _Text:
+    """A packet's source as text, its map made on first use, and offsets turned into positions."""
+
+    def __init__(self, data: bytes | str) -> None:
+        self.raw: bytes | None = None
+        if isinstance(data, str):
+            self.text = data
+        else:
+            self.raw = bytes(data)
+            self.text = self.raw.decode("utf-8", "replace")
+        self._places: _Map | None = None
+
+    @property
+    def places(self) -> _Map:
+        if self._places is None:
+            self._places = _map(self.text)
+        return self._places
+
+    def position(self, offset: int) -> Position:
+        text = self.text
+        offset = max(0, min(offset, len(text)))
+        line = text.count("\n", 0, offset) + 1
+        return Position(line, offset - (text.rfind("\n", 0, offset) + 1) + 1)
+
+    def start(self) -> int:
+        """The first character of the top-level value: past leading JSON whitespace."""
+        return len(self.text) - len(self.text.lstrip(" \t\n\r"))
+
+    def of_byte(self, index: int) -> int:
+        """The offset of the character holding byte ``index`` of the raw text."""
+        raw = self.raw if self.raw is not None else self.text.encode("utf-8", "surrogatepass")
+        return len(raw[:index].decode("utf-8", "ignore"))
+
+
+def _json_offset(finding: Finding, source: _Text) -> int | None:
+    """Where text that is not a packet's JSON went wrong, found the way intake found it."""
+    if source.raw is None:
+        try:
+            raw = source.text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return exc.start
+    else:
+        raw = source.raw
+    if raw.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")) or b"\x00" in raw[:4]:
+        return 0
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return source.of_byte(exc.start)
+    offset = _intake.refused_at(text, raw)
+    if offset is not None:
+        return offset
+    return _surrogate_offset(finding, source)
+
+
+def _surrogate_offset(finding: Finding, source: _Text) -> int | None:
+    """A lone surrogate's finding names the string's path in its message (``… in $.goal``)."""
+    _, marker, rest = finding.message.partition(" in $")
+    if not marker:
+        return None
+    path = "$" + rest
+    places = source.places
+    if "member name" in finding.message:
+        for name, at, _ in places.names.get(path, ()):
+            if _LONE_SURROGATE.search(name):
+                return at
+        return None
+    node = places.first.get(path)
+    return None if node is None else node.value_at
+
+
+def _finding_offset(finding: Finding, source: _Text) -> int | None:
+    code = finding.code
+    if code == "json":
+        return _json_offset(finding, source)
+    if code == "size":
+        size = len(source.raw) if source.raw is not None else len(source.text.encode("utf-8", "surrogatepass"))
+        return source.of_byte(_intake.MAX_PACKET_BYTES) if size > _intake.MAX_PACKET_BYTES else source.start()
+    if finding.path == "$":
+        return source.start()
+    places = source.places
+    if code == "duplicate-key":
+        node = places.second.get(finding.path) or places.first.get(finding.path)
+        return None if node is None else node.name_at
+    node = places.first.get(finding.path)
+    if node is None:  # a missing member: the object that lacks it
+        parent = _parent_of(finding.path, places)
+        return None if parent is None else parent.value_at
+    if finding.keyword in _ABOUT_THE_NAME and node.name_at is not None:
+        return node.name_at
+    return node.value_at
+
+
+_MEMBER_NAME = "(member name)"
+
+
+def _redaction_offset(redaction: Redaction, source: _Text) -> int | None:
+    places = source.places
+    field = redaction.field
+    if field == _MEMBER_NAME or field.endswith("." + _MEMBER_NAME):
+        return _member_name_offset(redaction, source)
+    path = _field_path(field)
+    node = places.first.get(path)
+    if node is None or node.string is None:
+        return None
+    return node.value_at + _inside(node.string, redaction.at)
+
+
+def _field_path(field: str) -> str:
+    """A redaction's field (``decisions[0].why``, made from a path without its ``$.``) as a path."""
+    return "$[" + field if field[:1] in ("'", "<") else "$." + field
+
+
+def _member_name_offset(redaction: Redaction, source: _Text) -> int | None:
+    """The member name that holds the match: the first one in the object that the same rule set finds it in."""
+    field = redaction.field
+    holder = "$" if field == _MEMBER_NAME else _field_path(field[: -len("." + _MEMBER_NAME)])
+    for name, at, token in source.places.names.get(holder, ()):
+        if any(_same_hit(hit, redaction) for hit in _scan_name(field, name, redaction.profile)):
+            return at + _inside(token, redaction.at)
+    return None
+
+
+def _same_hit(hit: Redaction, redaction: Redaction) -> bool:
+    return (hit.category, hit.at, hit.length) == (redaction.category, redaction.at, redaction.length)
+
+
+def _scan_name(field: str, name: str, profile: str) -> list[Redaction]:
+    if profile == "default":
+        from cmp._redaction import scan
+    else:
+        from cmp._extended import scan
+    return scan([(field, name)])
+
+
+def _located(item: Located, source: _Text) -> Located:
+    if isinstance(item, Finding):
+        offset = _finding_offset(item, source)
+    else:
+        offset = _redaction_offset(item, source)
+    if offset is None:
+        return item
+    return dataclasses.replace(item, position=source.position(offset))
+
+
+def locate(data: bytes | str, items: Iterable[Located]) -> list[Located]:
+    """``items`` (findings and redaction hits about the packet whose source is ``data``)
+    with their :class:`~cmp.findings.Position` set; an item that has no place in the text
+    (a finding about Python data, say) comes back as it was."""
+    source = _Text(data)
+    return [_located(item, source) for item in items]
+
+
+def positions(data: bytes | str, items: Iterable[Located]) -> Iterator[Position | None]:
+    """The position of each of ``items`` in ``data``, or None where it has none."""
+    for item in locate(data, items):
+        yield item.position
