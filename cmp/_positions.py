@@ -5,7 +5,7 @@ again to turn them into places, for a report that is rendered or asked to
 (:meth:`cmp.Report.located`, :func:`cmp.locate`). Reading the text ourselves is what
 makes this possible at all: a decoded document has no positions left.
 
-Where a finding points (specification clause 1.5):
+Where a finding points (specification clause 1.6):
 
 - a member or item: the first character of its value; an unexpected or duplicated member
   (``additionalProperties``, ``duplicate-key``): its name, the second time it is written

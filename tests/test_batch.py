@@ -51,9 +51,10 @@ def test_jsonl_text_output(jsonl: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert main(["check", "--jsonl", str(jsonl)]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"{jsonl}:1: ok"
-    assert out[1].startswith(f"{jsonl}:2: $.tags[0]: 'Bad' does not match")
-    assert out[2] == f"{jsonl}:5: redaction goal/aws-key: AKIA… (20 chars) at 0"
-    assert out[3].startswith(f"{jsonl}:6: $: invalid json")
+    # FILE:LINE:COLUMN of the file itself: a packet's line is the JSON Lines file's line.
+    assert out[1].startswith(f"{jsonl}:2:596: $.tags[0]: 'Bad' does not match")
+    assert out[2] == f"{jsonl}:5:107: redaction goal/aws-key: AKIA… (20 chars) at 0"
+    assert out[3].startswith(f"{jsonl}:6:2: $: invalid json")
     assert out[4] == f"{jsonl}:7: ok"
 
 
@@ -101,10 +102,11 @@ def test_unreadable_sources_keep_their_place(workers: int) -> None:
 
 
 def test_json_verdicts_carry_only_their_json_entry() -> None:
-    as_json = CheckOptions(lenient=False, allow_unredacted=False, as_json=True)
+    as_json = CheckOptions(lenient=False, allow_unredacted=False, format="json")
     (verdict,) = judge_all([Source("f", 7, BAD, None)], as_json, workers=1)
     assert isinstance(verdict, Verdict) and verdict.lines == ()
-    entry = json.loads(verdict.entry)
+    (text,) = verdict.entries
+    entry = json.loads(text)
     assert (entry["file"], entry["line"], entry["ok"]) == ("f", 7, False)
 
 
@@ -128,7 +130,7 @@ def test_lenient_text_output_warns_for_a_truncated_schema_report(tmp_path: Path)
     )
     lines = result.stdout.decode().splitlines()
     assert result.returncode == 0
-    assert lines[-2].startswith(f"{path}: warning: $: ") and "more findings not listed" in lines[-2]
+    assert lines[-2].startswith(f"{path}:1:1: warning: $: ") and "more findings not listed" in lines[-2]
     assert lines[-1] == f"{path}: accepted (not conforming)"
 
 

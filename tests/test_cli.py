@@ -46,7 +46,8 @@ def test_ok_file(good: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_bad_file_text_output(bad: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", str(bad)]) == 1
-    assert capsys.readouterr().out == f"{bad}: $.tags[0]: 'Bad' does not match ^[a-z0-9][a-z0-9-]{{0,31}}$\n"
+    # FILE:LINE:COLUMN, the form editors and terminals make clickable: where the tag is written.
+    assert capsys.readouterr().out == f"{bad}:1:596: $.tags[0]: 'Bad' does not match ^[a-z0-9][a-z0-9-]{{0,31}}$\n"
 
 
 def test_json_output(good: Path, bad: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -70,6 +71,8 @@ def test_json_output(good: Path, bad: Path, capsys: pytest.CaptureFixture[str]) 
             "path": "$.tags[0]",
             "keyword": "pattern",
             "message": "'Bad' does not match ^[a-z0-9][a-z0-9-]{0,31}$",
+            "line": 1,
+            "column": 596,
         }
     ]
 
@@ -77,7 +80,7 @@ def test_json_output(good: Path, bad: Path, capsys: pytest.CaptureFixture[str]) 
 def test_lenient_warns_and_exits_zero(bad: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "--lenient", str(bad)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith(f"{bad}: warning: $.tags[0]")
+    assert out[0].startswith(f"{bad}:1:596: warning: $.tags[0]")
     assert out[-1] == f"{bad}: accepted (not conforming)"
 
 
@@ -91,9 +94,9 @@ def test_missing_file_exits_2_and_other_files_still_checked(
     assert captured.err == f"cmp: {missing}: cannot open: No such file or directory\n"
 
 
-def test_directory_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_folder_without_packets_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", str(tmp_path)]) == 2
-    assert capsys.readouterr().err == f"cmp: {tmp_path}: cannot read: is a directory\n"
+    assert capsys.readouterr().err == f"cmp: {tmp_path}: no *.json file below it\n"
 
 
 def test_stdin(good: Path) -> None:
@@ -171,7 +174,9 @@ def test_help_fits_an_80_column_terminal(command: list[str]) -> None:
 
 def test_check_help_says_what_each_format_prints() -> None:
     text = " ".join(run("check", "--help").stdout.decode().split())
-    assert "text (default): one line per finding or redaction hit, or 'FILE: ok'" in text
+    assert "text (default): one line per finding or redaction hit, 'FILE:LINE:COLUMN: ...', or 'FILE: ok'" in text
+    assert "github: one GitHub Actions workflow command (an annotation) per finding" in text
+    assert "sarif: one SARIF 2.1.0 log for code scanning" in text
     members = "ok, conforming, accepted, version, errors [{code, path, keyword, message}]"
     assert members in text and "redactions [{field, category, found, at, length, text}] and error" in text
 
@@ -196,7 +201,8 @@ def test_too_large_file_reports_true_size(tmp_path: Path, capsys: pytest.Capture
     path = tmp_path / "big.json"
     path.write_bytes(b" " * 100_000)
     assert main(["check", str(path)]) == 1
-    assert capsys.readouterr().out == f"{path}: $: packet is 100000 bytes, max is 32768\n"
+    # The position of a packet too large: the first character past the limit.
+    assert capsys.readouterr().out == f"{path}:1:32769: $: packet is 100000 bytes, max is 32768\n"
 
 
 def test_fifo_does_not_hang(tmp_path: Path) -> None:
@@ -219,21 +225,21 @@ def test_non_utf8_output_locale(good: Path, bad: Path) -> None:
 def test_redaction_hits_fail(leaky: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", str(leaky)]) == 1
     assert capsys.readouterr().out.splitlines() == [
-        f"{leaky}: redaction goal/abs-path: /home/me/x at 28",
-        f"{leaky}: redaction goal/aws-key: AKIA… (20 chars) at 4",
+        f"{leaky}:1:135: redaction goal/abs-path: /home/me/x at 28",
+        f"{leaky}:1:111: redaction goal/aws-key: AKIA… (20 chars) at 4",
     ]
     assert main(["check", "--show-found", str(leaky)]) == 1
     assert capsys.readouterr().out.splitlines() == [
-        f"{leaky}: redaction goal/abs-path: /home/me/x",
-        f"{leaky}: redaction goal/aws-key: AKIAIOSFODNN7EXAMPLE",
+        f"{leaky}:1:135: redaction goal/abs-path: /home/me/x",
+        f"{leaky}:1:111: redaction goal/aws-key: AKIAIOSFODNN7EXAMPLE",
     ]
 
 
 def test_allow_unredacted_warns_and_passes(leaky: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "--allow-unredacted", str(leaky)]) == 0
     assert capsys.readouterr().out.splitlines() == [
-        f"{leaky}: warning: redaction goal/abs-path: /home/me/x at 28",
-        f"{leaky}: warning: redaction goal/aws-key: AKIA… (20 chars) at 4",
+        f"{leaky}:1:135: warning: redaction goal/abs-path: /home/me/x at 28",
+        f"{leaky}:1:111: warning: redaction goal/aws-key: AKIA… (20 chars) at 4",
         f"{leaky}: ok",
     ]
 
@@ -250,6 +256,8 @@ def test_redactions_in_json_output(leaky: Path, capsys: pytest.CaptureFixture[st
             "at": 28,
             "length": 10,
             "text": "goal/abs-path: /home/me/x at 28",
+            "line": 1,
+            "column": 135,
         },
         {
             "field": "goal",
@@ -258,6 +266,8 @@ def test_redactions_in_json_output(leaky: Path, capsys: pytest.CaptureFixture[st
             "at": 4,
             "length": 20,
             "text": "goal/aws-key: AKIA… (20 chars) at 4",
+            "line": 1,
+            "column": 111,
         },
     ]
     assert main(["check", "--format", "json", "--show-found", str(leaky)]) == 1
@@ -450,7 +460,7 @@ def test_endless_stdin_is_read_only_to_the_limit() -> None:
         pass
     out, _ = process.communicate(timeout=60)
     assert process.returncode == 1
-    assert out == b"-: $: packet is more than 32768 bytes, max is 32768\n"
+    assert out == b"-:1:32769: $: packet is more than 32768 bytes, max is 32768\n"
     assert written < 10_000_000  # the reader stopped and closed the pipe
 
 
@@ -469,7 +479,7 @@ def test_one_gigabyte_file_reports_its_size_without_reading_it(tmp_path: Path) -
     argv = [sys.executable, "-c", HIGH_WATER_MARK, "check", str(path)]
     result = subprocess.run(argv, capture_output=True, timeout=60)
     assert result.returncode == 1
-    assert result.stdout == f"{path}: $: packet is 1073741824 bytes, max is 32768\n".encode()
+    assert result.stdout == f"{path}:1:32769: $: packet is 1073741824 bytes, max is 32768\n".encode()
     assert int(result.stderr) < 200_000  # KiB: nowhere near a gigabyte
 
 

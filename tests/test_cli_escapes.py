@@ -36,7 +36,7 @@ def test_newline_in_a_file_name_cannot_forge_a_result(tmp_path: Path, capsys: py
     forged.write_bytes(encode(put(full(), "tags[0]", "Bad")))
     assert main(["check", str(forged)]) == 1
     out = capsys.readouterr().out
-    assert out == f"{tmp_path}/x.json: ok\\nfake: $.tags[0]: 'Bad' does not match ^[a-z0-9][a-z0-9-]{{0,31}}$\n"
+    assert out == f"{tmp_path}/x.json: ok\\nfake:1:596: $.tags[0]: 'Bad' does not match ^[a-z0-9][a-z0-9-]{{0,31}}$\n"
 
 
 def test_carriage_returns_in_found_text_cannot_hide_the_line_prefix(
@@ -47,11 +47,11 @@ def test_carriage_returns_in_found_text_cannot_hide_the_line_prefix(
     assert main(["check", str(path)]) == 1
     out = capsys.readouterr().out
     assert "\r" not in out
-    assert out == f"{path}: redaction goal/ssh-public-key: ssh-rsa\\r… (39 chars) at 4\n"
+    assert out == f"{path}:1:111: redaction goal/ssh-public-key: ssh-rsa\\r… (39 chars) at 4\n"
     assert main(["check", "--show-found", str(path)]) == 1
     out = capsys.readouterr().out
     assert "\r" not in out
-    assert out == f"{path}: redaction goal/ssh-public-key: ssh-rsa\\r\\rAAAAB3NzaC1yc2EAAAADAQA…\n"
+    assert out == f"{path}:1:111: redaction goal/ssh-public-key: ssh-rsa\\r\\rAAAAB3NzaC1yc2EAAAADAQA…\n"
 
 
 def test_error_lines_on_stderr_are_escaped_too(tmp_path: Path) -> None:

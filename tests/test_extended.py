@@ -534,7 +534,9 @@ def test_cli_check_rules_extended_in_and_out_of_workers(tmp_path: Path) -> None:
     assert _cli("check", str(path)).returncode == 0
     text = _cli("check", "--rules", "extended", str(path))
     assert text.returncode == 1
-    assert text.stdout.decode().startswith(f"{path}: redaction (extended) project.ref/url-credentials: https://… (")
+    assert text.stdout.decode().startswith(
+        f"{path}:1:252: redaction (extended) project.ref/url-credentials: https://… ("
+    )
     lines = tmp_path / "p.jsonl"
     lines.write_bytes(
         encode(json.loads(leaky)).replace(b"\n", b"") + b"\n" + encode(full()).replace(b"\n", b"") + b"\n"

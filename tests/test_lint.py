@@ -512,9 +512,9 @@ def test_cli_text_output_and_exit_statuses(clean: Path, linty: Path, capsys: pyt
     assert main(["lint", str(clean), str(linty)]) == 0
     assert capsys.readouterr().out == (
         f"{clean}: ok\n"
-        f"{linty}: $.goal: holds more than one sentence; more reads as a transcript (writing rule 1)"
+        f"{linty}:1:232: $.goal: holds more than one sentence; more reads as a transcript (writing rule 1)"
         " [sentences]\n"
-        f"{linty}: $.goal: names a local address 'http://localhost'; the packet is read on other machines"
+        f"{linty}:1:232: $.goal: names a local address 'http://localhost'; the packet is read on other machines"
         " (writing rule 3) [local-url]\n"
     )
     assert main(["lint", "--strict", str(clean)]) == 0
@@ -528,11 +528,11 @@ def test_cli_a_file_check_refuses_fails_with_checks_findings(
     bad = _packet_file(tmp_path, "bad.json", put(TYPICAL, "tags[0]", "Bad"))
     leaky = _packet_file(tmp_path, "leaky.json", put(TYPICAL, "goal", "Copy /home/me/x and ~/y now."))
     assert main(["lint", str(bad)]) == 1
-    assert capsys.readouterr().out == f"{bad}: $.tags[0]: 'Bad' does not match ^[a-z0-9][a-z0-9-]{{0,31}}$\n"
+    assert capsys.readouterr().out == f"{bad}:1:1561: $.tags[0]: 'Bad' does not match ^[a-z0-9][a-z0-9-]{{0,31}}$\n"
     assert main(["lint", str(leaky)]) == 1
     assert capsys.readouterr().out.splitlines() == [
-        f"{leaky}: redaction goal/abs-path: /home/me/x at 5",
-        f"{leaky}: $.goal: names a path on this machine '~/y' (writing rule 3) [local-path]",
+        f"{leaky}:1:238: redaction goal/abs-path: /home/me/x at 5",
+        f"{leaky}:1:232: $.goal: names a path on this machine '~/y' (writing rule 3) [local-path]",
     ]
 
 
@@ -551,6 +551,8 @@ def test_cli_json_output(clean: Path, linty: Path, tmp_path: Path, capsys: pytes
         "path": "$.goal",
         "keyword": "local-url",
         "message": "names a local address 'http://localhost'; the packet is read on other machines (writing rule 3)",
+        "line": 1,
+        "column": 232,
     }
     assert third["error"].startswith("cannot open: ") and third["lint"] == [] and third["ok"] is False
     assert captured.err == f"cmp: {missing}: {third['error']}\n"
@@ -565,7 +567,7 @@ def _run(*args: str, stdin: bytes = b"", env: dict[str, str] | None = None) -> s
 def test_cli_stdin_usage_errors_and_help() -> None:
     result = _run("lint", "-", stdin=encode(put(TYPICAL, "next_step", "Read $HOME first.")))
     assert result.returncode == 0 and result.stdout.decode().endswith("[env-var]\n")
-    assert result.stdout.decode().startswith("-: $.next_step: ")
+    assert result.stdout.decode().startswith("-:1:1451: $.next_step: ")
     for args in (["lint"], ["lint", "--format", "xml", "x.json"], ["lint", "--stric", "x.json"]):
         result = _run(*args)
         assert result.returncode == 2 and result.stdout == b"", args

@@ -152,11 +152,17 @@ def _assert_points_at(report: Report, raw: bytes) -> None:
         _assert_hit(hit, text, _offset(text, hit.position))
 
 
-_STRING_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"(?=\s*:)')
+# From the start of valid JSON text, successive matches are exactly its string tokens.
+_STRING_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 def _names_written(text: str) -> set[str]:
-    return {json.loads(token) for token in _STRING_TOKEN.findall(text)}
+    """The member names written in ``text`` (a prefix of valid JSON): strings followed by a colon."""
+    names = set()
+    for match in _STRING_TOKEN.finditer(text):
+        if text[match.end() :].lstrip(_WHITESPACE).startswith(":"):
+            names.add(json.loads(match.group()))
+    return names
 
 
 def _parent(path: str, written: _Written) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 
 from cmp import __version__
 from cmp.cli._output import error_line
+from cmp.cli._render import FORMATS
 from cmp.cli._status import EXIT_USAGE
 from cmp.schema import SUPPORTED_VERSIONS
 
@@ -85,8 +86,10 @@ def _examples(prog: str, *groups: Sequence[tuple[str, str]]) -> str:
 
 
 _CHECK_FORMAT_HELP = (
-    "text (default): one line per finding or redaction hit, or 'FILE: ok'; "
-    'json: one document {"results": [...]} with one result object per packet or unreadable source'
+    "text (default): one line per finding or redaction hit, 'FILE:LINE:COLUMN: ...', or 'FILE: ok'; "
+    'json: one document {"results": [...]} with one result object per packet or unreadable source; '
+    "github: one GitHub Actions workflow command (an annotation) per finding; "
+    "sarif: one SARIF 2.1.0 log for code scanning"
 )
 _CHECK_OUTPUT = """\
 --format json prints one document {"results": [...]}: one result object per
@@ -227,7 +230,10 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         "--jsonl", action="append", metavar="FILE", help="a JSON Lines file (- for stdin), one packet per line"
     )
     check_cmd.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (0: one per core)")
-    check_cmd.add_argument("--format", choices=("text", "json"), default="text", help=_CHECK_FORMAT_HELP)
+    check_cmd.add_argument("--format", choices=FORMATS, default="text", help=_CHECK_FORMAT_HELP)
+    check_cmd.add_argument(
+        "-q", "--quiet", action="store_true", help="print only what fails: nothing for a packet that is accepted"
+    )
     check_cmd.add_argument(
         "--lenient", action="store_true", help="schema errors are warnings (exit 0); intake errors still fail"
     )

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing
 from typing import Any, NamedTuple
 
 from cmp._chain import ChainReport, chain
-from cmp._text import describe, display_name
 from cmp.cli._judge import check_source
 from cmp.cli._output import Output, error_line, render_line
 from cmp.cli._render import where
@@ -34,37 +32,10 @@ SHOWN_FINDINGS = 3
 _CHUNK = 1 << 16
 
 
-def _below(folder: str) -> Iterator[Source | Unreadable]:
-    """Every ``*.json`` below ``folder``, read in sorted order (of path steps); then what could not be listed.
-
-    Symbolic links to folders are not followed, so a link loop cannot make the walk endless.
-    """
-    found: list[tuple[tuple[str, ...], str]] = []
-    problems: list[Unreadable] = []
-
-    def unlisted(exc: OSError) -> None:
-        problems.append(Unreadable(display_name(exc.filename or folder), f"cannot read: {describe(exc)}"))
-
-    for top, _, files in os.walk(folder, onerror=unlisted):
-        relative = os.path.relpath(top, folder)
-        steps = () if relative == os.curdir else tuple(relative.split(os.sep))
-        found.extend(((*steps, name), os.path.join(top, name)) for name in files if name.endswith(".json"))
-    if not found and not problems:
-        problems.append(Unreadable(display_name(folder), "no *.json file below it"))
-    found.sort()
-    for _, read in read_each(path for _, path in found):
-        yield read
-    yield from sorted(problems, key=lambda problem: problem.file)
-
-
 def _sources(names: Sequence[str], jsonl: Sequence[str]) -> Iterator[Source | Unreadable]:
     """The DIR and FILE arguments in order (a folder expanded in place), then each --jsonl file line by line."""
-    for name in names:
-        if name != "-" and os.path.isdir(name):
-            yield from _below(name)
-        else:
-            for _, read in read_each([name]):
-                yield read
+    for _, read in read_each(names, folders=True):
+        yield read
     with closing(packets((), jsonl)) as lines:
         yield from lines
 

@@ -5,44 +5,64 @@ from __future__ import annotations
 import argparse
 import os
 from contextlib import closing, nullcontext
+from typing import TYPE_CHECKING
 
 from cmp.cli._batch import WorkersFailed, judge_all
 from cmp.cli._judge import CheckOptions, Verdict
 from cmp.cli._output import JsonResults, Output, error_line
 from cmp.cli._progress import Progress
-from cmp.cli._render import error_entry
+from cmp.cli._render import Format, error_entry
 from cmp.cli._signals import StopSignals
 from cmp.cli._sources import Unreadable, packets
 from cmp.cli._status import EXIT_FAIL, EXIT_USAGE, ExitStatus
+
+if TYPE_CHECKING:
+    from cmp.cli._sarif import SarifLog
 
 # More worker processes than this only exhaust the machine (each is a Python interpreter).
 MAX_JOBS = 256
 
 
 class _Results:
-    """Where ``check`` results go: text lines, or entries of the streamed JSON document."""
+    """Where ``check`` results go: lines (text, github), or the streamed JSON document or SARIF log."""
 
-    def __init__(self, out: Output, progress: Progress, *, as_json: bool) -> None:
+    def __init__(self, out: Output, progress: Progress, *, format: Format) -> None:
         self.out = out
         self.progress = progress
-        self.document = JsonResults(out) if as_json else None
+        self.format = format
+        self.document = JsonResults(out) if format == "json" else None
+        self.log: SarifLog | None = None
+        if format == "sarif":
+            from cmp.cli._sarif import SarifLog
+
+            self.log = SarifLog(out)
 
     def verdict(self, verdict: Verdict) -> None:
-        if self.document is not None:
-            self.document.add(verdict.entry)
-        for line in verdict.lines:
-            self.out.line(line)
+        sink = self.document or self.log
+        for entry in verdict.entries:
+            assert sink is not None, "only the document formats render entries"
+            sink.add(entry)
+        for tone, line in verdict.lines:
+            self.out.line(line, tone)
 
     def error(self, file: str, line: int | None, message: str) -> None:
-        """One line on stderr and, in JSON, an entry in its place among the results."""
+        """One line on stderr and, in a document or on GitHub, its own entry in the source's place."""
         self.progress.clear()
         error_line(f"{file if line is None else f'{file}:{line}'}: {message}")
         if self.document is not None:
             self.document.add(error_entry(file, line, message))
+        elif self.log is not None:
+            self.log.not_checked(file, line, message)
+        elif self.format == "github":
+            from cmp.cli._github import unreadable_command
+
+            self.out.line(unreadable_command(file, line, message), "fail")
 
     def close(self) -> None:
         if self.document is not None:
             self.document.close()
+        if self.log is not None:
+            self.log.close()
 
 
 def _usable_cores() -> int:
@@ -62,17 +82,17 @@ def run_check(args: argparse.Namespace, out: Output) -> int:
         return EXIT_USAGE
     workers = args.jobs or min(_usable_cores(), MAX_JOBS)
     run = ExitStatus()
-    as_json = args.format == "json"
     # A counter on the terminal that also shows the results would break their lines.
     progress = Progress(None if args.jsonl else len(args.files), quiet=out.is_terminal)
-    results = _Results(out, progress, as_json=as_json)
+    results = _Results(out, progress, format=args.format)
     sources = packets(args.files, args.jsonl or ())
     options = CheckOptions(
         lenient=args.lenient,
         allow_unredacted=args.allow_unredacted,
-        as_json=as_json,
+        format=args.format,
         show_found=args.show_found,
         rules=args.rules,
+        quiet=args.quiet,
     )
     verdicts = judge_all(sources, options, workers=workers)
     # With workers, a stop signal must unwind through judge_all, which then kills them.

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 from cmp._canonical import dumps, file_bytes
 from cmp.cli._judge import check_source
 from cmp.cli._output import Output, error_line
-from cmp.cli._render import redaction_text
+from cmp.cli._render import place, redaction_text
 from cmp.cli._sources import Source, Unreadable, packet_in_file, read_each
 from cmp.cli._status import EXIT_FAIL, EXIT_USAGE, ExitStatus
 from cmp.cli._transform import bad_write_options, rewrite
-from cmp.findings import Finding
+from cmp.findings import Finding, Position
 
 if TYPE_CHECKING:
     from cmp._extended import Rules
@@ -21,19 +21,25 @@ if TYPE_CHECKING:
 
 def _canonical(
     source: Source, *, allow_unredacted: bool, show_found: bool, rules: Rules
-) -> tuple[bytes | None, list[str]]:
-    """Canonical bytes of a source, or the one-line reasons it has none."""
+) -> tuple[bytes | None, list[tuple[Position | None, str]]]:
+    """Canonical bytes of a source, or the one-line reasons it has none, each with where it is."""
     report = check_source(source, lenient=False, allow_unredacted=allow_unredacted, rules=rules)
     if report.packet is None:
-        return None, [str(f) for f in report.errors]
+        return None, [(f.position, str(f)) for f in report.located().errors]
     if report.blocked:
-        hits = [redaction_text(r, show_found=show_found) for r in report.redactions]
-        return None, [f"redaction {hit} (use --allow-unredacted to format anyway)" for hit in hits]
+        hits = report.located().redactions
+        return None, [
+            (
+                hit.position,
+                f"redaction {redaction_text(hit, show_found=show_found)} (use --allow-unredacted to format anyway)",
+            )
+            for hit in hits
+        ]
     try:
         return dumps(report.packet), []
     except ValueError as exc:
         findings: Sequence[Finding] = getattr(exc, "findings", ())
-        return None, [str(f) for f in findings] or [str(exc)]
+        return None, [(None, str(f)) for f in findings] or [(None, str(exc))]
 
 
 def run_fmt(args: argparse.Namespace, out: Output) -> int:
@@ -43,7 +49,7 @@ def run_fmt(args: argparse.Namespace, out: Output) -> int:
     if bad_write_options("fmt", args):
         return EXIT_USAGE
     run = ExitStatus()
-    for raw_name, source in read_each(args.files):
+    for raw_name, source in read_each(args.files, folders=bool(args.check or args.write)):
         if isinstance(source, Unreadable):
             run.file_error(source.file, source.message)
             continue
@@ -55,8 +61,8 @@ def run_fmt(args: argparse.Namespace, out: Output) -> int:
             rules=args.rules,
         )
         if canonical is None:
-            for problem in problems:
-                out.line(f"{name}: {problem}")
+            for position, problem in problems:
+                out.line(f"{place(name, None, position)}: {problem}", "fail")
             run.fail(EXIT_FAIL)
             continue
         data = file_bytes(canonical)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from cmp._intake import MAX_PACKET_BYTES, size_finding
 from cmp._pipeline import Report, check
-from cmp.cli._render import json_entry, report_lines, where
+from cmp.cli._render import Format, Line, json_entry, report_lines, where
 from cmp.cli._sources import Source
 
 if TYPE_CHECKING:
@@ -20,13 +20,15 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class CheckOptions:
-    """How ``check`` judges and renders: its --lenient, --allow-unredacted, --rules, --format json and --show-found."""
+    """How ``check`` judges and renders: its --lenient, --allow-unredacted, --rules, --format,
+    --show-found and --quiet (a source that is accepted prints nothing)."""
 
     lenient: bool
     allow_unredacted: bool
-    as_json: bool = False
+    format: Format = "text"
     show_found: bool = False
     rules: Rules = "default"
+    quiet: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,15 +36,16 @@ class Verdict:
     """A judged source, reduced to what the CLI prints.
 
     Only what the chosen format needs is rendered, and rendered where the source was
-    judged: a worker hands back one string per line (``lines``, text output) or one
-    JSON object as text (``entry``, JSON output; ``lines`` is then empty), which costs
-    a fraction of the memory and pickling of the report or its dictionaries.
+    judged: a worker hands back text (``lines``, for the line formats: text, github;
+    each with its tone) or JSON texts (``entries``, for the document formats: the JSON
+    output's one result object, SARIF's results), which costs a fraction of the memory
+    and pickling of the report or its dictionaries.
     """
 
     name: str
     accepted: bool
-    lines: tuple[str, ...]
-    entry: str = ""
+    lines: tuple[Line, ...] = ()
+    entries: tuple[str, ...] = ()
 
 
 def check_source(source: Source, *, lenient: bool, allow_unredacted: bool, rules: Rules = "default") -> Report:
@@ -62,12 +65,24 @@ def check_source(source: Source, *, lenient: bool, allow_unredacted: bool, rules
 
 
 def judge(source: Source, options: CheckOptions) -> Verdict:
-    """One source judged and rendered for the text output, or with ``options.as_json`` for the JSON output."""
+    """One source judged and rendered in ``options.format``."""
     report = check_source(
         source, lenient=options.lenient, allow_unredacted=options.allow_unredacted, rules=options.rules
     )
-    if options.as_json:
-        entry = {**where(source.file, source.line), **report.to_json(show_found=options.show_found), "error": None}
-        return Verdict(source.name, report.accepted, (), json_entry(entry))
-    lines = report_lines(source.name, report, show_found=options.show_found)
-    return Verdict(source.name, report.accepted, tuple(lines))
+    if options.quiet and report.accepted:
+        return Verdict(source.name, True)
+    file, line, show_found = source.file, source.line, options.show_found
+    if options.format == "json":
+        entry = {**where(file, line), **report.located().to_json(show_found=show_found), "error": None}
+        return Verdict(source.name, report.accepted, entries=(json_entry(entry),))
+    if options.format == "sarif":
+        from cmp.cli._sarif import report_results  # the formats CI uses are imported when used
+
+        return Verdict(
+            source.name, report.accepted, entries=tuple(report_results(file, line, report, show_found=show_found))
+        )
+    if options.format == "github":
+        from cmp.cli._github import report_commands
+
+        return Verdict(source.name, report.accepted, tuple(report_commands(file, line, report, show_found=show_found)))
+    return Verdict(source.name, report.accepted, tuple(report_lines(file, line, report, show_found=show_found)))

@@ -5,24 +5,25 @@ from __future__ import annotations
 import argparse
 
 from cmp._lint import lint
+from cmp._positions import locate
 from cmp.cli._judge import check_source
 from cmp.cli._output import JsonResults, Output
-from cmp.cli._render import error_result, json_entry, report_lines, where
+from cmp.cli._render import Tone, error_result, json_entry, place, report_lines, where
 from cmp.cli._sources import Unreadable, read_each
 from cmp.cli._status import EXIT_FAIL, ExitStatus
 from cmp.findings import Finding
 
 
-def _line(name: str, finding: Finding) -> str:
-    """``file: $.path: message [rule-id]``: check's line for a finding, with the rule at its end."""
-    return f"{name}: {finding}" + (f" [{finding.keyword}]" if finding.keyword else "")
+def _line(file: str, finding: Finding) -> str:
+    """``file:LINE:COLUMN: $.path: message [rule-id]``: check's line for a finding, with the rule at its end."""
+    return f"{place(file, None, finding.position)}: {finding}" + (f" [{finding.keyword}]" if finding.keyword else "")
 
 
 def run_lint(args: argparse.Namespace, out: Output) -> int:
     """Check each file, then lint the packet: check's failures fail (1); lint findings fail only with --strict."""
     run = ExitStatus()
     document = JsonResults(out) if args.format == "json" else None
-    for _, source in read_each(args.files):
+    for _, source in read_each(args.files, folders=True):
         if out.lost:  # nobody reads the results any more (`| head`)
             break
         if isinstance(source, Unreadable):
@@ -31,21 +32,22 @@ def run_lint(args: argparse.Namespace, out: Output) -> int:
                 document.add(json_entry(error_result(source.file, None, source.message, lint=[])))
             continue
         report = check_source(source, lenient=False, allow_unredacted=False, rules=args.rules)
-        findings = lint(report.packet) if report.packet is not None else []
+        findings = locate(source.data, lint(report.packet)) if report.packet is not None else []
         if not report.accepted or (findings and args.strict):
             run.fail(EXIT_FAIL)
         if document is not None:
             lint_json = [finding.to_json() for finding in findings]
-            result = report.to_json(show_found=args.show_found)
+            result = report.located().to_json(show_found=args.show_found)
             document.add(json_entry({**where(source.file, None), **result, "lint": lint_json, "error": None}))
             continue
         # A file check refuses gets check's own lines first (its findings, redaction hits).
-        lines = [] if report.accepted else report_lines(source.name, report, show_found=args.show_found)
-        lines += [_line(source.name, finding) for finding in findings]
+        lines = [] if report.accepted else report_lines(source.file, None, report, show_found=args.show_found)
+        advice: Tone = "fail" if args.strict else "warn"
+        lines += [(advice, _line(source.file, finding)) for finding in findings]
         if report.accepted and not findings:
-            lines.append(f"{source.name}: ok")
-        for line in lines:
-            out.line(line)
+            lines.append(("ok", f"{source.file}: ok"))
+        for tone, line in lines:
+            out.line(line, tone)
     if document is not None:
         document.close()
     return run.status

@@ -15,6 +15,9 @@ from typing import TextIO
 # the bidi embeddings, overrides and isolates that reorder what follows them.
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+# SGR colours by a line's tone (cmp.cli._render.Tone): red, yellow, green.
+_COLOURS = {"fail": b"\x1b[31m", "warn": b"\x1b[33m", "ok": b"\x1b[32m"}
+_RESET = b"\x1b[0m"
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -46,6 +49,7 @@ class Output:
         self.stream = stream
         self.lost = False  # something could not be written
         self.is_terminal = False
+        self.colour = False  # colour lines by tone: on a terminal, unless NO_COLOR is set (no-color.org)
         try:
             fd = stream.fileno() if stream is not None else -1
         except (OSError, ValueError, AttributeError):
@@ -53,15 +57,21 @@ class Output:
         if fd >= 0:
             try:
                 self.is_terminal = os.isatty(fd)
+                self.colour = self.is_terminal and not os.environ.get("NO_COLOR")
                 # A parent (some CI runners) may hand us a non-blocking pipe, on which a
                 # full pipe drops data without an error: results would go missing.
                 os.set_blocking(fd, True)
             except OSError:
                 pass
 
-    def line(self, text: str) -> None:
-        """One line of text output (escaped: see :func:`render_line`)."""
-        self.write(render_line(text))
+    def line(self, text: str, tone: str | None = None) -> None:
+        """One line of text output (escaped: see :func:`render_line`), coloured by its ``tone``
+        (``fail``, ``warn``, ``ok``) when :attr:`colour` is on."""
+        data = render_line(text)
+        if self.colour and tone in _COLOURS:
+            # After escaping: the escape sequences are ours, never the packet's.
+            data = _COLOURS[tone] + data[:-1] + _RESET + b"\n"
+        self.write(data)
 
     def document(self, text: str) -> None:
         """A JSON document, which escapes control characters itself and spans lines on purpose."""

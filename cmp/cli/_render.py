@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal, get_args
 
 from cmp._pipeline import Report
 from cmp._redaction import Redaction
+from cmp.findings import Position
+
+# check's output formats: lines (text, github) or one document (json, sarif).
+Format = Literal["text", "json", "github", "sarif"]
+FORMATS: tuple[Format, ...] = get_args(Format)
 
 
 def json_entry(result: dict[str, Any]) -> str:
@@ -51,18 +56,49 @@ def redaction_text(redaction: Redaction, *, show_found: bool = False) -> str:
     return mark + redaction.line(show_found=show_found)
 
 
-def report_lines(name: str, report: Report, *, show_found: bool = False) -> list[str]:
-    """The text output of one report, one result per line (escaped for printing by the CLI).
+# How a line reads: a failure, a warning (reported, but it does not fail the run), or
+# a success. The CLI colours lines by it on a terminal; the text itself says as much.
+Tone = Literal["fail", "warn", "ok"]
+Line = tuple[Tone, str]
+
+
+def place(file: str, jsonl_line: int | None, position: Position | None) -> str:
+    """Where a result line is about: ``file:LINE:COLUMN`` (the form editors and terminals
+    make clickable) when it has a position, else the source's name (``file``, or
+    ``file:N`` for line N of a JSON Lines file). In a JSON Lines file the line is the
+    file's own."""
+    if position is None:
+        return file if jsonl_line is None else f"{file}:{jsonl_line}"
+    line = position.line if jsonl_line is None else jsonl_line + position.line - 1
+    return f"{file}:{line}:{position.column}"
+
+
+def file_line(file: str, jsonl_line: int | None, position: Position | None) -> int | None:
+    """The line of ``file`` that a position is on (see :func:`place`)."""
+    if position is None:
+        return jsonl_line
+    return position.line if jsonl_line is None else jsonl_line + position.line - 1
+
+
+def report_lines(file: str, jsonl_line: int | None, report: Report, *, show_found: bool = False) -> list[Line]:
+    """The text output of one report, one result per line (escaped for printing by the CLI),
+    each finding and hit placed where it is (``file:12:9: $.tags[0]: …``).
 
     Redaction hits are masked (``AKIA… (20 chars) at 0``) unless ``show_found`` (--show-found).
     """
-    lines = []
-    error_prefix = "warning: " if report.lenient and report.schema_only else ""
+    report = report.located()
+    lines: list[Line] = []
+    schema_warnings = report.lenient and report.schema_only
+    error_tone: Tone = "warn" if schema_warnings else "fail"
+    error_prefix = "warning: " if schema_warnings else ""
     for finding in report.errors:
-        lines.append(f"{name}: {error_prefix}{finding}")
-    redaction_prefix = "warning: redaction " if report.allow_unredacted else "redaction "
-    for redaction in report.redactions:
-        lines.append(f"{name}: {redaction_prefix}{redaction_text(redaction, show_found=show_found)}")
+        lines.append((error_tone, f"{place(file, jsonl_line, finding.position)}: {error_prefix}{finding}"))
+    hit_tone: Tone = "warn" if report.allow_unredacted else "fail"
+    hit_prefix = "warning: redaction " if report.allow_unredacted else "redaction "
+    for hit in report.redactions:
+        text = redaction_text(hit, show_found=show_found)
+        lines.append((hit_tone, f"{place(file, jsonl_line, hit.position)}: {hit_prefix}{text}"))
     if report.accepted:
-        lines.append(f"{name}: ok" if report.ok else f"{name}: accepted (not conforming)")
+        name = place(file, jsonl_line, None)
+        lines.append(("ok", f"{name}: ok") if report.ok else ("warn", f"{name}: accepted (not conforming)"))
     return lines

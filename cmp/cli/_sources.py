@@ -151,14 +151,46 @@ def read_source(name: str) -> Source:
     return Source(display_name(name), None, data, size, stamp)
 
 
-def read_each(names: Iterable[str]) -> Iterator[tuple[str, Source | Unreadable]]:
-    """Each name as given, with what was read from it or the Unreadable that takes its place."""
+def read_each(names: Iterable[str], *, folders: bool = False) -> Iterator[tuple[str, Source | Unreadable]]:
+    """Each name as given, with what was read from it or the Unreadable that takes its place.
+
+    With ``folders``, a folder stands for every ``*.json`` below it (:func:`json_below`),
+    each named by its path; without, a folder is an Unreadable like any other non-file.
+    """
     for name in names:
+        if folders and name != "-" and os.path.isdir(name):
+            yield from json_below(name)
+            continue
         try:
             read: Source | Unreadable = read_source(name)
         except SourceError as exc:
             read = Unreadable(display_name(name), str(exc))
         yield name, read
+
+
+def json_below(folder: str) -> Iterator[tuple[str, Source | Unreadable]]:
+    """Every ``*.json`` below ``folder``, read in sorted order (of path steps); then what could not be listed.
+
+    Symbolic links to folders are not followed, so a link loop cannot make the walk endless.
+    A folder with no ``*.json`` below it is an Unreadable: a run that checks nothing
+    should not look like one that passed.
+    """
+    found: list[tuple[tuple[str, ...], str]] = []
+    problems: list[Unreadable] = []
+
+    def unlisted(exc: OSError) -> None:
+        problems.append(Unreadable(display_name(exc.filename or folder), f"cannot read: {describe(exc)}"))
+
+    for top, _, files in os.walk(folder, onerror=unlisted):
+        relative = os.path.relpath(top, folder)
+        steps = () if relative == os.curdir else tuple(relative.split(os.sep))
+        found.extend(((*steps, name), os.path.join(top, name)) for name in files if name.endswith(".json"))
+    if not found and not problems:
+        problems.append(Unreadable(display_name(folder), "no *.json file below it"))
+    found.sort()
+    yield from read_each(path for _, path in found)
+    for problem in sorted(problems, key=lambda problem: problem.file):
+        yield problem.file, problem
 
 
 def read_jsonl(stream: BinaryIO, file: str) -> Iterator[Source]:
@@ -188,12 +220,13 @@ def read_jsonl(stream: BinaryIO, file: str) -> Iterator[Source]:
 
 
 def packets(files: Sequence[str], jsonl: Sequence[str]) -> Generator[Source | Unreadable, None, None]:
-    """What ``check`` judges: the FILE arguments, then each --jsonl file line by line.
+    """What ``check`` judges: the FILE and DIR arguments (a folder expanded in place), then
+    each --jsonl file line by line.
 
     An unreadable source takes its place in the order. Closing the generator closes
     the --jsonl file being read.
     """
-    for _, read in read_each(files):
+    for _, read in read_each(files, folders=True):
         yield read
     for raw_name in jsonl:
         name = display_name(raw_name)

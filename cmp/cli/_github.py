@@ -1,0 +1,63 @@
+"""``--format github``: each finding as a GitHub Actions workflow command, which the run's
+page shows as an annotation on the file, line and column.
+
+``::error file=packets/a.json,line=12,col=9,title=cmp schema (maxLength)::$.id: is 65 …``
+
+A failure is an ``error``, a warning (lenient schema errors, --allow-unredacted hits) a
+``warning``; a packet that passes prints nothing. Values are escaped as the runner reads
+them: ``%``, CR and LF in the message, and ``:`` and ``,`` too in the properties.
+"""
+
+from __future__ import annotations
+
+from cmp._pipeline import Report
+from cmp.cli._render import Line, Tone, file_line, redaction_text
+from cmp.findings import Finding, Position
+
+_COMMAND: dict[Tone, str] = {"fail": "error", "warn": "warning", "ok": "notice"}
+_IN_MESSAGE = str.maketrans({"%": "%25", "\r": "%0D", "\n": "%0A"})
+_IN_PROPERTY = str.maketrans({"%": "%25", "\r": "%0D", "\n": "%0A", ":": "%3A", ",": "%2C"})
+
+
+def command(
+    tone: Tone, message: str, *, file: str, line: int | None = None, column: int | None = None, title: str
+) -> str:
+    """One workflow command: ``::error file=…,line=…,col=…,title=…::message``, escaped."""
+    properties = [f"file={file.translate(_IN_PROPERTY)}"]
+    if line is not None:
+        properties.append(f"line={line}")
+    if column is not None:
+        properties.append(f"col={column}")
+    properties.append(f"title={title.translate(_IN_PROPERTY)}")
+    return f"::{_COMMAND[tone]} {','.join(properties)}::{message.translate(_IN_MESSAGE)}"
+
+
+def finding_title(finding: Finding) -> str:
+    """``cmp schema (maxLength)``, ``cmp duplicate-key``: the annotation's title."""
+    return f"cmp {finding.code}" + (f" ({finding.keyword})" if finding.keyword else "")
+
+
+def _placed(tone: Tone, message: str, title: str, file: str, jsonl_line: int | None, position: Position | None) -> Line:
+    column = None if position is None else position.column
+    at_line = file_line(file, jsonl_line, position)
+    return tone, command(tone, message, file=file, line=at_line, column=column, title=title)
+
+
+def report_commands(file: str, jsonl_line: int | None, report: Report, *, show_found: bool = False) -> list[Line]:
+    """One workflow command per finding and redaction hit of ``report`` (none for a packet that passes)."""
+    report = report.located()
+    lines: list[Line] = []
+    error_tone: Tone = "warn" if report.lenient and report.schema_only else "fail"
+    for finding in report.errors:
+        lines.append(_placed(error_tone, str(finding), finding_title(finding), file, jsonl_line, finding.position))
+    hit_tone: Tone = "warn" if report.allow_unredacted else "fail"
+    for hit in report.redactions:
+        title = f"cmp redaction ({hit.category})"
+        message = redaction_text(hit, show_found=show_found)
+        lines.append(_placed(hit_tone, message, title, file, jsonl_line, hit.position))
+    return lines
+
+
+def unreadable_command(file: str, jsonl_line: int | None, message: str) -> str:
+    """A source that could not be read or checked, as an error on the file."""
+    return command("fail", message, file=file, line=jsonl_line, title="cmp: not checked")

@@ -1,0 +1,206 @@
+"""``--format sarif``: one SARIF 2.1.0 log for the whole run, for code scanning and editors.
+
+One run; the driver lists a rule for every finding code and every redaction category
+(both rule sets), each with help text; every result has a region with ``startLine`` and
+``startColumn`` (code scanning refuses results without them), columns in code points
+(``columnKind``). Redaction hits are masked as in every other format unless
+--show-found. Sources that could not be read or checked are tool execution
+notifications, and make ``executionSuccessful`` false.
+
+The log is written as results arrive (:class:`SarifLog`), so a long run holds one
+result at a time, not all of them.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from typing import Any
+from urllib.parse import quote
+
+from cmp import __version__
+from cmp._pipeline import Report
+from cmp._redaction import CATEGORIES
+from cmp.cli._output import Output
+from cmp.cli._render import Tone, file_line, redaction_text
+from cmp.findings import CODES, Position
+
+SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+TOOL_NAME = "core-memory-packet"
+_LEVEL: dict[Tone, str] = {"fail": "error", "warn": "warning", "ok": "note"}
+
+
+def _redaction_rule_id(category: str, profile: str) -> str:
+    return f"redaction/{category}" if profile == "default" else f"redaction/{profile}/{category}"
+
+
+@functools.cache
+def rules() -> tuple[dict[str, Any], ...]:
+    """The driver's rules: each finding code, then each redaction category of each rule set."""
+    from cmp._extended import EXTENDED_CATEGORIES, PROFILE
+
+    out: list[dict[str, Any]] = []
+    for code, description in CODES.items():
+        out.append(
+            {
+                "id": code,
+                "shortDescription": {"text": description},
+                "help": {
+                    "text": f"{description}. The rules are in docs/specification.md; fix the packet and check again."
+                },
+                "defaultConfiguration": {"level": "error"},
+            }
+        )
+    for profile, categories in (("default", CATEGORIES), (PROFILE, EXTENDED_CATEGORIES)):
+        for category in categories:
+            which = (
+                "the format's redaction pre-flight" if profile == "default" else "the extended rules (--rules extended)"
+            )
+            out.append(
+                {
+                    "id": _redaction_rule_id(category, profile),
+                    "shortDescription": {"text": f"text matching {category}, found by {which}"},
+                    "help": {
+                        "text": (
+                            f"The packet holds text matching the {category} pattern of {which}: a credential or "
+                            "a personal path, which must not travel in a packet. Remove it (the scrub command "
+                            "replaces every match with a placeholder) and check again."
+                        )
+                    },
+                    "defaultConfiguration": {"level": "error"},
+                }
+            )
+    return tuple(out)
+
+
+@functools.cache
+def _rule_index() -> dict[str, int]:
+    return {rule["id"]: index for index, rule in enumerate(rules())}
+
+
+def artifact_uri(file: str) -> str:
+    """A file name as a URI reference: relative paths stay relative, in ``/`` form, percent-encoded."""
+    path = file.replace(os.sep, "/")
+    if os.path.isabs(file):
+        return "file://" + quote(path if path.startswith("/") else "/" + path)
+    return quote(path)
+
+
+def _result(
+    rule: str, tone: Tone, message: str, file: str, jsonl_line: int | None, position: Position | None, **more: Any
+) -> dict[str, Any]:
+    # A result needs a region; one with no position (a finding about the whole source) is at its start.
+    line = file_line(file, jsonl_line, position) or 1
+    column = 1 if position is None else position.column
+    return {
+        "ruleId": rule,
+        "ruleIndex": _rule_index()[rule],
+        "level": _LEVEL[tone],
+        "message": {"text": message},
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": artifact_uri(file)},
+                    "region": {"startLine": line, "startColumn": column},
+                }
+            }
+        ],
+        "properties": more,
+    }
+
+
+def report_results(file: str, jsonl_line: int | None, report: Report, *, show_found: bool = False) -> list[str]:
+    """The SARIF results of one report, each as JSON text (none for a packet that passes)."""
+    report = report.located()
+    out: list[dict[str, Any]] = []
+    error_tone: Tone = "warn" if report.lenient and report.schema_only else "fail"
+    for finding in report.errors:
+        out.append(
+            _result(
+                finding.code,
+                error_tone,
+                str(finding),
+                file,
+                jsonl_line,
+                finding.position,
+                path=finding.path,
+                keyword=finding.keyword,
+            )
+        )
+    hit_tone: Tone = "warn" if report.allow_unredacted else "fail"
+    for hit in report.redactions:
+        rule = _redaction_rule_id(hit.category, hit.profile)
+        text = redaction_text(hit, show_found=show_found)
+        out.append(_result(rule, hit_tone, text, file, jsonl_line, hit.position, field=hit.field))
+    return [json.dumps(result, ensure_ascii=False, indent=2) for result in out]
+
+
+class SarifLog:
+    """The log written as it grows: the head at once, each result as it comes, the invocation at the end.
+
+    The bytes are those ``json.dumps(log, indent=2)`` writes for the whole log (a test
+    holds them to it): the head and the tail are cut from the dump of the log with no
+    results, around its empty results list, and each result is indented to its place.
+    """
+
+    _MARK = '"results": []'
+
+    def __init__(self, out: Output) -> None:
+        self.out = out
+        self.results = 0
+        self.notifications: list[dict[str, Any]] = []
+        head, _ = self._halves()
+        # The results list's items sit two spaces deeper than its own member line.
+        self._indent = "\n" + " " * (len(head.rsplit("\n", 1)[1]) + 2)
+        out.write((head + '"results": [').encode("utf-8", "backslashreplace"))
+
+    def _halves(self) -> tuple[str, str]:
+        log = {
+            "$schema": SCHEMA_URI,
+            "version": "2.1.0",
+            "runs": [
+                {
+                    "tool": {
+                        "driver": {
+                            "name": TOOL_NAME,
+                            "version": __version__,
+                            "semanticVersion": __version__,
+                            "rules": list(rules()),
+                        }
+                    },
+                    "columnKind": "unicodeCodePoints",
+                    "results": [],
+                    "invocations": [
+                        {
+                            "executionSuccessful": not self.notifications,
+                            "toolExecutionNotifications": self.notifications,
+                        }
+                    ],
+                }
+            ],
+        }
+        text = json.dumps(log, ensure_ascii=False, indent=2)
+        head, mark, tail = text.partition(self._MARK)
+        assert mark, "the empty results list is in the log"
+        return head, tail
+
+    def add(self, result: str) -> None:
+        separator = "," if self.results else ""
+        self.out.write(
+            (separator + self._indent + result.replace("\n", self._indent)).encode("utf-8", "backslashreplace")
+        )
+        self.results += 1
+
+    def not_checked(self, file: str, jsonl_line: int | None, message: str) -> None:
+        """A source that could not be read or checked: a notification, and the run not successful."""
+        physical: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(file)}}
+        if jsonl_line is not None:
+            physical["region"] = {"startLine": jsonl_line}
+        location = {"physicalLocation": physical}
+        self.notifications.append({"level": "error", "message": {"text": message}, "locations": [location]})
+
+    def close(self) -> None:
+        _, tail = self._halves()
+        closer = self._indent[:-2] + "]" if self.results else "]"
+        self.out.write((closer + tail + "\n").encode("utf-8", "backslashreplace"))
