@@ -107,6 +107,9 @@ def _extended_table() -> ModuleType:
 # long way: taking out thousands of escapes to count the strings costs more than the
 # long way's own decoder (benchmarks/run.py, near-miss: 6,000 backslashes in 32 KB).
 _ESCAPE_DENSITY = 64
+# A JSON escape: a backslash and the byte after it (fact 1); an escaped backslash with a
+# u after it, if one follows.
+_ESCAPE = re.compile(rb"\\(?:\\u|.)", re.DOTALL)
 
 
 def parse_counted(raw: bytes) -> tuple[dict[str, object], int] | None:
@@ -119,14 +122,16 @@ def parse_counted(raw: bytes) -> tuple[dict[str, object], int] | None:
     if len(raw) > _intake.MAX_PACKET_BYTES:
         return None
     if b"\\" in raw:
-        # Fact 2 (an escaped backslash before a u, as in C:\\\\users, goes the long way too).
-        if raw.count(b"\\") > max(_ESCAPE_DENSITY, len(raw) // _ESCAPE_DENSITY) or b"\\u" in raw:
+        if raw.count(b"\\") > max(_ESCAPE_DENSITY, len(raw) // _ESCAPE_DENSITY):
             return None
-        # Fact 1, in C: in JSON text a run of backslashes pairs up from its start, so
-        # taking out every escaped backslash leaves each other backslash starting an
-        # escape of one byte; of those, the quotes are exactly the \\" pairs.
-        unpaired = raw.replace(b"\\\\", b"")
-        quotes = unpaired.count(b'"') - unpaired.count(b'\\"')
+        # Fact 1, in C: in JSON text a run of backslashes pairs up from its start, so a
+        # search from the start for a backslash and the byte after it finds exactly the
+        # escapes; of those, the quotes are the \\" ones. An escaped backslash is taken
+        # with a u after it, if one follows.
+        escapes = _ESCAPE.findall(raw)
+        if b"\\u" in escapes or b"\\\\u" in escapes:
+            return None  # fact 2 (an escaped backslash before a u, as in C:\\\\users, goes the long way too)
+        quotes = raw.count(b'"') - escapes.count(b'\\"')
     else:
         quotes = raw.count(b'"')
     if quotes % 2:

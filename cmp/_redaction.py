@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, Iterator, Mapping
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, is_dataclass
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any
 
 from cmp._patterns import (
@@ -144,9 +145,42 @@ class Redaction:
 
 
 _SCREEN = SCREEN
-# Any separator that is not a word character keeps every in-field match (and its
-# boundaries) a match of the joined text, so one pass can rule a packet clean.
-_FIELD_JOIN = "\n"
+
+# The fields are searched as one UTF-8 text, joined by NUL. NUL is not a word character,
+# so every \b and \B a pattern needs at a field's edge it finds at the separator too;
+# no pattern, screen or fixed-width form can match a NUL or anchor at a text's edge
+# (asserted below), so no match runs from one field into the next or needs a field's
+# edge. So the matches of the joined text are exactly the matches of the fields, at the
+# same places: one set pass rules a packet clean, and for each pattern the set reports,
+# one search from a field's start finds that field's leftmost match or the next field
+# that holds one (tests/test_redaction.py holds the findings to a search of each field
+# alone). A field that holds a NUL itself is searched alone.
+_FIELD_JOIN = "\x00"
+
+_NUL_OR_EDGE = re.compile(r"\\[WSDCpPxQAzZ0-7]|\[\^|\[:|\x00")
+_ESCAPE = re.compile(r"\\.")
+_CLASS = re.compile(r"\[[^\]]*\]")
+
+
+def field_local(regex: str) -> bool:
+    """Conservatively, whether no match of ``regex`` can hold a NUL or need a text's edge:
+    no unescaped ``.``, ``^`` or ``$``, no negated or POSIX class, no ``\\W``, ``\\S``,
+    ``\\D``, ``\\C``, Unicode class, ``\\A``, ``\\z``, ``\\Z``, or NUL written in any form."""
+    if _NUL_OR_EDGE.search(regex):
+        return False
+    bare = _CLASS.sub("", _ESCAPE.sub("", regex))  # other escapes and positive classes hold no NUL
+    return not any(char in bare for char in ".^$")
+
+
+_NOT_FIELD_LOCAL = [
+    p.category
+    for p in PATTERNS
+    if not all(field_local(regex) for regex in (p.regex, p.screened_by, (p.fixed_width or b"").decode("ascii")))
+]
+if _NOT_FIELD_LOCAL:  # pragma: no cover - a change to the pattern table would have to cause it
+    raise AssertionError(
+        f"the joined scan needs patterns that match within one field; these may not: {_NOT_FIELD_LOCAL}"
+    )
 
 
 def _groups() -> tuple[tuple[str, tuple[str, ...] | None], ...]:
@@ -204,38 +238,56 @@ def scan(fields: list[tuple[str, str]]) -> list[Redaction]:
     """Findings for (name, text) pairs: per field, per pattern, the leftmost match."""
     if not fields:
         return []
-    values = [text for _, text in fields]
     try:
-        if not _SCREEN.hits(_FIELD_JOIN.join(values)):
-            return []
-        hit_lists = [_SCREEN.hits(text) for text in values]
+        return _findings([name for name, _ in fields], [text for _, text in fields])
     except UnicodeEncodeError:
         # Lone surrogates (only in hand-built models) cannot be UTF-8 for RE2. They are
         # not word characters and no pattern matches them, so U+FFFD stands in for them.
         fields = [(name, text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")) for name, text in fields]
         return scan(fields)
-    return _extract([name for name, _ in fields], values, hit_lists)
 
 
-def _extract(names: list[str], values: list[str], hit_lists: list[list[int]]) -> list[Redaction]:
-    """The leftmost match of each pattern the set reported, field by field."""
-    found: list[Redaction] = []
-    for name, text, hits in zip(names, values, hit_lists, strict=True):
-        if not hits:
-            continue
-        # On bytes, google-re2 skips mapping offsets back to characters (twice as fast);
-        # RE2 matches whole UTF-8 characters, so every match decodes cleanly.
-        data = text.encode("utf-8")
-        for index in hits:
-            leftmost = _SCREEN.leftmost(index, data)
-            if leftmost is not None:
-                start, match = leftmost
-                pattern = PATTERNS[index]
-                text = match.decode("utf-8")
-                # RE2 matches whole characters, so the bytes before a match decode too.
-                at = len(data[:start].decode("utf-8")) if start else 0
-                found.append(Redaction(name, pattern.category, pattern.mask or text, at, len(text)))
-    return found
+def _findings(names: Sequence[str] | Callable[[], Sequence[str]], values: list[str]) -> list[Redaction]:
+    """The leftmost match of each pattern in each field, in field order, then pattern order.
+
+    ``names`` may be a function giving them, called only when something is found. Raises
+    UnicodeEncodeError for a lone surrogate, TypeError for a value that is not a string.
+    """
+    joined = _FIELD_JOIN.join(values)
+    data = joined.encode("utf-8")
+    hits = _SCREEN.hits(data)
+    if not hits:
+        return []
+    if callable(names):
+        names = names()
+    if len(values) > 1 and data.count(b"\x00") != len(values) - 1:  # a field holds a NUL: field by field
+        return [found for name, text in zip(names, values, strict=True) for found in _findings([name], [text])]
+    ascii_only = joined.isascii()
+    found: list[tuple[int, Redaction]] = []
+    for index in hits:
+        pattern = PATTERNS[index]
+        pos = field = 0  # where the search goes on, and the field that is in
+        while (span := _SCREEN.first_match(index, data, pos)) is not None:
+            start, end = span
+            if len(values) > 1:
+                # No match holds a NUL: the separators before it count its field, and the
+                # nearest ones around it are its field's edges.
+                field += data.count(b"\x00", pos, start)
+                field_start = data.rfind(b"\x00", pos, start) + 1 or pos
+            else:
+                field_start = 0
+            if ascii_only:
+                at, text = start - field_start, joined[start:end]
+            else:
+                # RE2 matches whole UTF-8 characters, so a match and what precedes it decode.
+                at, text = len(data[field_start:start].decode("utf-8")), data[start:end].decode("utf-8")
+            found.append((field, Redaction(names[field], pattern.category, pattern.mask or text, at, len(text))))
+            pos = data.find(b"\x00", end) + 1 if len(values) > 1 else 0
+            if pos == 0:
+                break  # the last field: done
+            field += 1  # the next field's leftmost match is all that is left to find in it
+    found.sort(key=itemgetter(0))  # stable: within a field, patterns stay in table order
+    return [redaction for _, redaction in found]
 
 
 def _getter(members: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
@@ -286,13 +338,9 @@ def _item_names(top: str, members: tuple[str, ...] | None, count: int) -> tuple[
 def redact(packet: Packet) -> list[Redaction]:
     """Redaction findings for a typed :class:`cmp.Packet`, in the reference's order."""
     try:
-        values = _plain_texts(packet)
-        if not _SCREEN.hits(_FIELD_JOIN.join(values)):
-            return []
-        hit_lists = [_SCREEN.hits(text) for text in values]
+        return _findings(functools.partial(_plain_names, packet), _plain_texts(packet))
     except (UnicodeEncodeError, TypeError, AttributeError):
         return scan(list(texts(packet)))  # a hand-built model with odd values: the careful walk copes
-    return _extract(_plain_names(packet), values, hit_lists)
 
 
 def replace_matches(text: str, replacement: Callable[[Pattern, str, int], str]) -> str:

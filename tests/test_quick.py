@@ -34,3 +34,29 @@ def test_strings_are_half_the_quotes_and_a_backslash_opts_out() -> None:
     counted = parse_counted(raw)
     assert counted is not None and counted[1] == raw.count(b'"') // 2
     assert parse_counted(raw.replace(b"GPU", b"G\\u0050U")) is None
+
+
+@pytest.mark.parametrize(
+    "text", ["C:\\Users\\dev", 'a \\\\\\"b', 'say "hi"\\', "\\\\\\\\", "tab\there", "\\/ and \\\\", "u\\x\\"]
+)
+def test_escapes_are_counted_one_backslash_and_one_byte_at_a_time(text: str) -> None:
+    """Escapes pair up from the start of each run of backslashes: the strings are counted right."""
+    import cmp
+    from cmp._pipeline import check_long
+
+    raw = encode({**full(), "goal": text})
+    counted = parse_counted(raw)
+    assert counted is not None and counted[0]["goal"] == text
+    assert counted[1] == _strings(counted[0])
+    assert cmp.check(raw) == check_long(raw)
+
+
+def _strings(value: object) -> int:
+    """The member names and string values in parsed JSON."""
+    if isinstance(value, str):
+        return 1
+    if isinstance(value, dict):
+        return sum(1 + _strings(item) for item in value.values())
+    if isinstance(value, list):
+        return sum(_strings(item) for item in value)
+    return 0
