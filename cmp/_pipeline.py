@@ -116,14 +116,11 @@ def check(
     data = _readable(data)
     _checked_rules(rules)
     raw = _utf8_or_none(data) if isinstance(data, str) else data
-    quick = _quick.conforming(raw) if raw is not None else None
+    quick = _quick.conforming(raw, rules) if raw is not None else None
     if quick is None:
         # Text already encoded goes on as bytes: encoded once, not again by check_long.
         return check_long(data if raw is None else raw, lenient=lenient, allow_unredacted=allow_unredacted, rules=rules)
     version, packet, redactions = quick
-    if rules != "default":
-        assert raw is not None  # the quick path read it
-        redactions += _quick.extended_redactions(raw, packet)
     return _conforming(
         version, packet, redactions, lenient=lenient, allow_unredacted=allow_unredacted, rules=rules, source=data
     )

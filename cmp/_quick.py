@@ -78,7 +78,7 @@ if _ANCHORED:  # pragma: no cover - a change to the pattern table would have to 
     raise AssertionError(f"the quick path's clean-text rule needs unanchored patterns; anchored: {_ANCHORED}")
 
 
-def extended_redactions(raw: bytes, packet: Packet) -> tuple[Redaction, ...]:
+def _extended_redactions(raw: bytes, packet: Packet) -> tuple[Redaction, ...]:
     """The extended rule set's findings for a packet :func:`conforming` read from ``raw``.
 
     Fact 3 holds for the extended table too (its patterns and screens are unanchored,
@@ -142,8 +142,9 @@ def parse_counted(raw: bytes) -> tuple[dict[str, object], int] | None:
     return value, quotes // 2
 
 
-def conforming(raw: bytes) -> tuple[str, Packet, tuple[Redaction, ...]] | None:
-    """(version, packet, redactions) of a conforming packet read the quick way, else None."""
+def conforming(raw: bytes, rules: str = "default") -> tuple[str, Packet, tuple[Redaction, ...]] | None:
+    """(version, packet, redactions) of a conforming packet read the quick way, else None;
+    with ``rules="extended"``, the extended rule set's findings follow the default ones."""
     counted = parse_counted(raw)
     if counted is None:
         return None
@@ -160,6 +161,12 @@ def conforming(raw: bytes) -> tuple[str, Packet, tuple[Redaction, ...]] | None:
         object.__setattr__(packet, "_known", _CONFORMING_ESCAPE_FREE)  # fact 4
     if growth_finding(packet, len(raw)) is not None:
         return None  # the long way reports the size
-    if plain and not matches_anywhere(raw):  # fact 3
+    if rules == "default":
+        if plain and not matches_anywhere(raw):  # fact 3
+            return routed, packet, ()
+        return routed, packet, tuple(redact(packet))
+    # Both rule sets: one pass over the text with both tables' screens rules it clean
+    # for both (fact 3), where a pass per table would read it twice.
+    if plain and not _extended_table().matches_either(raw):
         return routed, packet, ()
-    return routed, packet, tuple(redact(packet))
+    return routed, packet, (*redact(packet), *_extended_redactions(raw, packet))

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import cmp
 from cmp import _extended
@@ -312,6 +313,28 @@ def test_every_screen_matches_wherever_its_pattern_does() -> None:
     for pattern in EXTENDED_PATTERNS:
         for hit in RULES[pattern.category][0]:
             assert re2.search(pattern.screened_by, hit), pattern.category
+
+
+# Hits and near misses of both tables, the pieces the combined screen is tried on.
+_BOTH_TABLES = [
+    *(text for hits, misses in RULES.values() for text in (*hits, *misses)),
+    "AKIAIOSFODNN7EXAMPLE",
+    "C:\\Users\\me",
+    "/home/me/x",
+    "ghp_" + "a1B2" * 9,
+]
+
+
+@settings(max_examples=300)
+@given(st.lists(st.sampled_from([*_BOTH_TABLES, "", " ", "é", "\n", "x", "_"]), max_size=6).map("".join))
+def test_one_pass_with_both_screens_matches_exactly_when_either_table_does(text: str) -> None:
+    """The quick path's one pass over a packet's text with both rule sets (cmp._extended.matches_either)."""
+    from cmp._extended import _SET, matches_either
+    from cmp._patterns import SCREEN
+
+    either = bool(SCREEN._set.Match(text)) or bool(_SET.Match(text))
+    assert matches_either(text) is either
+    assert matches_either(text.encode()) is either
 
 
 def test_placeholders_match_no_pattern() -> None:
