@@ -28,15 +28,22 @@ screen is anchored, so the quick path's fact 2 holds for this table too
 from __future__ import annotations
 
 import functools
-import zlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import is_dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-import re2
-
-from cmp._matcher import compile_set
-from cmp._redaction import PATTERNS, Pattern, Redaction, lenient_texts, texts
+# The patterns, their checks and screens are cmp._extended_patterns' (the bottom layer,
+# where messages ask them too); the names other modules read through this one are
+# re-exported.
+from cmp._extended_patterns import BASE62 as BASE62
+from cmp._extended_patterns import CHECKS as CHECKS
+from cmp._extended_patterns import EXTENDED_CATEGORIES as EXTENDED_CATEGORIES
+from cmp._extended_patterns import EXTENDED_PATTERNS as EXTENDED_PATTERNS
+from cmp._extended_patterns import JOIN, SET, matches, screen
+from cmp._extended_patterns import base62_crc32 as base62_crc32
+from cmp._extended_patterns import matches_anywhere as matches_anywhere
+from cmp._extended_patterns import matches_either as matches_either
+from cmp._redaction import Pattern, Redaction, lenient_texts, texts
 from cmp._redaction import redact as redact_default
 from cmp._redaction import redact_obj as redact_default_obj
 from cmp.findings import BoundedPath
@@ -60,196 +67,13 @@ EXTRA_FIELDS: tuple[str, ...] = (
     "provenance.source_hash",
 )
 
-_B64URL = "[A-Za-z0-9_-]"
-_SPACE = "[ \\t\\n\\f\\r]+"  # clause 8.2's whitespace, as the default ssh-public-key has it
-
-EXTENDED_PATTERNS: tuple[Pattern, ...] = (
-    Pattern("github-token", r"\bgh[pousr]_[A-Za-z0-9]{36}\b", screen=r"\bgh[pousr]_"),
-    Pattern("github-fine-grained-token", r"\bgithub_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}\b", screen=r"\bgithub_pat_"),
-    Pattern(
-        "openai-key",
-        rf"\bsk-(?:(?:proj|svcacct|admin)-)?{_B64URL}{{20,}}T3BlbkFJ{_B64URL}{{20,}}",
-        screen=r"\bsk-",
-    ),
-    Pattern("anthropic-key", rf"\bsk-ant-(?:api|admin|oat|ort)[0-9]{{2}}-{_B64URL}{{32,}}", screen=r"\bsk-ant-"),
-    Pattern("huggingface-token", r"\bhf_[A-Za-z0-9]{34}\b", screen=r"\bhf_"),
-    Pattern(
-        "gitlab-token",
-        rf"\bgl(?:pat|dt|rt|ptt|oas|ft|cbt|imt|agent|soat|ffct)-{_B64URL}{{20,}}",
-        screen=r"\bgl(?:pat|dt|rt|ptt|oas|ft|cbt|imt|agent|soat|ffct)-",
-    ),
-    Pattern("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b", screen=r"\bnpm_"),
-    Pattern("pypi-token", rf"\bpypi-AgE(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw){_B64URL}{{50,}}", screen=r"\bpypi-AgE"),
-    Pattern("slack-app-token", r"\bxapp-[0-9]+-[A-Z0-9]{8,}-[0-9]{8,}-[A-Za-z0-9]{32,}", screen=r"\bxapp-"),
-    Pattern("slack-config-token", r"\bxoxe(?:\.xox[bp])?-[0-9]+-[A-Za-z0-9-]{40,}", screen=r"\bxoxe[.-]"),
-    Pattern(
-        "slack-webhook",
-        r"\bhooks\.slack\.com/(?:services/T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{20,}"
-        r"|(?:workflows|triggers)/T[A-Z0-9]{6,}/[A-Za-z0-9]{6,}/[A-Za-z0-9/]{10,})",
-        screen=r"\bhooks\.slack\.com/",
-    ),
-    Pattern(
-        "discord-webhook",
-        rf"\bdiscord(?:app)?\.com/api/webhooks/[0-9]{{17,20}}/{_B64URL}{{60,}}",
-        screen=r"\bdiscord(?:app)?\.com/api/webhooks/",
-    ),
-    Pattern(
-        "pem-private-key",
-        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----",
-        mask="-----BEGIN …",
-        screen=r"-----BEGIN ",
-    ),
-    Pattern("putty-private-key", r"\bPuTTY-User-Key-File-[0-9]+:", mask="PuTTY-User-Key-File-…"),
-    Pattern(
-        "ssh-public-key-ecdsa",
-        rf"\becdsa-sha2-nistp(?:256|384|521){_SPACE}AAAA[0-9A-Za-z+/=]{{20,}}",
-        screen=r"\becdsa-sha2-nistp",
-    ),
-    Pattern(
-        "ssh-public-key-sk",
-        rf"\bsk-(?:ecdsa-sha2-nistp256|ssh-ed25519)@openssh\.com{_SPACE}AAAA[0-9A-Za-z+/=]{{20,}}",
-        screen=r"\bsk-(?:ecdsa|ssh)-",
-    ),
-    Pattern(
-        "url-credentials",
-        # scheme://user:password@host (user may be empty): no space, slash, ?, # or @ in user or password,
-        # no colon in user; the host starts at once after the @.
-        r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:\"'<>`]*:[^\s/?#@\"'<>`]+@[A-Za-z0-9\[][A-Za-z0-9.:\[\]-]*",
-    ),
-    Pattern(
-        "aws-secret-key",
-        r"(?i:\b(?:aws_?)?secret_?access_?key|\baws_?secret_?key)[\"']?[ \t]*(?:=|:|=>)[ \t]*[\"']?"
-        r"[A-Za-z0-9/+]{40}",
-        screen=r"(?i:secret_?access_?key|aws_?secret_?key)",
-    ),
-    Pattern("google-oauth-secret", rf"\bGOCSPX-{_B64URL}{{28}}", screen=r"\bGOCSPX-"),
-    Pattern("google-oauth-token", rf"\bya29\.{_B64URL}{{30,}}", screen=r"\bya29\."),
-    Pattern("sendgrid-key", rf"\bSG\.{_B64URL}{{22}}\.{_B64URL}{{43}}", screen=r"\bSG\."),
-    Pattern("digitalocean-token", r"\bdo[por]_v1_[a-f0-9]{64}\b", screen=r"\bdo[por]_v1_"),
-    Pattern("dockerhub-token", rf"\bdckr_pat_{_B64URL}{{27}}", screen=r"\bdckr_pat_"),
-    Pattern("shopify-token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", screen=r"\bshp(?:at|ca|pa|ss)_"),
-    Pattern("age-secret-key", r"\bAGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{58}\b", screen=r"\bAGE-SECRET-KEY-1"),
-    Pattern("azure-storage-key", r"\bAccountKey=[A-Za-z0-9+/]{86}==", screen=r"\bAccountKey="),
-)
-
-EXTENDED_CATEGORIES: tuple[str, ...] = tuple(dict.fromkeys(p.category for p in EXTENDED_PATTERNS))
-
-# --- checks: a match counts only if its check (if any) says yes ---------------------------
-
-# The alphabet of GitHub's and npm's base62 checksums: digits, then upper, then lower case.
-BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-
-def base62_crc32(body: str) -> str:
-    """The six base62 digits of the CRC32 of ``body`` (ASCII), zero-padded on the left."""
-    number = zlib.crc32(body.encode("ascii"))
-    digits = []
-    for _ in range(6):
-        number, digit = divmod(number, 62)
-        digits.append(BASE62[digit])
-    return "".join(reversed(digits))
-
-
-def _checksummed(text: str, start: int, end: int) -> bool:
-    """A 4-character prefix, 30 random characters, then the base62 CRC32 of those 30."""
-    token = text[start:end]
-    return base62_crc32(token[4:-6]) == token[-6:]
-
-
-def _mixed_case(text: str, start: int, end: int) -> bool:
-    """A random letter body holds both cases (all one case over 34 letters: about 2**-33)."""
-    body = text[start:end]
-    return any(c.isupper() for c in body) and any(c.islower() for c in body)
-
-
-_BASE64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
-
-
-def _aws_secret(text: str, start: int, end: int) -> bool:
-    """Exactly 40 characters (not the start of a longer run), random-looking: both cases."""
-    if end < len(text) and text[end] in _BASE64_CHARS:
-        return False
-    value = text[end - 40 : end]
-    return any(c.isupper() for c in value) and any(c.islower() for c in value)
-
-
-# Passwords that say where a password goes rather than being one.
-_PLACEHOLDERS = frozenset(
-    {"password", "passwd", "pass", "pwd", "secret", "token", "redacted", "apikey", "api_key", "your_password"}
-)
-
-
-def _url_password(text: str, start: int, end: int) -> bool:
-    """A password that is not a placeholder (``${DB_PASS}``, ``<password>``, ``***``, ``password``)."""
-    match = text[start:end]
-    userinfo = match.split("://", 1)[1].rsplit("@", 1)[0]
-    password = userinfo.split(":", 1)[1]
-    if password[0] in "${<*[%":
-        return False
-    if set(password) <= set("xX*.•"):
-        return False
-    return password.lower() not in _PLACEHOLDERS
-
-
-# Category -> check of (text, match start, match end).
-CHECKS: dict[str, Callable[[str, int, int], bool]] = {
-    "github-token": _checksummed,
-    "npm-token": _checksummed,
-    "huggingface-token": _mixed_case,
-    "aws-secret-key": _aws_secret,
-    "url-credentials": _url_password,
-}
-assert set(CHECKS) <= set(EXTENDED_CATEGORIES)
-
-# --- the screen and the search -----------------------------------------------------------------
-
-_SET = compile_set([p.screened_by for p in EXTENDED_PATTERNS])
-_JOIN = "\n"
-
-
-@functools.cache
-def _searches() -> tuple[Any, ...]:
-    """Compiled per-pattern searches, built when a text first needs them."""
-    return tuple(re2.compile(p.regex) for p in EXTENDED_PATTERNS)
-
-
-def _screen(text: str | bytes) -> list[int]:
-    found = _SET.Match(text)
-    return sorted(found) if found else []
-
-
-def matches_anywhere(text: str | bytes) -> bool:
-    """Whether any extended screen matches somewhere in ``text``: False rules every field
-    in it clean (the quick path's fact 3; a screen matches wherever its pattern does)."""
-    return bool(_SET.Match(text))
-
-
-# The default table's screens and this table's in one set: a set reports every pattern
-# of it that matches, so it matches a text exactly when one of the two sets does. The
-# quick path with the extended rules reads a packet's text once with it, not twice.
-_EITHER = compile_set([*(p.screened_by for p in PATTERNS), *(p.screened_by for p in EXTENDED_PATTERNS)])
-
-
-def matches_either(text: str | bytes) -> bool:
-    """Whether any default or extended screen matches somewhere in ``text``: False rules
-    it clean for both rule sets (the quick path's fact 3)."""
-    return bool(_EITHER.Match(text))
-
-
-def _matches(index: int, text: str) -> Iterator[Any]:
-    """The matches of pattern ``index`` in ``text`` that pass its check, leftmost first."""
-    check = CHECKS.get(EXTENDED_PATTERNS[index].category)
-    for match in _searches()[index].finditer(text):
-        if check is None or check(text, match.start(), match.end()):
-            yield match
-
 
 def scan(fields: list[tuple[str, str]]) -> list[Redaction]:
     """Extended findings for (name, text) pairs: per field, per pattern, the leftmost match."""
     if not fields:
         return []
     try:
-        if not _SET.Match(_JOIN.join(text for _, text in fields)):
+        if not SET.Match(JOIN.join(text for _, text in fields)):
             return []
     except UnicodeEncodeError:
         # Lone surrogates (hand-built models only) cannot be UTF-8 for RE2; as in the
@@ -257,8 +81,8 @@ def scan(fields: list[tuple[str, str]]) -> list[Redaction]:
         return scan([(name, text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")) for name, text in fields])
     found: list[Redaction] = []
     for name, text in fields:
-        for index in _screen(text):
-            match = next(_matches(index, text), None)
+        for index in screen(text):
+            match = next(matches(index, text), None)
             if match is not None:
                 pattern = EXTENDED_PATTERNS[index]
                 text_found = pattern.mask or match.group()
@@ -333,7 +157,7 @@ def redact_extended(packet: Packet | Mapping[str, Any]) -> list[Redaction]:
     """The extended findings alone, for a typed packet (or parsed JSON of the schema's shape)."""
     if not isinstance(packet, Mapping):
         try:
-            if not _SET.Match(_JOIN.join(_typed_values(packet))):
+            if not SET.Match(JOIN.join(_typed_values(packet))):
                 return []
         except (UnicodeEncodeError, TypeError, AttributeError):
             pass  # a hand-built model with odd values: the careful walk copes
@@ -416,11 +240,11 @@ def redact_obj(obj: Mapping[str, Any], *, rules: Rules = "default") -> list[Reda
 def replace_matches(text: str, replacement: Callable[[Pattern, str, int], str]) -> str:
     """``text`` with every checked match of every extended pattern replaced, pattern by
     pattern in table order, by ``replacement(pattern, match, offset)``: one pass (scrub repeats it)."""
-    for index in _screen(text):
+    for index in screen(text):
         pattern = EXTENDED_PATTERNS[index]
         pieces: list[str] = []
         done = 0
-        for match in list(_matches(index, text)):
+        for match in list(matches(index, text)):
             pieces += [text[done : match.start()], replacement(pattern, match.group(), match.start())]
             done = match.end()
         if pieces:

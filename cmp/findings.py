@@ -107,10 +107,22 @@ class PacketError(ValueError):
         super().__init__(first + (f" (and {more} more)" if more > 0 else ""))
 
 
-def withheld(text: str) -> str | None:
-    """What a message says in place of ``text`` when a redaction pattern matches somewhere
-    in it (``not shown: 20 characters matching aws-key``), else None."""
+def _withholding_category(text: str) -> str | None:
+    """The category a message names in place of ``text``: the first default pattern that
+    matches it, else the first extended one (every extended category is a credential),
+    whichever rule set a check runs with: a credential is not quoted either way."""
     category = first_category(text)
+    if category is not None:
+        return category
+    from cmp._extended_patterns import first_category as first_extended  # loaded on the first quote
+
+    return first_extended(text)
+
+
+def withheld(text: str) -> str | None:
+    """What a message says in place of ``text`` when a redaction pattern of either rule set
+    matches somewhere in it (``not shown: 20 characters matching aws-key``), else None."""
+    category = _withholding_category(text)
     if category is None:
         return None
     return f"not shown: {_characters(len(text))} matching {category}"
@@ -130,7 +142,7 @@ def unquoted(text: str) -> str:
 def quote(text: str, limit: int = QUOTE_LIMIT, *, within: str | None = None) -> str:
     """Quote user text for a one-line message, showing at most ``limit`` code points.
 
-    Text that a redaction pattern matches anywhere is not quoted at all:
+    Text that a redaction pattern of either rule set matches anywhere is not quoted at all:
     ``(not shown: 20 characters matching aws-key)``. Nor is a snippet of a longer text
     (``within``, such as the field it was found in) in which a credential pattern
     matches, since the snippet may hold part of the credential.
@@ -140,6 +152,10 @@ def quote(text: str, limit: int = QUOTE_LIMIT, *, within: str | None = None) -> 
         return f"({hidden})"
     if within is not None:
         category = first_credential(within)
+        if category is None:
+            from cmp._extended_patterns import first_category as first_extended
+
+            category = first_extended(within)
         if category is not None:
             return f"(not shown: {_characters(len(text))} of a text matching {category})"
     if len(text) <= limit:

@@ -329,10 +329,10 @@ _BOTH_TABLES = [
 @given(st.lists(st.sampled_from([*_BOTH_TABLES, "", " ", "é", "\n", "x", "_"]), max_size=6).map("".join))
 def test_one_pass_with_both_screens_matches_exactly_when_either_table_does(text: str) -> None:
     """The quick path's one pass over a packet's text with both rule sets (cmp._extended.matches_either)."""
-    from cmp._extended import _SET, matches_either
+    from cmp._extended_patterns import SET, matches_either
     from cmp._patterns import SCREEN
 
-    either = bool(SCREEN._set.Match(text)) or bool(_SET.Match(text))
+    either = bool(SCREEN._set.Match(text)) or bool(SET.Match(text))
     assert matches_either(text) is either
     assert matches_either(text.encode()) is either
 

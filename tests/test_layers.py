@@ -17,8 +17,16 @@ PACKAGE = Path(__file__).resolve().parent.parent / "cmp"
 
 # Lowest first.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    # the leaves; findings asks the redaction patterns (_patterns, over _matcher) before quoting packet text
-    ("cmp.findings", "cmp._patterns", "cmp._deepjson", "cmp._matcher", "cmp.schema", "cmp._text"),
+    # the leaves; findings asks the redaction patterns (both tables, over _matcher) before quoting packet text
+    (
+        "cmp.findings",
+        "cmp._patterns",
+        "cmp._extended_patterns",
+        "cmp._deepjson",
+        "cmp._matcher",
+        "cmp.schema",
+        "cmp._text",
+    ),
     ("cmp._timestamps", "cmp._intake"),  # created_at rules; bytes to Python data
     ("cmp.model", "cmp._compiler", "cmp._explain"),  # typed model; schema compiled, schema explained
     ("cmp._validation",),  # version routing and the schema of the routed version

@@ -364,3 +364,68 @@ def test_chain_withholds_an_id_that_a_pattern_matches(
     )
     out, _ = _run(capsysbinary, "chain", str(path), "--format", "json")
     assert json.loads(out)["roots"][0]["id"] == hidden
+
+
+# ---------------------------------------------------------------------------------------
+# The extended rules' credentials: masked in every format, and never quoted in a message,
+# whichever rule set a command runs with.
+
+
+def _extended_secrets() -> list[Any]:
+    """(category, secret, what its finding shows, the public part of the secret) per extended category.
+
+    A webhook's match starts at its host, so ``https://`` and the host are public too.
+    """
+    from cmp._extended import scan as scan_extended
+    from tests.test_extended import RULES
+
+    cases = []
+    for category, (hits, _) in RULES.items():
+        secret = min((hit for hit in hits if "\t" not in hit and "\n" not in hit), key=len)
+        (hit,) = scan_extended([("goal", secret)])
+        public = secret[: hit.at + len(hit.prefix)]
+        cases.append(pytest.param(category, secret, hit.prefix, public, id=category))
+    return cases
+
+
+EXTENDED_CREDENTIALS = _extended_secrets()
+
+
+@pytest.mark.parametrize(("category", "secret", "prefix", "public"), EXTENDED_CREDENTIALS)
+def test_no_command_prints_a_planted_extended_secret_in_any_format(
+    capsysbinary: pytest.CaptureFixture[bytes],
+    secret_files: dict[str, Path],
+    category: str,
+    secret: str,
+    prefix: str,
+    public: str,
+) -> None:
+    packets = [
+        str(secret_files[name]) for name in ("conforming.json", "refused.json", "version.json", "duplicate.json")
+    ]
+    printed = ""
+    for rules in ("default", "extended"):
+        for args in (
+            ("check", "--lenient", *packets),
+            ("check", "--format", "json", "--lenient", *packets),
+            ("check", "--format", "github", "--lenient", *packets),
+            ("check", "--format", "sarif", "--lenient", *packets),
+            ("check", "--format", "github", "--allow-unredacted", *packets),
+            ("lint", *packets),
+            ("fmt", "--check", *packets),
+            ("chain", *packets),
+        ):
+            output = "".join(_run(capsysbinary, *args, *(("--rules", rules) if args[0] != "chain" else ())))
+            assert not leaks(output, secret, public), (rules, args[:3], leaks(output, secret, public), output)
+            printed += output
+    assert f"{category}: {prefix}… (" in printed, "the extended rules found it, masked"
+    # A message withheld it (naming the first category that matches: gh-token for a classic token).
+    assert re.search(rf"\(not shown: {len(secret)} characters matching [a-z0-9-]+\)", printed)
+
+
+@pytest.mark.parametrize(("category", "secret", "prefix", "public"), EXTENDED_CREDENTIALS)
+def test_no_library_text_holds_a_planted_extended_secret(
+    secret_files: dict[str, Path], category: str, secret: str, prefix: str, public: str
+) -> None:
+    for what, text in library_outputs(secret_files):
+        assert not leaks(text, secret, public), (what, leaks(text, secret, public), text)
