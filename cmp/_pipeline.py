@@ -78,11 +78,10 @@ class Report:
         """
         if self.source is None or not (self.errors or self.redactions):
             return self
-        from cmp._positions import locate
+        from cmp._positions import locate_both
 
-        return replace(
-            self, errors=tuple(locate(self.source, self.errors)), redactions=tuple(locate(self.source, self.redactions))
-        )
+        errors, redactions = locate_both(self.source, self.errors, self.redactions)
+        return replace(self, errors=tuple(errors), redactions=tuple(redactions))
 
     def to_json(self, *, show_found: bool = False) -> dict[str, Any]:
         """The report as JSON data; redaction hits masked unless ``show_found`` (see :meth:`Redaction.to_json`)."""

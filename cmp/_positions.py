@@ -28,16 +28,16 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from cmp import _intake
+from cmp._redaction import Redaction
 from cmp.findings import BoundedPath, Finding, Position
 
 if TYPE_CHECKING:
-    from cmp._redaction import Redaction
-
     Located = TypeVar("Located", Finding, Redaction)
 
 # Scanning only text that parsed: a string, one structural character, or the run of
@@ -48,6 +48,7 @@ _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{},:]|[^\s\[\]{},:"]+')
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 # Keywords whose finding is about a member's name, not its value.
 _ABOUT_THE_NAME = frozenset({"additionalProperties"})
+_HitKey = tuple[str, int, int]  # a redaction hit's category, offset and length
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,20 +63,29 @@ class _Node:
 
 @dataclass(slots=True)
 class _Frame:
+    """An open array or object: its path, the next item's index, or the member whose value
+    comes next and the names its object has had so far."""
+
     path: BoundedPath
     is_object: bool
     index: int = 0
     name: str = ""
     name_at: int = 0
+    seen: set[str] = dataclasses.field(default_factory=set)
 
 
 @dataclass(slots=True)
 class _Map:
-    """The document's values by rendered path: first and second occurrence (a duplicated
-    member), and each object's member names with where each is written."""
+    """The document's values by rendered path: the first written; the first string (a
+    redaction hit is in one, and a path cut short may render like its ancestors'); the
+    second writing of a name within one object (a duplicate); and each object's member
+    names with where each is written."""
 
     first: dict[str, _Node] = dataclasses.field(default_factory=dict)
-    second: dict[str, _Node] = dataclasses.field(default_factory=dict)
+    # Every writing under a path that more than one value renders as (a cut or masked name).
+    more: dict[str, list[_Node]] = dataclasses.field(default_factory=dict)
+    strings: dict[str, _Node] = dataclasses.field(default_factory=dict)
+    repeats: dict[str, _Node] = dataclasses.field(default_factory=dict)
     names: dict[str, list[tuple[str, int, str]]] = dataclasses.field(default_factory=dict)
 
 
@@ -113,10 +123,13 @@ def _map(text: str) -> _Map:
             expect_name = False
             continue
         name_at: int | None = None
+        repeated = False
         if top is None:
             path = root
         elif top.is_object:
             path, name_at = top.path.child(top.name), top.name_at
+            repeated = top.name in top.seen
+            top.seen.add(top.name)
         else:
             path = top.path.child(top.index)
             top.index += 1
@@ -126,8 +139,12 @@ def _map(text: str) -> _Map:
             found.first[key] = node
             if lead == "{":
                 found.names[key] = []
-        elif key not in found.second:
-            found.second[key] = node
+        else:
+            found.more.setdefault(key, [found.first[key]]).append(node)
+        if lead == '"' and key not in found.strings:
+            found.strings[key] = node
+        if repeated and key not in found.repeats:
+            found.repeats[key] = node
         if lead in "[{":
             stack.append(_Frame(path, lead == "{"))
             expect_name = lead == "{"
@@ -182,12 +199,34 @@ class _Text:
             self.raw = bytes(data)
             self.text = self.raw.decode("utf-8", "replace")
         self._places: _Map | None = None
+        self._name_hits: dict[tuple[str, str], dict[_HitKey, deque[tuple[int, str]]]] = {}
+        self._turns: dict[tuple[str, str, str | None], int] = {}
 
     @property
     def places(self) -> _Map:
         if self._places is None:
             self._places = _map(self.text)
         return self._places
+
+    def next_writing(self, finding: Finding) -> _Node | None:
+        """The value ``finding`` is about: the first written at its path, or, where several
+        values render as that path and several findings of one kind name it, each in turn."""
+        places = self.places
+        writings = places.more.get(finding.path)
+        if writings is None:
+            return places.first.get(finding.path)
+        key = (finding.path, finding.code, finding.keyword)
+        turn = self._turns.get(key, 0)
+        self._turns[key] = turn + 1
+        return writings[min(turn, len(writings) - 1)]
+
+    def name_hits(self, holder: str, profile: str) -> dict[_HitKey, deque[tuple[int, str]]]:
+        """The hits of a rule set in the member names of the object at ``holder``, not yet
+        placed: each name is scanned once, however many hits are asked for."""
+        key = (holder, profile)
+        if key not in self._name_hits:
+            self._name_hits[key] = _hits_in_names(self.places.names.get(holder, []), profile)
+        return self._name_hits[key]
 
     def position(self, offset: int) -> Position:
         text = self.text
@@ -253,9 +292,9 @@ def _finding_offset(finding: Finding, source: _Text) -> int | None:
         return source.start()
     places = source.places
     if code == "duplicate-key":
-        node = places.second.get(finding.path) or places.first.get(finding.path)
+        node = places.repeats.get(finding.path) or places.first.get(finding.path)
         return None if node is None else node.name_at
-    node = places.first.get(finding.path)
+    node = source.next_writing(finding)
     if node is None:  # a missing member: the object that lacks it
         parent = _parent_of(finding.path, places)
         return None if parent is None else parent.value_at
@@ -272,8 +311,7 @@ def _redaction_offset(redaction: Redaction, source: _Text) -> int | None:
     field = redaction.field
     if field == _MEMBER_NAME or field.endswith("." + _MEMBER_NAME):
         return _member_name_offset(redaction, source)
-    path = _field_path(field)
-    node = places.first.get(path)
+    node = places.strings.get(_field_path(field))
     if node is None or node.string is None:
         return None
     return node.value_at + _inside(node.string, redaction.at)
@@ -285,25 +323,29 @@ def _field_path(field: str) -> str:
 
 
 def _member_name_offset(redaction: Redaction, source: _Text) -> int | None:
-    """The member name that holds the match: the first one in the object that the same rule set finds it in."""
+    """The member name that holds the match: one the same rule set finds the same hit in,
+    each such name once, in the order they are written."""
     field = redaction.field
     holder = "$" if field == _MEMBER_NAME else _field_path(field[: -len("." + _MEMBER_NAME)])
-    for name, at, token in source.places.names.get(holder, ()):
-        if any(_same_hit(hit, redaction) for hit in _scan_name(field, name, redaction.profile)):
-            return at + _inside(token, redaction.at)
-    return None
+    pending = source.name_hits(holder, redaction.profile).get((redaction.category, redaction.at, redaction.length))
+    if not pending:
+        return None
+    at, token = pending.popleft()
+    return at + _inside(token, redaction.at)
 
 
-def _same_hit(hit: Redaction, redaction: Redaction) -> bool:
-    return (hit.category, hit.at, hit.length) == (redaction.category, redaction.at, redaction.length)
-
-
-def _scan_name(field: str, name: str, profile: str) -> list[Redaction]:
+def _hits_in_names(names: list[tuple[str, int, str]], profile: str) -> dict[_HitKey, deque[tuple[int, str]]]:
+    """Where each hit of a rule set in an object's member names is written: the names read
+    in one scan, each as its own field (named by its place in the list)."""
     if profile == "default":
         from cmp._redaction import scan
     else:
         from cmp._extended import scan
-    return scan([(field, name)])
+    found: dict[_HitKey, deque[tuple[int, str]]] = {}
+    for hit in scan([(str(index), name) for index, (name, _, _) in enumerate(names)]):
+        _, at, token = names[int(hit.field)]
+        found.setdefault((hit.category, hit.at, hit.length), deque()).append((at, token))
+    return found
 
 
 def _located(item: Located, source: _Text) -> Located:
@@ -320,8 +362,22 @@ def locate(data: bytes | str, items: Iterable[Located]) -> list[Located]:
     """``items`` (findings and redaction hits about the packet whose source is ``data``)
     with their :class:`~cmp.findings.Position` set; an item that has no place in the text
     (a finding about Python data, say) comes back as it was."""
+    if not isinstance(data, (bytes, bytearray, memoryview, str)):
+        raise TypeError(f"locate() takes the packet's bytes or str, not {type(data).__name__}")
+    items = list(items)
+    for item in items:
+        if not isinstance(item, (Finding, Redaction)):
+            raise TypeError(f"locate() places findings and redaction hits, not {type(item).__name__}")
     source = _Text(data)
     return [_located(item, source) for item in items]
+
+
+def locate_both(
+    data: bytes | str, findings: Iterable[Finding], redactions: Iterable[Redaction]
+) -> tuple[list[Finding], list[Redaction]]:
+    """:func:`locate` for a report's findings and hits, reading the text once for both."""
+    source = _Text(data)
+    return [_located(f, source) for f in findings], [_located(r, source) for r in redactions]
 
 
 def positions(data: bytes | str, items: Iterable[Located]) -> Iterator[Position | None]:

@@ -247,6 +247,9 @@ def test_colour_on_a_terminal_unless_no_color(packets: dict[str, Path]) -> None:
     assert plain.replace(b"\r\n", b"\n") == re.sub(rb"\x1b\[\d+m", b"", coloured).replace(b"\r\n", b"\n")
     piped = _cli(*args, env=env)
     assert "\x1b[" not in piped.stdout, "no colour into a pipe or a file"
+    assert b"\x1b[" not in _on_a_terminal(*args, env={**env, "TERM": "dumb"})
+    github = _on_a_terminal(*args, "--format", "github", env=env)
+    assert github.startswith(b"::error ") and b"\x1b[" not in github, "a workflow command starts its line"
 
 
 def test_a_folder_is_every_json_file_below_it_in_sorted_order(packets: dict[str, Path], tmp_path: Path) -> None:

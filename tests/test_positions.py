@@ -280,3 +280,55 @@ def test_to_json_carries_the_position_once_located() -> None:
     goal = next(entry for entry in entries if entry["path"] == "$.goal")
     assert (goal["line"], goal["column"]) == (2, 11)
     assert all(entry["line"] == 1 and entry["column"] == 1 for entry in entries if entry["keyword"] == "required")
+
+
+# --- places that render alike, found by a red-team review ---------------------------------------
+
+_URL = "https://user:hunter2@host.example/"
+
+
+def _text_at(text: str, position: Position | None) -> str:
+    assert position is not None
+    return text[_offset(text, position) :]
+
+
+def test_names_that_render_alike_each_get_their_own_place() -> None:
+    """Two masked member names render as one path; each finding and hit points at its own name."""
+    names = [f"https://u{i}:pw{i}@host.example/" for i in range(40)]
+    text = '{"ltm_version": "0.2",\n' + ",\n".join(f"  {json.dumps(n)}: {i}" for i, n in enumerate(names)) + "\n}"
+    report = check(text, lenient=True, rules="extended").located()
+    unexpected = [f for f in report.errors if f.keyword == "additionalProperties"]
+    hits = [h for h in report.redactions if h.field == "(member name)"]
+    assert len(unexpected) == len(hits) == len(names)
+    # Each finding at a name, each name once (the report orders them by path, not as written).
+    named = sorted(json.JSONDecoder().raw_decode(_text_at(text, f.position))[0] for f in unexpected)
+    assert named == sorted(names)
+    hit_at = sorted(_text_at(text, h.position).split('"', 1)[0] for h in hits)
+    assert hit_at == sorted(names)
+
+
+def test_a_hit_deep_under_a_cut_path_is_placed_in_its_string() -> None:
+    value: Any = _URL
+    for _ in range(100):
+        value = {"a": value}
+    text = json.dumps({"ltm_version": "0.2", "x": value})
+    report = check(text, lenient=True, rules="extended").located()
+    (hit,) = [h for h in report.redactions if h.category == "url-credentials"]
+    assert "…" in hit.field, "the path is cut"
+    assert _text_at(text, hit.position).startswith(_URL)
+
+
+def test_a_duplicate_inside_a_duplicated_member_points_at_its_own_second_writing() -> None:
+    text = '{"x": {"a": 1},\n "x": {"a": 1,\n  "a": 2}}'
+    report = check(text).located()
+    inner = next(f for f in report.errors if f.path == "$.x.a")
+    outer = next(f for f in report.errors if f.path == "$.x")
+    assert inner.position == Position(3, 3) and outer.position == Position(2, 2)
+
+
+def test_locate_refuses_what_it_cannot_place() -> None:
+    finding = Finding("schema", "$.goal", "x", "type")
+    with pytest.raises(TypeError, match="bytes or str"):
+        cmp.locate(123, [finding])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="findings and redaction hits"):
+        cmp.locate(b"{}", ["$.goal"])  # type: ignore[list-item]

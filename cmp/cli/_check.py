@@ -43,7 +43,8 @@ class _Results:
             assert sink is not None, "only the document formats render entries"
             sink.add(entry)
         for tone, line in verdict.lines:
-            self.out.line(line, tone)
+            # A workflow command must start its line: machine formats are never coloured.
+            self.out.line(line, tone if self.format == "text" else None)
 
     def error(self, file: str, line: int | None, message: str) -> None:
         """One line on stderr and, in a document or on GitHub, its own entry in the source's place."""
@@ -56,7 +57,7 @@ class _Results:
         elif self.format == "github":
             from cmp.cli._github import unreadable_command
 
-            self.out.line(unreadable_command(file, line, message), "fail")
+            self.out.line(unreadable_command(file, line, message))
 
     def close(self) -> None:
         if self.document is not None:

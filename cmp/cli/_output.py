@@ -49,7 +49,8 @@ class Output:
         self.stream = stream
         self.lost = False  # something could not be written
         self.is_terminal = False
-        self.colour = False  # colour lines by tone: on a terminal, unless NO_COLOR is set (no-color.org)
+        # Colour lines by tone: on a terminal, unless NO_COLOR is set (no-color.org) or TERM is dumb.
+        self.colour = False
         try:
             fd = stream.fileno() if stream is not None else -1
         except (OSError, ValueError, AttributeError):
@@ -57,7 +58,7 @@ class Output:
         if fd >= 0:
             try:
                 self.is_terminal = os.isatty(fd)
-                self.colour = self.is_terminal and not os.environ.get("NO_COLOR")
+                self.colour = self.is_terminal and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
                 # A parent (some CI runners) may hand us a non-blocking pipe, on which a
                 # full pipe drops data without an error: results would go missing.
                 os.set_blocking(fd, True)
