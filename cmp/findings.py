@@ -110,12 +110,36 @@ class PacketError(ValueError):
 def _withholding_category(text: str) -> str | None:
     """The category a message names in place of ``text``: the first default pattern that
     matches it, else the first extended one (every extended category is a credential),
-    whichever rule set a check runs with: a credential is not quoted either way."""
-    category = first_category(text)
-    if category is not None:
-        return category
-    from cmp._extended_patterns import first_category as first_extended  # loaded on the first quote
+    whichever rule set a check runs with: a credential is not quoted either way.
 
+    Every step of every path asks (member names, mostly short and repeated), so short
+    texts' answers are kept, up to _MEMO_ENTRIES, then the memo starts again.
+    """
+    short = len(text) <= _MEMO_TEXT_LIMIT
+    if short:
+        known = _memo.get(text, _UNKNOWN)
+        if known is not _UNKNOWN:
+            return known  # type: ignore[return-value]
+    category = first_category(text) or _first_extended(text)
+    if short:
+        if len(_memo) >= _MEMO_ENTRIES:
+            _memo.clear()
+        _memo[text] = category
+    return category
+
+
+_MEMO_TEXT_LIMIT = 64
+_MEMO_ENTRIES = 4096
+_memo: dict[str, str | None] = {}
+_UNKNOWN = object()
+
+
+def _first_extended(text: str) -> str | None:
+    """cmp._extended_patterns.first_category, its table loaded on the first call."""
+    global _first_extended
+    from cmp._extended_patterns import first_category as first_extended
+
+    _first_extended = first_extended  # from now on, called directly
     return first_extended(text)
 
 
@@ -151,11 +175,7 @@ def quote(text: str, limit: int = QUOTE_LIMIT, *, within: str | None = None) -> 
     if hidden is not None:
         return f"({hidden})"
     if within is not None:
-        category = first_credential(within)
-        if category is None:
-            from cmp._extended_patterns import first_category as first_extended
-
-            category = first_extended(within)
+        category = first_credential(within) or _first_extended(within)
         if category is not None:
             return f"(not shown: {_characters(len(text))} of a text matching {category})"
     if len(text) <= limit:
