@@ -29,7 +29,7 @@ import dataclasses
 import json
 import re
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
@@ -378,9 +378,3 @@ def locate_both(
     """:func:`locate` for a report's findings and hits, reading the text once for both."""
     source = _Text(data)
     return [_located(f, source) for f in findings], [_located(r, source) for r in redactions]
-
-
-def positions(data: bytes | str, items: Iterable[Located]) -> Iterator[Position | None]:
-    """The position of each of ``items`` in ``data``, or None where it has none."""
-    for item in locate(data, items):
-        yield item.position
