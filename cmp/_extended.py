@@ -46,7 +46,7 @@ from cmp._extended_patterns import matches_either as matches_either
 from cmp._redaction import Pattern, Redaction, lenient_texts, texts
 from cmp._redaction import redact as redact_default
 from cmp._redaction import redact_obj as redact_default_obj
-from cmp.findings import BoundedPath
+from cmp.findings import BoundedPath, field_name
 
 if TYPE_CHECKING:
     from cmp.model import Packet
@@ -183,11 +183,11 @@ def every_text(obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
         while stack:
             value, parent, key = stack.pop()
             if type(value) is str:
-                yield parent.child(key).text[2:], value
+                yield field_name(parent.child(key)), value
             elif type(value) is dict and value:
                 path = parent.child(key)
                 for name in value:
-                    yield f"{path.text[2:]}.(member name)", name
+                    yield f"{field_name(path)}.(member name)", name
                 stack.extend((value[n], path, n) for n in reversed(list(value)))
             elif type(value) is list and value:
                 path = parent.child(key)

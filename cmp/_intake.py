@@ -341,7 +341,8 @@ def parse_json(text: str, raw: bytes) -> tuple[Any, list[Finding]]:
 
 
 _VALUE_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[^\s\[\]{},:"]+')
-_REFUSED_CONSTANTS = frozenset({"NaN", "Infinity", "-Infinity"})
+_REFUSED_CONSTANTS = ("NaN", "Infinity", "-Infinity")
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 
 
 def refused_at(text: str, raw: bytes) -> int | None:
@@ -368,17 +369,15 @@ def refused_at(text: str, raw: bytes) -> int | None:
 
 
 def _first_refused_value(text: str) -> int | None:
-    """The first number or constant the decoder refuses, in the order it reads them."""
+    """The first number or constant the decoder refuses, in the order it reads them (it
+    reads one before whatever follows it, ``1e999x`` included)."""
     for match in _VALUE_TOKEN.finditer(text):
         token = match.group()
-        if token in _REFUSED_CONSTANTS:
+        if token.startswith(_REFUSED_CONSTANTS):
             return match.start()
-        if token[0] in "-0123456789":
-            try:
-                if math.isinf(float(token)):
-                    return match.start()
-            except ValueError:
-                continue
+        number = _NUMBER.match(token)
+        if number is not None and math.isinf(float(number.group())):
+            return match.start()
     return None
 
 

@@ -29,7 +29,7 @@ import dataclasses
 import json
 import re
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
@@ -92,7 +92,10 @@ class _Map:
 def _decoded(token: str) -> str:
     if "\\" not in token:
         return token[1:-1]
-    decoded: str = json.loads(token)
+    try:
+        decoded: str = json.loads(token)
+    except ValueError:  # text that did not parse: an unfinished string
+        return token[1:]
     return decoded
 
 
@@ -111,7 +114,8 @@ def _map(text: str) -> _Map:
         if lead == ":":
             continue
         if lead in "]}":
-            stack.pop()
+            if stack:  # (text that did not parse may close more than it opened)
+                stack.pop()
             continue
         start = match.start()
         top = stack[-1] if stack else None
@@ -201,6 +205,7 @@ class _Text:
         self._places: _Map | None = None
         self._name_hits: dict[tuple[str, str], dict[_HitKey, deque[tuple[int, str]]]] = {}
         self._turns: dict[tuple[str, str, str | None], int] = {}
+        self._string_hits: dict[tuple[str, str], dict[_HitKey, deque[_Node]]] = {}
 
     @property
     def places(self) -> _Map:
@@ -219,6 +224,19 @@ class _Text:
         turn = self._turns.get(key, 0)
         self._turns[key] = turn + 1
         return writings[min(turn, len(writings) - 1)]
+
+    def string_hits(self, path: str, profile: str) -> dict[_HitKey, deque[_Node]]:
+        """The hits of a rule set in the strings written at a path that several values
+        render as, not yet placed: each string is scanned once."""
+        key = (path, profile)
+        if key not in self._string_hits:
+            strings = [(node, node.string) for node in self.places.more[path] if node.string is not None]
+            found: dict[_HitKey, deque[_Node]] = {}
+            for index, hits in _hits_by_text([_decoded(token) for _, token in strings], profile):
+                for hit in hits:
+                    found.setdefault(hit, deque()).append(strings[index][0])
+            self._string_hits[key] = found
+        return self._string_hits[key]
 
     def name_hits(self, holder: str, profile: str) -> dict[_HitKey, deque[tuple[int, str]]]:
         """The hits of a rule set in the member names of the object at ``holder``, not yet
@@ -311,15 +329,21 @@ def _redaction_offset(redaction: Redaction, source: _Text) -> int | None:
     field = redaction.field
     if field == _MEMBER_NAME or field.endswith("." + _MEMBER_NAME):
         return _member_name_offset(redaction, source)
-    node = places.strings.get(_field_path(field))
+    path = _field_path(field)
+    if path in places.more:  # several strings render as this path: the one that holds the hit
+        pending = source.string_hits(path, redaction.profile).get((redaction.category, redaction.at, redaction.length))
+        node = pending.popleft() if pending else None
+    else:
+        node = places.strings.get(path)
     if node is None or node.string is None:
         return None
     return node.value_at + _inside(node.string, redaction.at)
 
 
 def _field_path(field: str) -> str:
-    """A redaction's field (``decisions[0].why``, made from a path without its ``$.``) as a path."""
-    return "$[" + field if field[:1] in ("'", "<") else "$." + field
+    """A redaction's field (``decisions[0].why``, ``['odd key'].k``: a path without its
+    ``$`` and the dot after it) as a path."""
+    return "$" + field if field.startswith("[") else "$." + field
 
 
 def _member_name_offset(redaction: Redaction, source: _Text) -> int | None:
@@ -335,17 +359,26 @@ def _member_name_offset(redaction: Redaction, source: _Text) -> int | None:
 
 
 def _hits_in_names(names: list[tuple[str, int, str]], profile: str) -> dict[_HitKey, deque[tuple[int, str]]]:
-    """Where each hit of a rule set in an object's member names is written: the names read
-    in one scan, each as its own field (named by its place in the list)."""
+    """Where each hit of a rule set in an object's member names is written."""
+    found: dict[_HitKey, deque[tuple[int, str]]] = {}
+    for index, hits in _hits_by_text([name for name, _, _ in names], profile):
+        _, at, token = names[index]
+        for hit in hits:
+            found.setdefault(hit, deque()).append((at, token))
+    return found
+
+
+def _hits_by_text(texts: list[str], profile: str) -> Iterator[tuple[int, list[_HitKey]]]:
+    """The hits of a rule set in each of ``texts``, by index: one scan, each text its own
+    field (named by its place in the list)."""
     if profile == "default":
         from cmp._redaction import scan
     else:
         from cmp._extended import scan
-    found: dict[_HitKey, deque[tuple[int, str]]] = {}
-    for hit in scan([(str(index), name) for index, (name, _, _) in enumerate(names)]):
-        _, at, token = names[int(hit.field)]
-        found.setdefault((hit.category, hit.at, hit.length), deque()).append((at, token))
-    return found
+    by_index: dict[int, list[_HitKey]] = {}
+    for hit in scan([(str(index), text) for index, text in enumerate(texts)]):
+        by_index.setdefault(int(hit.field), []).append((hit.category, hit.at, hit.length))
+    yield from by_index.items()
 
 
 def _located(item: Located, source: _Text) -> Located:

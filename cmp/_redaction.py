@@ -27,7 +27,7 @@ from cmp._patterns import (
     searches,
     shows_echo,
 )
-from cmp.findings import ECHO_LIMIT, BoundedPath, Position
+from cmp.findings import ECHO_LIMIT, BoundedPath, Position, credential_in, field_name
 
 if TYPE_CHECKING:
     from cmp.model import Packet
@@ -64,7 +64,7 @@ class Redaction:
     ``str()``, ``repr()`` and :meth:`to_json` show a credential masked: its public
     prefix, its length and where it is (``constraints[0]/aws-key: AKIA… (20 chars) at
     0``); an absolute path, which is not one, shows its echo (``goal/abs-path:
-    /home/me/x at 6``). ``line(show_found=True)`` and ``to_json(show_found=True)``
+    /home/me/x at 6``) unless it holds one. ``line(show_found=True)`` and ``to_json(show_found=True)``
     show the echo instead.
     """
 
@@ -94,6 +94,13 @@ class Redaction:
         return self.found
 
     @property
+    def shows_echo(self) -> bool:
+        """Whether the echo is shown by default: for a category that is no credential (an
+        absolute path), unless what it found holds one (``/home/me/AKIA…`` is masked like
+        the key: a path's characters take in most tokens)."""
+        return shows_echo(self.category) and credential_in(self.found) is None
+
+    @property
     def prefix(self) -> str:
         """What the category's format publishes of every key (``AKIA``, ``ghp_``); "" for none."""
         return public_prefix(self.category, self.found)
@@ -101,7 +108,7 @@ class Redaction:
     @property
     def masked(self) -> str:
         """What is shown by default: ``AKIA… (20 chars) at 0``, or an absolute path's echo and offset."""
-        if shows_echo(self.category):
+        if self.shows_echo:
             return f"{self.echo} at {self.at}"
         return f"{self.prefix}… ({self.length} chars) at {self.at}"
 
@@ -113,7 +120,7 @@ class Redaction:
         return self.line()
 
     def __repr__(self) -> str:
-        shown = self.echo if shows_echo(self.category) else self.prefix + "…"
+        shown = self.echo if self.shows_echo else self.prefix + "…"
         more = "" if self.profile == "default" else f", profile={self.profile!r}"
         return (
             f"Redaction(field={self.field!r}, category={self.category!r}, found={shown!r}, "
@@ -124,7 +131,7 @@ class Redaction:
         """``field``, ``category``, ``found`` (the public prefix and ``…``, an absolute path's echo,
         or with ``show_found`` the echo), ``at``, ``length``, ``text`` (:meth:`line`),
         ``profile`` for a finding of the extended rules, and ``line`` and ``column`` once located."""
-        if show_found or shows_echo(self.category):
+        if show_found or self.shows_echo:
             found = self.echo
         else:
             found = self.prefix + "…"
@@ -393,14 +400,14 @@ def lenient_texts(obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
         while stack:
             value, parent, key, first = stack.pop()
             if type(value) is str:
-                yield parent.child(key).text[2:], value
+                yield field_name(parent.child(key)), value
             elif type(value) is dict and value:
                 path = parent.child(key)
                 names = [*(n for n in first if n in value), *(n for n in value if n not in first)]
                 # A member name is stored as it came too; its finding names the object,
                 # never the name itself (which is what may hold the secret).
                 for name in names:
-                    yield f"{path.text[2:]}.(member name)", name
+                    yield f"{field_name(path)}.(member name)", name
                 stack.extend((value[n], path, n, ()) for n in reversed(names))
             elif type(value) is list and value:
                 path = parent.child(key)

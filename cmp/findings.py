@@ -143,6 +143,12 @@ def _first_extended(text: str) -> str | None:
     return first_extended(text)
 
 
+def credential_in(text: str) -> str | None:
+    """The first credential category (not abs-path) of either rule set that matches
+    somewhere in ``text``, or None."""
+    return first_credential(text) or _first_extended(text)
+
+
 def withheld(text: str) -> str | None:
     """What a message says in place of ``text`` when a redaction pattern of either rule set
     matches somewhere in it (``not shown: 20 characters matching aws-key``), else None."""
@@ -175,7 +181,7 @@ def quote(text: str, limit: int = QUOTE_LIMIT, *, within: str | None = None) -> 
     if hidden is not None:
         return f"({hidden})"
     if within is not None:
-        category = first_credential(within) or _first_extended(within)
+        category = credential_in(within)
         if category is not None:
             return f"(not shown: {_characters(len(text))} of a text matching {category})"
     if len(text) <= limit:
@@ -267,6 +273,13 @@ class BoundedPath:
             child._head, child._tail = self._head, (self._tail + step)[-_HALF:]
         child._whole = None
         return child
+
+
+def field_name(path: BoundedPath) -> str:
+    """A redaction finding's field for a value at ``path``: the path without its ``$`` and
+    the dot after it (``decisions[0].why``, ``['odd key'].k``)."""
+    text = path.text
+    return text[2:] if text.startswith("$.") else text[1:]
 
 
 # A report lists at most this many findings; one `truncated` finding stands for the rest.

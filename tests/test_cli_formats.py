@@ -295,3 +295,20 @@ def test_the_readme_actions_steps_run_as_written(packets: dict[str, Path]) -> No
     jsonschema.Draft4Validator(_sarif_schema()).validate(log)
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]}
     assert uris == {"packets/bad.json", "packets/broken.json", "packets/nested/leaky.json"}
+
+
+def test_json_lines_positions_are_on_the_files_own_lines(packets: dict[str, Path], tmp_path: Path) -> None:
+    lines = tmp_path / "p.jsonl"
+    lines.write_bytes(
+        b"\n"
+        + packets["good"].read_bytes().replace(b"\n", b" ")
+        + b"\n"
+        + packets["bad"].read_bytes().replace(b"\n", b" ")
+        + b"\n"
+    )
+    text = _cli("check", "--jsonl", str(lines)).stdout.splitlines()
+    document = json.loads(_cli("check", "--format", "json", "--jsonl", str(lines)).stdout)
+    (bad,) = [r for r in document["results"] if not r["ok"]]
+    (error,) = bad["errors"]
+    assert bad["line"] == 3 and error["line"] == 3
+    assert text[1].startswith(f"{lines}:3:{error['column']}: $.tags[0]")

@@ -104,6 +104,25 @@ def test_an_absolute_path_shows_its_echo_and_offset() -> None:
     assert str(hit) == f"goal/abs-path: {PATH} at 3" and hit.to_json()["found"] == PATH
 
 
+@pytest.mark.parametrize(
+    ("text", "hidden"),
+    [
+        (f"Keys at /home/me/{AWS} are rotated.", AWS[4:]),
+        (f"Config is in C:/deploy key {AWS} for prod.", AWS[4:]),
+        (f"See /opt/x/{GH} here.", GH[4:]),
+    ],
+)
+def test_a_path_that_holds_a_credential_is_masked_like_one(text: str, hidden: str) -> None:
+    """A path's characters take in most tokens: its echo is shown only when it holds none."""
+    hits = scan([("goal", text)])
+    (path,) = [hit for hit in hits if hit.category == "abs-path"]
+    assert not path.shows_echo
+    shown = str(path) + repr(path) + json.dumps(path.to_json())
+    assert not leaks(shown, hidden, ""), shown
+    assert str(path) == f"goal/abs-path: … ({path.length} chars) at {path.at}"
+    assert path.line(show_found=True) == f"goal/abs-path: {path.echo}", "--show-found still shows the echo"
+
+
 def test_offsets_count_code_points() -> None:
     (hit,) = scan([("goal", f"é😀 {AWS}")])
     assert (hit.at, str(hit)) == (3, "goal/aws-key: AKIA… (20 chars) at 3")

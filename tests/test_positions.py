@@ -332,3 +332,46 @@ def test_locate_refuses_what_it_cannot_place() -> None:
         cmp.locate(123, [finding])  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="findings and redaction hits"):
         cmp.locate(b"{}", ["$.goal"])  # type: ignore[list-item]
+
+
+def test_strings_that_render_alike_each_get_their_own_hit() -> None:
+    """Two long member names cut to one path, each holding a key: each hit is placed in its own string."""
+    aws = "AKIAIOSFODNN7EXAMPLE"
+    text = (
+        '{"ltm_version": "0.2",\n "decisions": [{"what": "w", "why": "y",\n  '
+        + json.dumps("a" * 40 + "1")
+        + ': "first '
+        + aws
+        + '",\n  '
+        + json.dumps("a" * 40 + "2")
+        + ': "second one '
+        + aws
+        + '"}]}'
+    )
+    report = check(text, lenient=True).located()
+    hits = [h for h in report.redactions if h.category == "aws-key"]
+    assert len(hits) == 2 and hits[0].field == hits[1].field, "the two fields render alike"
+    assert sorted((h.position.line if h.position else 0) for h in hits) == [3, 4]
+    assert all(_text_at(text, h.position).startswith(aws) for h in hits)
+
+
+def test_a_refused_number_with_junk_after_it_is_placed() -> None:
+    for raw, column in ((b"[1e999x]", 2), (b'{"a":1e999x}', 6), (b"[NaNx]", 2), (b"[1, -Infinityy]", 5)):
+        (finding,) = check(raw).located().errors
+        assert finding.position == Position(1, column), raw
+
+
+def test_locate_on_text_that_does_not_parse_gives_back_what_it_cannot_place() -> None:
+    finding = Finding("schema", "$.goal", "m", "type")
+    hit = Redaction("goal", "aws-key", "AKIA", 0, 20)
+    for raw in (b"}", b"]", b'{"a":1}}}', b'{"goal": "unfinished', b""):
+        placed = cmp.locate(raw, [finding, hit])
+        assert [type(item) for item in placed] == [Finding, Redaction]
+
+
+def test_an_odd_top_level_name_keeps_its_bracket_in_a_field() -> None:
+    text = json.dumps({"ltm_version": "0.2", "odd key": {"k": "https://user:hunter2@host.example/"}})
+    report = check(text, lenient=True, rules="extended").located()
+    (hit,) = [h for h in report.redactions if h.category == "url-credentials"]
+    assert hit.field == "['odd key'].k"
+    assert _text_at(text, hit.position).startswith("https://user:")

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 
 from cmp._intake import MAX_PACKET_BYTES, size_finding
 from cmp._pipeline import Report, check
-from cmp.cli._render import Format, Line, json_entry, report_lines, where
+from cmp.cli._render import Format, Line, file_line, json_entry, report_lines, where
 from cmp.cli._sources import Source
+from cmp.findings import Position
 
 if TYPE_CHECKING:
     from cmp._extended import Rules
@@ -73,7 +74,12 @@ def judge(source: Source, options: CheckOptions) -> Verdict:
         return Verdict(source.name, True)
     file, line, show_found = source.file, source.line, options.show_found
     if options.format == "json":
-        entry = {**where(file, line), **report.located().to_json(show_found=show_found), "error": None}
+        result = report.located().to_json(show_found=show_found)
+        if line is not None:  # a JSON Lines packet: its positions on the file's own lines
+            for item in (*result["errors"], *result["redactions"]):
+                if "line" in item:
+                    item["line"] = file_line(file, line, Position(item["line"], item["column"]))
+        entry = {**where(file, line), **result, "error": None}
         return Verdict(source.name, report.accepted, entries=(json_entry(entry),))
     if options.format == "sarif":
         from cmp.cli._sarif import report_results  # the formats CI uses are imported when used
