@@ -247,6 +247,20 @@ class Packet:
 
         return findings(self)
 
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        """pydantic's hook: a Packet field (or FastAPI body) validates through this library."""
+        from cmp._authoring import pydantic_core_schema
+
+        return pydantic_core_schema()
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> dict[str, Any]:
+        """pydantic's hook: the JSON Schema of a Packet field is the shipped schemas."""
+        from cmp._authoring import pydantic_json_schema
+
+        return pydantic_json_schema()
+
     @property
     def created_at_datetime(self) -> _dt.datetime:
         """``created_at`` as an aware datetime (digits past microseconds dropped)."""

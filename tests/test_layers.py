@@ -44,6 +44,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cmp.conformance._report",),  # the results as text, JSON or JUnit XML
     ("cmp.conformance",),  # the runner's public names
     ("cmp.adapter",),  # this library behind the harness protocol: python -m cmp.adapter
+    ("cmp.server",),  # the raw-bytes HTTP intake for Starlette and FastAPI apps
     # programs: the command line, lowest first; data flows args -> sources -> judge/batch -> output
     (
         "cmp.cli._output",  # where the CLI writes: escaped lines, the streamed JSON document
