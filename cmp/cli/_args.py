@@ -402,4 +402,14 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     schema_cmd.add_argument("--version", choices=SUPPORTED_VERSIONS, default="0.2", help="the version (default: 0.2)")
     schema_cmd.add_argument("--annotated", action="store_true", help="descriptions and examples for every member")
 
+    commands.add_parser(
+        "mcp",
+        help="serve the writer's tools to an agent (Model Context Protocol, stdio)",
+        description="Run a Model Context Protocol server over stdin and stdout with tools for an agent that "
+        "writes packets: check, lint, scrub, format, new, example, migrate, schema. Needs the MCP SDK: "
+        "pip install 'core-memory-packet[mcp]'. Register it with an MCP client as the command "
+        "core-memory-packet mcp.",
+        formatter_class=_HelpFormatter,
+    )
+
     return parser

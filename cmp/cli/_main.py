@@ -67,6 +67,12 @@ def _run_migrate(args: argparse.Namespace, out: Output) -> int:
     return run_migrate(args, out)
 
 
+def _run_mcp(args: argparse.Namespace, out: Output) -> int:
+    from cmp.cli._mcp import run_mcp
+
+    return run_mcp(args, out)
+
+
 _COMMANDS: dict[str, Callable[[argparse.Namespace, Output], int]] = {
     "check": run_check,
     "fmt": run_fmt,
@@ -78,6 +84,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Output], int]] = {
     "migrate": _run_migrate,
     "lint": _run_lint,
     "schema": _run_schema,
+    "mcp": _run_mcp,
 }
 
 
