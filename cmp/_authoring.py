@@ -17,7 +17,7 @@ from typing import Any
 
 from cmp._canonical import judged
 from cmp._validation import validate
-from cmp.findings import Finding, PacketError
+from cmp.findings import Finding, PacketError, quote
 from cmp.model import Known, Packet, build, from_obj
 
 NEW_VERSION = "0.2"  # what Packet.new writes unless told otherwise: the version that has every member
@@ -99,9 +99,10 @@ def source_hash(data: bytes | str) -> str:
 
 def pydantic_core_schema() -> Any:
     """A pydantic-core schema that validates through this library: a mapping becomes a
-    conforming Packet (:func:`from_dict`), a Packet is judged as it is, and anything else
-    or any finding is one ``cmp_packet`` error whose context lists every finding (code,
-    path, keyword, message), its message the first of them."""
+    conforming Packet (:func:`from_dict`), a Packet is judged as it is, and it must pass
+    the redaction pre-flight too (what check calls ok). Anything else is one
+    ``cmp_packet`` error whose context lists every finding (code, path, keyword, message)
+    and every redaction hit (masked), its message the first of them."""
     from pydantic_core import core_schema
 
     return core_schema.no_info_plain_validator_function(
@@ -117,24 +118,42 @@ def _pydantic_dump(packet: Packet) -> dict[str, Any]:
 def _pydantic_validate(value: Any) -> Packet:
     from pydantic_core import PydanticCustomError
 
+    from cmp._redaction import redact
+
+    hits: list[Any] = []
     if isinstance(value, Packet):
         found = findings(value)
-        if not found:
-            return value
+        packet = value if not found else None
     elif isinstance(value, Mapping):
+        packet = None
         try:
-            return from_dict(value)
+            packet = from_dict(value)
+            found = []
         except PacketError as exc:
             found = list(exc.findings)
         except TypeError as exc:  # a member name that is not a string, say
-            found = [Finding("json", "$", f"invalid json: {exc}")]
+            found = [Finding("json", "$", f"invalid json: {quote(str(exc), 200)}")]
     else:
+        packet = None
         found = [Finding("not-object", "$", f"packet must be a JSON object, not {type(value).__name__}")]
-    first = str(found[0]) + (f" (and {len(found) - 1} more)" if len(found) > 1 else "")
+    if packet is not None:
+        # A Packet field takes what check calls ok: a packet that holds what must not
+        # travel is refused as check refuses it (its hits masked).
+        hits = redact(packet)
+        if not hits:
+            return packet
+    if found:
+        first = str(found[0]) + (f" (and {len(found) - 1} more)" if len(found) > 1 else "")
+    else:
+        first = f"redaction {hits[0]}" + (f" (and {len(hits) - 1} more)" if len(hits) > 1 else "")
     raise PydanticCustomError(
         "cmp_packet",
         "not a conforming packet: {first}",
-        {"first": first, "findings": [finding.to_json() for finding in found]},
+        {
+            "first": first,
+            "findings": [finding.to_json() for finding in found],
+            "redactions": [hit.to_json() for hit in hits],
+        },
     )
 
 

@@ -46,7 +46,7 @@ from cmp._extended_patterns import matches_either as matches_either
 from cmp._redaction import Pattern, Redaction, lenient_texts, texts
 from cmp._redaction import redact as redact_default
 from cmp._redaction import redact_obj as redact_default_obj
-from cmp.findings import BoundedPath, field_name
+from cmp.findings import BoundedPath, field_name, quote
 
 if TYPE_CHECKING:
     from cmp.model import Packet
@@ -217,7 +217,7 @@ def checked_rules(rules: object) -> Rules:
         return "default"
     if rules == "extended":
         return "extended"
-    raise ValueError(f"rules must be one of {', '.join(map(repr, RULES))}, not {rules!r}")
+    raise ValueError(f"rules must be one of {', '.join(map(repr, RULES))}, not {quote(rules)}")
 
 
 def redact(packet: Packet, *, rules: Rules = "default") -> list[Redaction]:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from cmp._authoring import from_dict
-from cmp.findings import Finding, PacketError, path_join
+from cmp.findings import Finding, PacketError, path_join, quote
 from cmp.model import Packet, to_obj
 from cmp.schema import SUPPORTED_VERSIONS, Member, layout, load_schema
 
@@ -27,7 +27,7 @@ def migrate(packet: Packet, to: str, *, drop: bool = False) -> Packet:
     if not isinstance(packet, Packet):
         raise TypeError(f"migrate() takes a cmp.Packet, not {type(packet).__name__}")
     if to not in SUPPORTED_VERSIONS:
-        raise ValueError(f"cannot migrate to version {to!r}; supported: {', '.join(SUPPORTED_VERSIONS)}")
+        raise ValueError(f"cannot migrate to version {quote(to)}; supported: {', '.join(SUPPORTED_VERSIONS)}")
     data = to_obj(packet)
     data["ltm_version"] = to
     lost = list(_lost(data, layout([load_schema(to)]), "$", "$", to))

@@ -10,7 +10,7 @@ stream, at most 32,769 bytes of it (413 beyond that, the rest never read), and r
     from cmp.server import Received, install, packet_intake
 
     app = FastAPI()
-    install(app)  # renders a refusal as application/problem+json
+    install(app)  # refusals as application/problem+json; validation errors without the body
 
     @app.post("/packets")
     async def receive(received: Received = Depends(packet_intake())):
@@ -90,17 +90,21 @@ def _problem(status: int, title: str, detail: str, **members: Any) -> PacketReje
 async def read_body(request: Request, limit: int = MAX_PACKET_BYTES) -> bytes:
     """The request body, read as a stream; :class:`PacketRejected` (413) as soon as it
     passes ``limit`` bytes, without reading the rest."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:  # said up front: nothing need be read
+        raise _too_large(limit)
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
         if len(body) > limit:
-            raise _problem(
-                413,
-                "Packet too large",
-                f"the body passes {limit:,} bytes, the most a packet may have",
-                limit=limit,
-            )
+            raise _too_large(limit)
     return bytes(body)
+
+
+def _too_large(limit: int) -> PacketRejected:
+    return _problem(
+        413, "Packet too large", f"the body passes {limit:,} bytes, the most a packet may have", limit=limit
+    )
 
 
 def packet_intake(
@@ -147,9 +151,27 @@ async def problem_response(request: Request, exc: Exception) -> Response:
     return Response(body, status_code=exc.status, media_type=PROBLEM_TYPE)
 
 
+async def validation_response(request: Request, exc: Exception) -> Response:
+    """FastAPI's answer to a request that failed validation, without the ``input`` pydantic
+    puts in each error: for a typed packet body that is the whole body, secrets and all,
+    and it may not even be JSON text (a lone surrogate, NaN). Our ``cmp_packet`` errors
+    carry the findings, masked, in their context."""
+    from fastapi.encoders import jsonable_encoder
+
+    errors = [{key: value for key, value in error.items() if key != "input"} for error in exc.errors()]  # type: ignore[attr-defined]
+    body = json.dumps({"detail": jsonable_encoder(errors)}, ensure_ascii=False).encode("utf-8", "backslashreplace")
+    return Response(body, status_code=422, media_type="application/json")
+
+
 def install(app: Any) -> None:
-    """Register :func:`problem_response` for :class:`PacketRejected` on a Starlette or FastAPI app."""
+    """Register :func:`problem_response` for :class:`PacketRejected` on a Starlette or FastAPI
+    app, and on a FastAPI app :func:`validation_response` for its request validation errors."""
     app.add_exception_handler(PacketRejected, problem_response)
+    try:
+        from fastapi.exceptions import RequestValidationError
+    except ImportError:  # Starlette alone: no typed bodies to validate
+        return
+    app.add_exception_handler(RequestValidationError, validation_response)
 
 
 __all__ = ["PROBLEM_TYPE", "PacketRejected", "Received", "install", "packet_intake", "read_body"]

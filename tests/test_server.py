@@ -202,3 +202,61 @@ def test_the_core_never_imports_pydantic() -> None:
         [sys.executable, "-c", code, str(ROOT / "examples" / "typical-v0.2.json")], capture_output=True, text=True
     )
     assert result.stdout.strip() == "False", result.stderr
+
+
+# --- found by a red-team review -----------------------------------------------------------------
+
+
+def test_a_typed_body_is_refused_for_a_secret_as_check_refuses_it(client: Any) -> None:
+    leaky = put(full(), "constraints[0]", f"key {AWS} old")
+    adapter = pydantic.TypeAdapter(cmp.Packet)
+    with pytest.raises(pydantic.ValidationError) as refused:
+        adapter.validate_python(leaky)
+    (error,) = refused.value.errors(include_input=False)
+    assert error["ctx"]["findings"] == [] and error["ctx"]["redactions"][0]["found"] == "AKIA…"
+    with pytest.raises(pydantic.ValidationError):
+        adapter.validate_python(cmp.Packet.new(goal=f"use {AWS}", next_step="x"))
+    response = client.post("/packets/typed", json=leaky)
+    assert response.status_code == 422 and AWS not in response.text, "installed: no input echoed"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"goal": "a\\ud800b", "tags": ["AKIAIOSFODNN7EXAMPLE"]}',
+        b'{"ltm_version": "0.2", "x": NaN}',
+        b'["AKIAIOSFODNN7EXAMPLE"]',
+        b'"AKIAIOSFODNN7EXAMPLE"',
+    ],
+)
+def test_a_typed_body_that_fails_is_422_without_its_input(client: Any, body: bytes) -> None:
+    response = client.post("/packets/typed", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 422, response.text
+    assert AWS not in response.text and all("input" not in error for error in response.json()["detail"])
+
+
+def test_a_declared_oversize_body_is_refused_before_it_is_read() -> None:
+    from starlette.requests import Request
+
+    from cmp.server import PacketRejected, read_body
+
+    asked = 0
+
+    async def receive() -> dict[str, Any]:
+        nonlocal asked
+        asked += 1
+        return {"type": "http.request", "body": b" " * 50_000_000, "more_body": False}
+
+    scope = {"type": "http", "method": "POST", "headers": [(b"content-length", b"50000000")]}
+    with pytest.raises(PacketRejected) as refused:
+        asyncio.run(read_body(Request(scope, receive)))
+    assert refused.value.status == 413 and asked == 0
+
+
+def test_messages_do_not_repeat_a_secret_given_as_an_option() -> None:
+    with pytest.raises(ValueError) as refused:
+        cmp.check(GOOD, rules=AWS)  # type: ignore[arg-type]
+    assert AWS[4:] not in str(refused.value)
+    with pytest.raises(ValueError) as refused:
+        cmp.migrate(cmp.loads(GOOD), "https://user:hunter2@host.example/")
+    assert "hunter2" not in str(refused.value)

@@ -25,7 +25,7 @@ from cmp._canonical import dumps
 from cmp._pipeline import Report, check
 from cmp.cli._output import Output, error_line
 from cmp.cli._status import EXIT_USAGE
-from cmp.findings import Finding, PacketError
+from cmp.findings import Finding, PacketError, quote
 from cmp.schema import SUPPORTED_VERSIONS, annotated_schema
 
 if TYPE_CHECKING:
@@ -100,7 +100,11 @@ def build_server() -> MCPServer:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
-    server = MCPServer(name="core-memory-packet", version=cmp.__version__, instructions=_INSTRUCTIONS)
+    # The SDK logs every refused call at INFO on stderr: an agent's drafts are refused
+    # often, and a client shows that stream as the server's log; warnings only.
+    server = MCPServer(
+        name="core-memory-packet", version=cmp.__version__, instructions=_INSTRUCTIONS, log_level="WARNING"
+    )
 
     def tool(function: Any, description: str) -> None:
         @functools.wraps(function)
@@ -174,7 +178,7 @@ def build_server() -> MCPServer:
         from cmp.cli._new import example_packet as example
 
         if version not in SUPPORTED_VERSIONS:
-            raise _Refused(f"version must be one of {', '.join(SUPPORTED_VERSIONS)}, not {version!r}")
+            raise _Refused(f"version must be one of {', '.join(SUPPORTED_VERSIONS)}, not {quote(version)}")
         return _text(example(version))
 
     def migrate_packet(packet: str, to: str, drop: bool = False) -> str:
@@ -182,7 +186,7 @@ def build_server() -> MCPServer:
 
     def schema(version: str = "0.2") -> dict[str, Any]:
         if version not in SUPPORTED_VERSIONS:
-            raise _Refused(f"version must be one of {', '.join(SUPPORTED_VERSIONS)}, not {version!r}")
+            raise _Refused(f"version must be one of {', '.join(SUPPORTED_VERSIONS)}, not {quote(version)}")
         return annotated_schema(version)
 
     guidance = _guidance()
