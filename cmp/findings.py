@@ -29,12 +29,14 @@ CODES: dict[Code, str] = {
 assert tuple(CODES) == get_args(Code), "every code is described, in the Literal's order"
 
 # Codes of advice beyond the format, which never changes a verdict of check: ``lint``
-# (how a packet is written: the writing rules; ``keyword`` names the rule) and ``chain``
-# (how packets link through parent_id; ``keyword`` names the rule).
-AdviceCode = Literal["lint", "chain"]
+# (how a packet is written: the writing rules; ``keyword`` names the rule), ``chain``
+# (how packets link through parent_id; ``keyword`` names the rule) and ``audit`` (a
+# store's row against the body it holds; ``keyword`` names what disagrees).
+AdviceCode = Literal["lint", "chain", "audit"]
 ADVICE_CODES: dict[AdviceCode, str] = {
     "lint": "the packet breaks a writing rule (see keyword); advice, not a verdict",
     "chain": "packets do not link up through parent_id as a chain should (see keyword)",
+    "audit": "a stored packet's row or body is not what the store should hold (see keyword)",
 }
 assert tuple(ADVICE_CODES) == get_args(AdviceCode), "every advice code is described, in the Literal's order"
 

@@ -68,6 +68,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "cmp.cli._lint",
         "cmp.cli._schema",
         "cmp.cli._mcp",
+        "cmp.cli._audit",
     ),
     ("cmp.cli._main",),  # parse, run the command, exit status
     ("cmp.cli", "cmp.__main__"),  # the entry points: main, main_exit; python -m cmp

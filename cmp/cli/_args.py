@@ -402,6 +402,23 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     schema_cmd.add_argument("--version", choices=SUPPORTED_VERSIONS, default="0.2", help="the version (default: 0.2)")
     schema_cmd.add_argument("--annotated", action="store_true", help="descriptions and examples for every member")
 
+    audit_cmd = commands.add_parser(
+        "audit",
+        help="re-check every packet a deployed store holds",
+        description="Re-check every packet in the reference server's SQLite store, opened read-only (it may "
+        "run while the server writes): what check finds in each body (schema findings, redaction hits), a "
+        "body that is not canonical, and a row whose id, goal or created_at disagrees with its body. Then "
+        "one summary line. Deleted packets only with --include-deleted. Exit 1 if anything was found.",
+        formatter_class=_HelpFormatter,
+    )
+    audit_cmd.add_argument("store", metavar="STORE", help="the server's SQLite database file")
+    audit_cmd.add_argument("--include-deleted", action="store_true", help="audit deleted packets too")
+    audit_cmd.add_argument(
+        "--format", choices=("text", "json"), default="text", help='text lines, or one document {"results": [...]}'
+    )
+    _show_found(audit_cmd)
+    _add_rules(audit_cmd)
+
     commands.add_parser(
         "mcp",
         help="serve the writer's tools to an agent (Model Context Protocol, stdio)",

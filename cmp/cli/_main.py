@@ -67,6 +67,12 @@ def _run_migrate(args: argparse.Namespace, out: Output) -> int:
     return run_migrate(args, out)
 
 
+def _run_audit(args: argparse.Namespace, out: Output) -> int:
+    from cmp.cli._audit import run_audit
+
+    return run_audit(args, out)
+
+
 def _run_mcp(args: argparse.Namespace, out: Output) -> int:
     from cmp.cli._mcp import run_mcp
 
@@ -85,6 +91,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Output], int]] = {
     "lint": _run_lint,
     "schema": _run_schema,
     "mcp": _run_mcp,
+    "audit": _run_audit,
 }
 
 

@@ -1,0 +1,174 @@
+"""audit: a real SQLite store in WAL mode, with the reference server's table, re-checked
+read-only (also while another connection writes to it), every reported finding checked."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import sqlite3
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import cmp
+from tests.packets import full, put
+
+AWS = "AKIAIOSFODNN7EXAMPLE"
+TABLE = (
+    "CREATE TABLE packets(id TEXT PRIMARY KEY, created_at TEXT NOT NULL, goal TEXT NOT NULL, "
+    "body BLOB NOT NULL, deleted_at TEXT, owner_id TEXT, team_id TEXT)"
+)
+COUNT = 2000
+
+
+def _packet(number: int, **changes: Any) -> dict[str, Any]:
+    obj = full()
+    obj["id"] = f"01J9X8K2QZ7N4M0WXY{number:08d}"
+    obj["created_at"] = f"2026-04-21T10:{number // 60 % 60:02d}:{number % 60:02d}+02:00"
+    obj.update(changes)
+    return obj
+
+
+def _row(obj: dict[str, Any], body: bytes, **row: Any) -> tuple[Any, ...]:
+    if row.get("parse", True):  # the server's form: UTC, nine fraction digits
+        when = cmp.loads(body).created_at_datetime.astimezone(datetime.timezone.utc)
+        utc = when.strftime("%Y-%m-%dT%H:%M:%S.000000000Z")
+    else:
+        utc = ""
+    return (
+        row.get("id", obj["id"]),
+        row.get("created_at", utc),
+        row.get("goal", obj["goal"]),
+        body,
+        row.get("deleted_at"),
+        "owner-1",
+        "team-1",
+    )
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> tuple[Path, dict[str, set[str]]]:
+    """A store of COUNT packets, and what the audit must report for each packet that has something."""
+    path = tmp_path / "ltm.db"
+    connection = sqlite3.connect(path)
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute(TABLE)
+    expected: dict[str, set[str]] = {}
+    for number in range(COUNT):
+        obj = _packet(number)
+        body = cmp.dumps(cmp.loads(json.dumps(obj)))
+        row: dict[str, Any] = {}
+        if number % 97 == 1:  # a secret the server stored with the override
+            obj = put(obj, "constraints[0]", f"The key {AWS} is old.")
+            body = cmp.dumps(cmp.loads(json.dumps(obj)))
+            expected[obj["id"]] = {"redaction aws-key"}
+        elif number % 97 == 2:  # written by something other than the canonical writer
+            body = json.dumps(obj).encode()
+            expected[obj["id"]] = {"not-canonical"}
+        elif number % 97 == 3:  # deleted: audited only with --include-deleted
+            obj = put(obj, "goal", f"Deleted with {AWS} in it.")
+            body = cmp.dumps(cmp.loads(json.dumps(obj)))
+            row["deleted_at"] = "2026-05-01T00:00:00Z"
+            expected["deleted:" + obj["id"]] = {"redaction aws-key"}
+        elif number % 97 == 4:  # stored by a writer that skipped validation
+            obj = put(obj, "tags[0]", "Bad Tag")
+            body = json.dumps(obj, indent=2).encode()
+            row["parse"] = False
+            row["created_at"] = "2026-04-21T08:00:00Z"
+            expected[obj["id"]] = {"pattern"}
+        rows = [_row(obj, body, **row)]
+        connection.executemany("INSERT INTO packets VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    # One row whose id, one whose goal and one whose created_at disagree with the body.
+    connection.execute("UPDATE packets SET id = 'not-the-body-id' WHERE id = ?", (_packet(10)["id"],))
+    expected["not-the-body-id"] = {"row-id"}
+    connection.execute("UPDATE packets SET goal = 'another goal' WHERE id = ?", (_packet(11)["id"],))
+    expected[_packet(11)["id"]] = {"row-goal"}
+    connection.execute(
+        "UPDATE packets SET created_at = '2026-04-21T10:00:12.000000001Z' WHERE id = ?", (_packet(12)["id"],)
+    )
+    expected[_packet(12)["id"]] = {"row-created_at"}
+    connection.commit()
+    connection.close()
+    return path, expected
+
+
+def _audit(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "cmp", "audit", *args], capture_output=True, text=True, timeout=300)
+
+
+def _reported(document: dict[str, Any]) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for result in document["results"]:
+        kinds = {e["keyword"] for e in result["errors"]} | {f"redaction {r['category']}" for r in result["redactions"]}
+        kinds |= {a["keyword"] for a in result["audit"]}
+        found[("deleted:" if result["deleted"] else "") + result["id"]] = kinds
+    return found
+
+
+def test_the_audit_reports_every_planted_problem_and_nothing_else(store: tuple[Path, dict[str, set[str]]]) -> None:
+    path, expected = store
+    before = path.read_bytes()
+    result = _audit(str(path), "--format", "json")
+    assert result.returncode == 1, result.stderr
+    live = {key: kinds for key, kinds in expected.items() if not key.startswith("deleted:")}
+    assert _reported(json.loads(result.stdout)) == live
+    assert AWS[4:] not in result.stdout, "hits masked"
+    every = _audit(str(path), "--format", "json", "--include-deleted")
+    assert _reported(json.loads(every.stdout)) == expected
+    assert path.read_bytes() == before, "the store is never written"
+    text = _audit(str(path))
+    last = text.stdout.splitlines()[-1]
+    assert last.startswith(f"audit: {COUNT - 21} packets, {len(live)} with findings: ")
+    assert f"{path}[not-the-body-id]: $.id: the row's id is 'not-the-body-id'" in text.stdout
+
+
+def test_the_audit_reads_while_the_server_writes(store: tuple[Path, dict[str, set[str]]]) -> None:
+    path, expected = store
+    stop = threading.Event()
+    written = 0
+
+    def server() -> None:
+        nonlocal written
+        connection = sqlite3.connect(path, timeout=30)
+        number = COUNT
+        while not stop.is_set():
+            obj = _packet(number)
+            body = cmp.dumps(cmp.loads(json.dumps(obj)))
+            connection.execute("INSERT INTO packets VALUES (?, ?, ?, ?, ?, ?, ?)", _row(obj, body))
+            connection.commit()
+            number += 1
+            written += 1
+        connection.close()
+
+    writer = threading.Thread(target=server)
+    writer.start()
+    try:
+        result = _audit(str(path), "--format", "json")
+    finally:
+        stop.set()
+        writer.join()
+    assert result.returncode == 1, result.stderr
+    live = {key: kinds for key, kinds in expected.items() if not key.startswith("deleted:")}
+    assert _reported(json.loads(result.stdout)) == live, "the new good packets add nothing"
+    assert written > 0
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "no such file"),
+        (b"not a database at all" * 100, "not a readable SQLite database"),
+        (b"", "no packets table"),
+    ],
+)
+def test_a_store_that_is_not_one_is_one_line_exit_2(tmp_path: Path, content: bytes | None, message: str) -> None:
+    path = tmp_path / "store.db"
+    if content is not None:
+        path.write_bytes(content)
+    result = _audit(str(path))
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith(f"cmp: {path}: {message}") and result.stderr.count("\n") == 1
