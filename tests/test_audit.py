@@ -172,3 +172,37 @@ def test_a_store_that_is_not_one_is_one_line_exit_2(tmp_path: Path, content: byt
     result = _audit(str(path))
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.startswith(f"cmp: {path}: {message}") and result.stderr.count("\n") == 1
+
+
+def test_by_owner_counts_the_packets_with_findings(store: tuple[Path, dict[str, set[str]]]) -> None:
+    path, expected = store
+    live = [key for key in expected if not key.startswith("deleted:")]
+    lines = _audit(str(path), "--by", "owner").stdout.splitlines()
+    assert lines[-1] == f"audit: owner owner-1: {len(live)} packets with findings"
+
+
+def test_a_folder_of_exports_is_audited_file_by_file_and_line_by_line(tmp_path: Path) -> None:
+    folder = tmp_path / "export"
+    (folder / "2026").mkdir(parents=True)
+    good = cmp.dumps(cmp.loads(json.dumps(_packet(1))))
+    leaky = json.dumps(put(_packet(2), "constraints[0]", f"The key {AWS} is old."))
+    (folder / "2026" / "a.json").write_bytes(good + b"\n")  # as fmt writes it: canonical
+    (folder / "2026" / "b.json").write_bytes(json.dumps(_packet(3)).encode())  # conforming, not canonical
+    (folder / "c.jsonl").write_bytes(json.dumps(_packet(4)).encode() + b"\n" + leaky.encode() + b"\n")
+    (folder / "notes.txt").write_text("not a packet")
+    result = _audit(str(folder), "--format", "json")
+    assert result.returncode == 1, result.stderr
+    reported = {
+        (r.get("file"), r.get("line")): {a["keyword"] for a in r["audit"]} | {h["category"] for h in r["redactions"]}
+        for r in json.loads(result.stdout)["results"]
+    }
+    assert reported == {
+        (str(folder / "2026" / "b.json"), None): {"not-canonical"},
+        (str(folder / "c.jsonl"), 2): {"aws-key"},
+    }
+    text = _audit(str(folder)).stdout.splitlines()
+    assert text[-1] == "audit: 4 packets, 2 with findings: 1 not-canonical, 1 redaction aws-key"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    nothing = _audit(str(empty))
+    assert nothing.returncode == 2 and nothing.stderr == f"cmp: {empty}: no *.json or *.jsonl file below it\n"

@@ -411,8 +411,13 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         "one summary line. Deleted packets only with --include-deleted. Exit 1 if anything was found.",
         formatter_class=_HelpFormatter,
     )
-    audit_cmd.add_argument("store", metavar="STORE", help="the server's SQLite database file")
+    audit_cmd.add_argument(
+        "store", metavar="STORE", help="the server's SQLite database file, or a folder of *.json and *.jsonl exports"
+    )
     audit_cmd.add_argument("--include-deleted", action="store_true", help="audit deleted packets too")
+    audit_cmd.add_argument(
+        "--by", choices=("owner", "team"), help="after the summary, the packets with findings per owner or team"
+    )
     audit_cmd.add_argument(
         "--format", choices=("text", "json"), default="text", help='text lines, or one document {"results": [...]}'
     )

@@ -171,9 +171,20 @@ def read_each(names: Iterable[str], *, folders: bool = False) -> Iterator[tuple[
 def json_below(folder: str) -> Iterator[tuple[str, Source | Unreadable]]:
     """Every ``*.json`` below ``folder``, read in sorted order (of path steps); then what could not be listed.
 
-    Symbolic links to folders are not followed, so a link loop cannot make the walk endless.
     A folder with no ``*.json`` below it is an Unreadable: a run that checks nothing
     should not look like one that passed.
+    """
+    paths, problems = files_below(folder, (".json",))
+    yield from read_each(paths)
+    for problem in problems:
+        yield problem.file, problem
+
+
+def files_below(folder: str, suffixes: tuple[str, ...]) -> tuple[list[str], list[Unreadable]]:
+    """The files below ``folder`` whose names end in one of ``suffixes``, in sorted order
+    (of path steps), and what could not be listed (or that nothing was found).
+
+    Symbolic links to folders are not followed, so a link loop cannot make the walk endless.
     """
     found: list[tuple[tuple[str, ...], str]] = []
     problems: list[Unreadable] = []
@@ -184,13 +195,12 @@ def json_below(folder: str) -> Iterator[tuple[str, Source | Unreadable]]:
     for top, _, files in os.walk(folder, onerror=unlisted):
         relative = os.path.relpath(top, folder)
         steps = () if relative == os.curdir else tuple(relative.split(os.sep))
-        found.extend(((*steps, name), os.path.join(top, name)) for name in files if name.endswith(".json"))
+        found.extend(((*steps, name), os.path.join(top, name)) for name in files if name.endswith(suffixes))
     if not found and not problems:
-        problems.append(Unreadable(display_name(folder), "no *.json file below it"))
+        kinds = " or ".join(f"*{suffix}" for suffix in suffixes)
+        problems.append(Unreadable(display_name(folder), f"no {kinds} file below it"))
     found.sort()
-    yield from read_each(path for _, path in found)
-    for problem in sorted(problems, key=lambda problem: problem.file):
-        yield problem.file, problem
+    return [path for _, path in found], sorted(problems, key=lambda problem: problem.file)
 
 
 def read_jsonl(stream: BinaryIO, file: str) -> Iterator[Source]:
