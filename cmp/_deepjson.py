@@ -14,9 +14,10 @@ from collections.abc import Callable
 from typing import Any
 
 _STRING = re.compile(r'"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"')
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+# JSON's number grammar, and the constants the strict decoders refuse (cmp._intake reads both too).
+NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _LITERALS = {"true": True, "false": False, "null": None}
-_CONSTANTS = ("NaN", "Infinity", "-Infinity")
+CONSTANTS = ("NaN", "Infinity", "-Infinity")
 
 
 class DeepJSONError(ValueError):
@@ -75,7 +76,7 @@ def loads(
             value = json.loads(match.group())
             pos = match.end()
         else:
-            match = _NUMBER.match(text, pos)
+            match = NUMBER.match(text, pos)
             if match is not None:
                 token = match.group()
                 value = parse_float(token) if match.group(1) or match.group(2) else parse_int(token)
@@ -87,7 +88,7 @@ def loads(
                         pos += len(word)
                         break
                 else:
-                    for constant in _CONSTANTS:
+                    for constant in CONSTANTS:
                         if text.startswith(constant, pos):
                             parse_constant(constant)
                     raise _fail(text, pos, "Expecting value")

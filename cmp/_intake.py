@@ -22,7 +22,7 @@ MAX_PACKET_BYTES = 32_768
 MAX_DEPTH = 10_000  # the reference's (Go encoding/json) nesting limit
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
+SURROGATE = re.compile("[\ud800-\udfff]")  # a lone surrogate (cmp._positions reads it too)
 
 
 class _Refused(ValueError):
@@ -246,14 +246,14 @@ def _data_findings(nodes: Iterable[_Node]) -> Iterator[tuple[bool, Finding]]:
         if item is _CYCLE:
             yield True, _json_finding(f"{node.path()} holds itself (a reference cycle)")
         elif isinstance(item, str):
-            if _SURROGATE.search(item):
+            if SURROGATE.search(item):
                 yield False, _json_finding(f"lone surrogate (not a Unicode character) in {node.path()}")
         elif isinstance(item, dict):
             for name in item:
                 if not isinstance(name, str):
                     message = f"member name of type {type(name).__name__} in {node.path()} is not a string"
                     yield True, _json_finding(message)
-                elif _SURROGATE.search(name):
+                elif SURROGATE.search(name):
                     yield False, _json_finding(f"lone surrogate in a member name in {node.path()}")
 
 
@@ -341,8 +341,6 @@ def parse_json(text: str, raw: bytes) -> tuple[Any, list[Finding]]:
 
 
 _VALUE_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[^\s\[\]{},:"]+')
-_REFUSED_CONSTANTS = ("NaN", "Infinity", "-Infinity")
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 
 
 def refused_at(text: str, raw: bytes) -> int | None:
@@ -373,9 +371,9 @@ def _first_refused_value(text: str) -> int | None:
     reads one before whatever follows it, ``1e999x`` included)."""
     for match in _VALUE_TOKEN.finditer(text):
         token = match.group()
-        if token.startswith(_REFUSED_CONSTANTS):
+        if token.startswith(_deepjson.CONSTANTS):
             return match.start()
-        number = _NUMBER.match(token)
+        number = _deepjson.NUMBER.match(token)
         if number is not None and math.isinf(float(number.group())):
             return match.start()
     return None

@@ -45,7 +45,6 @@ if TYPE_CHECKING:
 # a string. (On text that did not parse it still steps over strings, which is all the
 # search for a refused number needs.)
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{},:]|[^\s\[\]{},:"]+')
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 # Keywords whose finding is about a member's name, not its value.
 _ABOUT_THE_NAME = frozenset({"additionalProperties"})
 _HitKey = tuple[str, int, int]  # a redaction hit's category, offset and length
@@ -292,7 +291,7 @@ def _surrogate_offset(finding: Finding, source: _Text) -> int | None:
     places = source.places
     if "member name" in finding.message:
         for name, at, _ in places.names.get(path, ()):
-            if _LONE_SURROGATE.search(name):
+            if _intake.SURROGATE.search(name):
                 return at
         return None
     node = places.first.get(path)
