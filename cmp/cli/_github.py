@@ -11,7 +11,7 @@ them: ``%``, CR and LF in the message, and ``:`` and ``,`` too in the properties
 from __future__ import annotations
 
 from cmp._pipeline import Report
-from cmp.cli._render import Line, Tone, file_line, redaction_text
+from cmp.cli._render import Line, Tone, file_line, redaction_text, tones
 from cmp.findings import Finding, Position
 
 _COMMAND: dict[Tone, str] = {"fail": "error", "warn": "warning", "ok": "notice"}
@@ -47,10 +47,9 @@ def report_commands(file: str, jsonl_line: int | None, report: Report, *, show_f
     """One workflow command per finding and redaction hit of ``report`` (none for a packet that passes)."""
     report = report.located()
     lines: list[Line] = []
-    error_tone: Tone = "warn" if report.lenient and report.schema_only else "fail"
+    error_tone, hit_tone = tones(report)
     for finding in report.errors:
         lines.append(_placed(error_tone, str(finding), finding_title(finding), file, jsonl_line, finding.position))
-    hit_tone: Tone = "warn" if report.allow_unredacted else "fail"
     for hit in report.redactions:
         title = f"cmp redaction ({hit.category})"
         message = redaction_text(hit, show_found=show_found)

@@ -62,6 +62,15 @@ Tone = Literal["fail", "warn", "ok"]
 Line = tuple[Tone, str]
 
 
+def tones(report: Report) -> tuple[Tone, Tone]:
+    """How ``report``'s findings and its redaction hits read, in every format: a warning
+    when they do not fail the run (schema findings in lenient mode, hits with
+    --allow-unredacted), else a failure."""
+    errors: Tone = "warn" if report.lenient and report.schema_only else "fail"
+    hits: Tone = "warn" if report.allow_unredacted else "fail"
+    return errors, hits
+
+
 def place(file: str, jsonl_line: int | None, position: Position | None) -> str:
     """Where a result line is about: ``file:LINE:COLUMN`` (the form editors and terminals
     make clickable) when it has a position, else the source's name (``file``, or
@@ -88,13 +97,11 @@ def report_lines(file: str, jsonl_line: int | None, report: Report, *, show_foun
     """
     report = report.located()
     lines: list[Line] = []
-    schema_warnings = report.lenient and report.schema_only
-    error_tone: Tone = "warn" if schema_warnings else "fail"
-    error_prefix = "warning: " if schema_warnings else ""
+    error_tone, hit_tone = tones(report)
+    error_prefix = "warning: " if error_tone == "warn" else ""
     for finding in report.errors:
         lines.append((error_tone, f"{place(file, jsonl_line, finding.position)}: {error_prefix}{finding}"))
-    hit_tone: Tone = "warn" if report.allow_unredacted else "fail"
-    hit_prefix = "warning: redaction " if report.allow_unredacted else "redaction "
+    hit_prefix = "warning: redaction " if hit_tone == "warn" else "redaction "
     for hit in report.redactions:
         text = redaction_text(hit, show_found=show_found)
         lines.append((hit_tone, f"{place(file, jsonl_line, hit.position)}: {hit_prefix}{text}"))

@@ -23,7 +23,7 @@ from cmp import __version__
 from cmp._pipeline import Report
 from cmp._redaction import CATEGORIES
 from cmp.cli._output import Output
-from cmp.cli._render import Tone, file_line, redaction_text
+from cmp.cli._render import Tone, file_line, redaction_text, tones
 from cmp.findings import CODES, Position
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -114,7 +114,7 @@ def report_results(file: str, jsonl_line: int | None, report: Report, *, show_fo
     """The SARIF results of one report, each as JSON text (none for a packet that passes)."""
     report = report.located()
     out: list[dict[str, Any]] = []
-    error_tone: Tone = "warn" if report.lenient and report.schema_only else "fail"
+    error_tone, hit_tone = tones(report)
     for finding in report.errors:
         out.append(
             _result(
@@ -128,7 +128,6 @@ def report_results(file: str, jsonl_line: int | None, report: Report, *, show_fo
                 keyword=finding.keyword,
             )
         )
-    hit_tone: Tone = "warn" if report.allow_unredacted else "fail"
     for hit in report.redactions:
         rule = _redaction_rule_id(hit.category, hit.profile)
         text = redaction_text(hit, show_found=show_found)
