@@ -143,7 +143,7 @@ def _pydantic_validate(value: Any) -> Packet:
         if not hits:
             return packet
     if found:
-        first = str(found[0]) + (f" (and {len(found) - 1} more)" if len(found) > 1 else "")
+        first = str(PacketError(found))  # the first finding, and how many more
     else:
         first = f"redaction {hits[0]}" + (f" (and {len(hits) - 1} more)" if len(hits) > 1 else "")
     raise PydanticCustomError(

@@ -63,10 +63,6 @@ def _judged(packet: str, *, lenient: bool = False, rules: str = "default") -> Re
     return check(packet, lenient=lenient, rules=rules).located()  # type: ignore[arg-type]
 
 
-def _report_document(report: Report) -> dict[str, Any]:
-    return report.to_json()
-
-
 def _refuse_report(report: Report) -> _Refused:
     first = report.errors[0] if report.errors else None
     summary = (
@@ -74,7 +70,7 @@ def _refuse_report(report: Report) -> _Refused:
         if first is not None
         else f"not accepted: {len(report.redactions)} redaction finding(s)"
     )
-    return _Refused(summary, **_report_document(report))
+    return _Refused(summary, **report.to_json())
 
 
 def _accepted(packet: str, *, rules: str = "default") -> cmp.Packet:
@@ -89,6 +85,13 @@ def _refuse_findings(findings: tuple[Finding, ...] | list[Finding]) -> _Refused:
         f"not a conforming packet: {findings[0]}" if findings else "not a conforming packet",
         errors=[finding.to_json() for finding in findings],
     )
+
+
+def _supported(version: str) -> str:
+    """``version``, or a refusal naming the versions there are."""
+    if version not in SUPPORTED_VERSIONS:
+        raise _Refused(f"version must be one of {', '.join(SUPPORTED_VERSIONS)}, not {quote(version)}")
+    return version
 
 
 def _text(packet: cmp.Packet) -> str:
@@ -124,14 +127,14 @@ def build_server() -> MCPServer:
         report = _judged(packet, lenient=lenient, rules=rules)
         if not report.accepted:
             raise _refuse_report(report)
-        return _report_document(report)
+        return report.to_json()
 
     def lint_packet(packet: str) -> dict[str, Any]:
         report = _judged(packet)
         if report.packet is None:
             raise _refuse_report(report)
         advice = cmp.locate(packet, cmp.lint(report.packet))
-        return {"ok": report.ok, "lint": [finding.to_json() for finding in advice], **_report_document(report)}
+        return {"ok": report.ok, "lint": [finding.to_json() for finding in advice], **report.to_json()}
 
     def scrub_packet(packet: str, rules: str = "default") -> dict[str, Any]:
         report = _judged(packet, rules=rules)
@@ -177,17 +180,13 @@ def build_server() -> MCPServer:
     def example_packet(version: str = "0.2") -> str:
         from cmp.cli._new import example_packet as example
 
-        if version not in SUPPORTED_VERSIONS:
-            raise _Refused(f"version must be one of {', '.join(SUPPORTED_VERSIONS)}, not {quote(version)}")
-        return _text(example(version))
+        return _text(example(_supported(version)))
 
     def migrate_packet(packet: str, to: str, drop: bool = False) -> str:
         return _text(cmp.migrate(_accepted(packet), to, drop=drop))
 
     def schema(version: str = "0.2") -> dict[str, Any]:
-        if version not in SUPPORTED_VERSIONS:
-            raise _Refused(f"version must be one of {', '.join(SUPPORTED_VERSIONS)}, not {quote(version)}")
-        return annotated_schema(version)
+        return annotated_schema(_supported(version))
 
     guidance = _guidance()
     packet_help = "`packet` is the packet's JSON text."
