@@ -340,7 +340,11 @@ def parse_json(text: str, raw: bytes) -> tuple[Any, list[Finding]]:
     return value, []
 
 
-_VALUE_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[^\s\[\]{},:"]+')
+# JSON text as tokens: a string (its closing quote missing only at the end of text that
+# did not parse), one structural character, or the run of characters of a number or a
+# literal. From the start of the text it never lands inside a string. (cmp._positions
+# walks documents with it too.)
+TEXT_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{},:]|[^\s\[\]{},:"]+')
 
 
 def refused_at(text: str, raw: bytes) -> int | None:
@@ -369,7 +373,7 @@ def refused_at(text: str, raw: bytes) -> int | None:
 def _first_refused_value(text: str) -> int | None:
     """The first number or constant the decoder refuses, in the order it reads them (it
     reads one before whatever follows it, ``1e999x`` included)."""
-    for match in _VALUE_TOKEN.finditer(text):
+    for match in TEXT_TOKEN.finditer(text):
         token = match.group()
         if token.startswith(_deepjson.CONSTANTS):
             return match.start()

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -40,11 +39,6 @@ from cmp.findings import BoundedPath, Finding, Position
 if TYPE_CHECKING:
     Located = TypeVar("Located", Finding, Redaction)
 
-# Scanning only text that parsed: a string, one structural character, or the run of
-# characters of a number or literal. On valid JSON from the start it never lands inside
-# a string. (On text that did not parse it still steps over strings, which is all the
-# search for a refused number needs.)
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{},:]|[^\s\[\]{},:"]+')
 # Keywords whose finding is about a member's name, not its value.
 _ABOUT_THE_NAME = frozenset({"additionalProperties"})
 _HitKey = tuple[str, int, int]  # a redaction hit's category, offset and length
@@ -104,7 +98,7 @@ def _map(text: str) -> _Map:
     stack: list[_Frame] = []
     expect_name = False
     root = BoundedPath()
-    for match in _TOKEN.finditer(text):
+    for match in _intake.TEXT_TOKEN.finditer(text):
         token = match.group()
         lead = token[0]
         if lead == ",":
