@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from cmp.cli import main
-from cmp.cli._batch import judge_all
-from cmp.cli._judge import CheckOptions, Verdict
+from cmp.cli._batch import merged, runner_for
+from cmp.cli._judge import CheckOptions, check_share, judge
 from cmp.cli._progress import Progress
-from cmp.cli._sources import Source, Unreadable, read_jsonl
+from cmp.cli._render import Block
+from cmp.cli._sources import Source, Unreadable, read_jsonl, shares_of
 from tests.packets import encode, full, put
 
 GOOD = encode(full())
@@ -85,28 +86,43 @@ def test_workers_give_the_same_results_in_order(tmp_path: Path, capsys: pytest.C
     assert single.count(": ok\n") == 700
 
 
-def test_judge_all_keeps_order_across_processes() -> None:
+def judged(items: list[Source | Unreadable], options: CheckOptions, workers: int) -> list[Block | Unreadable]:
+    shares = shares_of(items, one_by_one=workers == 1)
+    return list(merged(shares, check_share, options, runner_for(workers)))
+
+
+def test_shares_keep_their_order_across_processes() -> None:
     sources = [Source("f", i, GOOD if i % 3 else BAD, None) for i in range(1, 301)]
-    verdicts = list(judge_all(sources, PLAIN, workers=2))
-    assert [v.name for v in verdicts] == [f"f:{i}" for i in range(1, 301)]
-    assert [v.accepted for v in verdicts] == [bool(i % 3) for i in range(1, 301)]
+    blocks = judged(sources, PLAIN, 2)
+    assert all(isinstance(block, Block) for block in blocks)
+    one_by_one = [judge(source, PLAIN) for source in sources]
+    expected = "".join(text + "\n" for verdict in one_by_one for _, text in verdict.lines)
+    assert b"".join(block.output for block in blocks if isinstance(block, Block)).decode() == expected
+    assert sum(block.failed for block in blocks if isinstance(block, Block)) == 100
 
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_unreadable_sources_keep_their_place(workers: int) -> None:
     items = [Source("f", i, GOOD, None) if i % 50 else Unreadable(f"u{i}", "cannot open: gone") for i in range(1, 501)]
-    out = list(judge_all(items, PLAIN, workers=workers))
-    assert [o.name if isinstance(o, Verdict) else o.file for o in out] == [
-        f"f:{i}" if i % 50 else f"u{i}" for i in range(1, 501)
-    ]
+    out = judged(items, PLAIN, workers)
+    order = [line.split(": ")[0] for o in out if isinstance(o, Block) for line in o.output.decode().splitlines()]
+    unreadable = [o.file for o in out if isinstance(o, Unreadable)]
+    assert order == [f"f:{i}" for i in range(1, 501) if i % 50]
+    assert unreadable == [f"u{i}" for i in range(50, 501, 50)]
+    # Each unreadable source comes after exactly the packets before it.
+    seen = 0
+    for o in out:
+        if isinstance(o, Unreadable):
+            assert seen == int(o.file[1:]) - int(o.file[1:]) // 50
+        else:
+            seen += o.packets
 
 
-def test_json_verdicts_carry_only_their_json_entry() -> None:
+def test_json_blocks_carry_their_entries_as_document_text() -> None:
     as_json = CheckOptions(lenient=False, allow_unredacted=False, format="json")
-    (verdict,) = judge_all([Source("f", 7, BAD, None)], as_json, workers=1)
-    assert isinstance(verdict, Verdict) and verdict.lines == ()
-    (text,) = verdict.entries
-    entry = json.loads(text)
+    (block,) = judged([Source("f", 7, BAD, None)], as_json, 1)
+    assert isinstance(block, Block) and block.entries == 1
+    entry = json.loads(block.output)
     assert (entry["file"], entry["line"], entry["ok"]) == ("f", 7, False)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from cmp.cli import _check, main
+from cmp.cli._batch import InProcess
 from cmp.cli._output import Output
 from cmp.cli._progress import Progress
 from tests.packets import encode, full, minimal
@@ -127,13 +128,13 @@ def test_options_only_by_their_full_names(
 def test_all_cores_means_the_usable_ones_and_at_most_256(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     seen: list[int] = []
 
-    def recording(items: Any, options: Any, *, workers: int) -> Any:
+    def recording(workers: int) -> Any:
         seen.append(workers)
-        yield from ()
+        return InProcess()
 
     good = tmp_path / "good.json"
     good.write_bytes(encode(full()))
-    monkeypatch.setattr(_check, "judge_all", recording)
+    monkeypatch.setattr(_check, "runner_for", recording)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(1000)), raising=False)
     main(["check", "--jobs", "0", str(good)])
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)

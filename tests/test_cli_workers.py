@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cmp.cli._batch import CHUNK
+from cmp.cli._sources import SHARE_BYTES, SHARE_PACKETS
 from tests.packets import encode, minimal
 from tests.test_cli_streaming import unreadable_result
 
@@ -23,7 +23,7 @@ from tests.test_cli_streaming import unreadable_result
 CHILD = """
 import multiprocessing, os, signal, sys
 multiprocessing.set_start_method("fork")
-import cmp.cli._batch as batch
+import cmp.cli._judge as judging
 how, at = sys.argv[1], int(sys.argv[2])
 if how == "fork-fails":
     real_fork, forks = os.fork, []
@@ -34,50 +34,69 @@ if how == "fork-fails":
         return real_fork()
     os.fork = fork
 else:
-    real_judge = batch.judge
+    real_judge = judging.judge
     def judge(source, *args, **kwargs):
         if source.line == at:
             if how == "exit":
                 os._exit(3)
             os.kill(os.getpid(), signal.SIGKILL)
         return real_judge(source, *args, **kwargs)
-    batch.judge = judge
+    judging.judge = judge
 from cmp.cli import main
 sys.exit(main(sys.argv[3:]))
 """
 
-LINES = 20 * CHUNK
+LINE = encode(minimal())
+# Lines in one share of a JSON Lines file that workers read themselves.
+PER_SHARE = SHARE_BYTES // (len(LINE) + 1)
+LINES = 6 * PER_SHARE
 
 
 @pytest.fixture
 def jsonl(tmp_path: Path) -> Path:
     path = tmp_path / "many.jsonl"
-    path.write_bytes(b"\n".join([encode(minimal())] * LINES))
+    path.write_bytes(b"\n".join([LINE] * LINES))
     return path
 
 
-def run_child(how: str, at: int, *args: str) -> subprocess.CompletedProcess[str]:
+def run_child(how: str, at: int, *args: str, stdin: Path | None = None) -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-c", CHILD, how, str(at), "check", "--jobs", "2", *args]
-    return subprocess.run(argv, capture_output=True, timeout=120, text=True)
+    with open(stdin or os.devnull, "rb") as source:
+        return subprocess.run(argv, capture_output=True, timeout=120, text=True, stdin=source)
 
 
+# The file read by the workers in shares of SHARE_BYTES; stdin read by the parent, in
+# shares of SHARE_PACKETS. The fatal packet is in the last share but one, so shares
+# before it are done and printed first.
+WAYS = {"file": PER_SHARE, "stdin": SHARE_PACKETS}
+
+
+def jsonl_args(jsonl: Path, way: str) -> tuple[list[str], Path | None, str]:
+    """The arguments, stdin and the printed name for reading ``jsonl`` one way."""
+    return (["--jsonl", str(jsonl)], None, str(jsonl)) if way == "file" else (["--jsonl", "-"], jsonl, "-")
+
+
+@pytest.mark.parametrize("way", WAYS)
 @pytest.mark.parametrize("how", ["exit", "signal"])
-def test_a_dying_worker_gives_one_line_exit_2_and_the_results_before_it(jsonl: Path, how: str) -> None:
-    fatal = 10 * CHUNK  # far enough that the first chunks are done and printed before it is handed out
-    result = run_child(how, fatal, "--jsonl", str(jsonl))
+def test_a_dying_worker_gives_one_line_exit_2_and_the_results_before_it(jsonl: Path, how: str, way: str) -> None:
+    fatal = LINES - WAYS[way] - WAYS[way] // 2
+    args, stdin, name = jsonl_args(jsonl, way)
+    result = run_child(how, fatal, *args, stdin=stdin)
     assert result.returncode == 2
     died = "not checked: a worker process died; nothing after it was checked either"
-    match = re.fullmatch(rf"cmp: {re.escape(str(jsonl))}:(\d+): {died}\n", result.stderr)
+    match = re.fullmatch(rf"cmp: {re.escape(name)}:(\d+): {died}\n", result.stderr)
     assert match, result.stderr
     first_lost = int(match.group(1))
     assert first_lost <= fatal
     # Every result before the first lost packet is printed, in order; nothing after it.
-    assert result.stdout.splitlines() == [f"{jsonl}:{line}: ok" for line in range(1, first_lost)]
-    assert first_lost > CHUNK
+    assert result.stdout.splitlines() == [f"{name}:{line}: ok" for line in range(1, first_lost)]
+    assert first_lost > WAYS[way]
 
 
-def test_a_dying_worker_still_ends_the_json_document(jsonl: Path) -> None:
-    result = run_child("exit", 10 * CHUNK, "--format", "json", "--jsonl", str(jsonl))
+@pytest.mark.parametrize("way", WAYS)
+def test_a_dying_worker_still_ends_the_json_document(jsonl: Path, way: str) -> None:
+    args, stdin, name = jsonl_args(jsonl, way)
+    result = run_child("exit", LINES - WAYS[way] - WAYS[way] // 2, "--format", "json", *args, stdin=stdin)
     assert result.returncode == 2
     results = json.loads(result.stdout)["results"]
     *checked, lost = results
@@ -85,7 +104,7 @@ def test_a_dying_worker_still_ends_the_json_document(jsonl: Path) -> None:
     assert all(r["ok"] for r in checked)
     assert lost == unreadable_result(
         "not checked: a worker process died; nothing after it was checked either",
-        file=str(jsonl),
+        file=name,
         line=len(checked) + 1,
     )
     assert all(list(r) == list(lost) and r["error"] is None for r in checked)
@@ -133,7 +152,7 @@ def test_a_stopped_run_takes_its_workers_with_it(signum: signal.Signals) -> None
     assert process.stdin is not None and process.stdout is not None and process.stderr is not None
     try:
         # More chunks than may be out at once, so results must be printed before more input comes.
-        process.stdin.write(b"\n".join([encode(minimal())] * (20 * CHUNK)) + b"\n")
+        process.stdin.write(b"\n".join([encode(minimal())] * (20 * SHARE_PACKETS)) + b"\n")
         process.stdin.flush()  # and stdin stays open: the run is waiting for more when stopped
         ready, _, _ = select.select([process.stdout.fileno()], [], [], 60)
         assert ready  # the workers are running and results are coming

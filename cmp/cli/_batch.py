@@ -1,210 +1,351 @@
-"""Many sources judged, results in input order: in this process, or spread over worker processes."""
+"""Many packets judged in shares, the results merged in input order: in this process, over
+worker processes, or on a Dask cluster.
+
+A share is a part of the input that whoever judges it reads by itself: sources the
+parent read (FILE arguments, stdin's lines), a byte range of a JSON Lines file, a range
+of a store's rows. The work function (check's, audit's) hands back a
+:class:`~cmp.cli._render.Block`: the share's results already rendered as the output's
+bytes, and counts. The parent writes blocks in order and adds up their counts, so its
+work per packet is next to nothing, and the processes that judge also read and render.
+
+At most ``in_flight`` shares are out at once, so however long the input, only a few
+blocks are in memory.
+"""
 
 from __future__ import annotations
 
+import os
 from collections import deque
-from collections.abc import Generator, Iterable, Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from cmp._text import describe
-from cmp.cli._judge import CheckOptions, Verdict, judge
-from cmp.cli._sources import Source, Unreadable
+from cmp._text import describe, display_name
+from cmp.cli._render import Block
+from cmp.cli._sources import (
+    SHARE_BYTES,
+    JsonlShare,
+    Source,
+    SourceError,
+    SourcesShare,
+    Unreadable,
+    count_newlines,
+    open_file,
+    open_source,
+    read_each,
+    read_jsonl,
+    shares_of,
+    unreadable,
+)
 
 if TYPE_CHECKING:
-    from concurrent.futures import Executor, Future
-    from typing import TypeAlias
+    from concurrent.futures import Executor
 
-# A chunk is what one worker judges at a time: enough sources that handing it over costs
-# little next to judging it. At most IN_FLIGHT_PER_WORKER chunks per worker are out at
-# once, so however long the input, only a few chunks of sources and results are in memory.
-CHUNK = 100
-CHUNK_BYTES = 256 * 1024
+T = TypeVar("T")
+
+# Shares out at once per worker: one being judged, one waiting, so no worker idles
+# while the parent writes.
 IN_FLIGHT_PER_WORKER = 2
 
 
 class WorkersFailed(Exception):
-    """The worker processes could not start, or one died: the run cannot go on as asked.
+    """The workers could not start, or one died: the run cannot go on as asked.
 
-    ``pending`` is the first source left unjudged; every result before it was yielded.
+    ``share`` is the first share left unjudged, when it is not the one being waited
+    for; once :func:`merged` raises it, ``file`` and ``line`` name the first packet left
+    unjudged, and every result before it was yielded.
     """
 
-    def __init__(self, message: str, pending: Source) -> None:
+    def __init__(self, message: str, share: object = None) -> None:
         super().__init__(message)
-        self.pending = pending
+        self.share = share
+        self.file: str | None = None
+        self.line: int | None = None
 
 
-def _judge_chunk(sources: list[Source], options: CheckOptions) -> list[Verdict]:
-    return [judge(source, options) for source in sources]
+class Runner(Protocol):
+    """Where shares are judged: this process, a process pool, a Dask cluster."""
+
+    parallel: bool  # shares run elsewhere, at the same time: plan them ahead (counted line numbers)
+    in_flight: int  # how many shares may be out at once
+
+    def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        """Hand out ``fn(*args)``; :class:`WorkersFailed` if that cannot be done."""
+
+    def result(self, future: Future[T]) -> T:
+        """Wait for a result; :class:`WorkersFailed` if it will never come."""
+
+    def close(self, *, completed: bool) -> None:
+        """Stop the workers (at once, if the run did not complete)."""
 
 
-def _chunks(items: Iterable[Source | Unreadable]) -> Iterator[list[Source | Unreadable]]:
-    """Items in lists of at most CHUNK sources or about CHUNK_BYTES of packet bytes.
+class InProcess:
+    """Shares judged here, one at a time, as they are handed out."""
 
-    The byte bound keeps a chunk of large packets (whose results can be large too)
-    as small in memory as a chunk of typical ones.
-    """
-    chunk: list[Source | Unreadable] = []
-    count = size = 0
-    for item in items:
-        chunk.append(item)
-        if isinstance(item, Source):
-            count += 1
-            size += len(item.data)
-        if count >= CHUNK or size >= CHUNK_BYTES:
-            yield chunk
-            chunk, count, size = [], 0, 0
-    if chunk:
-        yield chunk
+    parallel = False
+    in_flight = 1
 
+    def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        future: Future[T] = Future()
+        future.set_result(fn(*args))
+        return future
 
-def judge_all(
-    items: Iterable[Source | Unreadable], options: CheckOptions, *, workers: int
-) -> Generator[Verdict | Unreadable, None, None]:
-    """Verdicts (and unreadable sources) in input order; ``workers`` > 1 spreads the work over processes.
+    def result(self, future: Future[T]) -> T:
+        return future.result()
 
-    Raises :class:`WorkersFailed` after yielding every result it could when the
-    worker processes cannot start or one of them dies.
-    """
-    if workers <= 1:
-        for item in items:
-            yield item if isinstance(item, Unreadable) else judge(item, options)
-        return
-    yield from _judge_in_workers(items, options, workers)
-
-
-if TYPE_CHECKING:
-    # What handing a chunk out came to: the future of its verdicts, why it could not be
-    # handed out, or nothing (a chunk of unreadable sources only).
-    _Submission: TypeAlias = "Future[list[Verdict]] | str | None"
-
-
-def _judge_in_workers(
-    items: Iterable[Source | Unreadable], options: CheckOptions, workers: int
-) -> Iterator[Verdict | Unreadable]:
-    """A bounded window of chunks in flight, so memory stays flat however long the input.
-
-    Results are yielded in input order as soon as the oldest chunk is done; when the
-    pool fails, everything before the first chunk it lost is still yielded.
-    """
-    pool: Executor | None = None
-    window: deque[tuple[list[Source | Unreadable], _Submission]] = deque()
-    completed = False
-    try:
-        for chunk in _chunks(items):
-            submission: _Submission = None
-            if any(isinstance(item, Source) for item in chunk):
-                if pool is None:
-                    pool, submission = _start_pool(workers)
-                if pool is not None:
-                    submission = _submit(pool, [item for item in chunk if isinstance(item, Source)], options)
-            window.append((chunk, submission))
-            if isinstance(submission, str):
-                break  # no point reading on: nothing more can be judged
-            # Wait for the oldest chunk when too many are out; print any that are done anyway.
-            while window and (len(window) > IN_FLIGHT_PER_WORKER * workers or _done(window[0][1])):
-                yield from _in_order(*window.popleft(), pool)
-        while window:
-            yield from _in_order(*window.popleft(), pool)
-        completed = True
-    finally:
-        if pool is not None:
-            _stop_pool(pool, completed=completed)
-
-
-def _done(submission: _Submission) -> bool:
-    return submission is None or isinstance(submission, str) or submission.done()
-
-
-def _start_pool(workers: int) -> tuple[Executor | None, str | None]:
-    """A process pool, or ``(None, why not)``. Imported here: a one-file check should not pay for it."""
-    try:
-        from concurrent.futures import ProcessPoolExecutor
-
-        return ProcessPoolExecutor(max_workers=workers), None
-    except (OSError, ImportError, NotImplementedError, ValueError) as exc:
-        return None, f"cannot start worker processes ({describe(exc)})"
-
-
-def _submit(pool: Executor, sources: list[Source], options: CheckOptions) -> _Submission:
-    """Hand a chunk to the pool; processes are forked on the first call, so that may fail too.
-
-    A pool that breaks while this runs may answer with a plain RuntimeError ("after
-    shutdown": it marks itself shut down right after broken) or an OSError from its
-    closed wake-up pipe, so a broken pool is asked about first.
-    """
-    from concurrent.futures import BrokenExecutor
-
-    try:
-        return pool.submit(_judge_chunk, sources, options)
-    except (RuntimeError, OSError) as exc:
-        if isinstance(exc, BrokenExecutor) or _broken(pool):
-            return _WORKER_DIED
-        if isinstance(exc, OSError):
-            return f"cannot start worker processes ({describe(exc)})"
-        return f"cannot hand out work ({describe(exc)})"
+    def close(self, *, completed: bool) -> None:
+        pass
 
 
 _WORKER_DIED = "a worker process died"
-# How often a wait for a chunk checks that the pool is still alive.
+# How often a wait for a share checks that the pool is still alive.
 _POLL_SECONDS = 1.0
 
 
-def _broken(pool: Executor) -> bool:
-    # Private, read defensively: set by ProcessPoolExecutor when a worker died.
-    return bool(getattr(pool, "_broken", False))
+class ProcessPool:
+    """Shares judged by a pool of worker processes on this machine, started on the first share."""
 
+    parallel = True
 
-def _in_order(
-    chunk: list[Source | Unreadable], submission: _Submission, pool: Executor | None
-) -> Iterator[Verdict | Unreadable]:
-    """The items of one chunk in order: unreadable sources as they are, the others as their verdicts."""
-    verdicts: Iterator[Verdict] | None = None
-    for item in chunk:
-        if isinstance(item, Unreadable):
-            yield item
-            continue
-        if verdicts is None:
-            verdicts = iter(_verdicts(submission, item, pool))
-        yield next(verdicts)
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.in_flight = IN_FLIGHT_PER_WORKER * workers
+        self.pool: Executor | None = None
 
+    def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        """Hand a share to the pool; processes are forked on the first call, so that may fail too.
 
-def _verdicts(submission: _Submission, first: Source, pool: Executor | None) -> list[Verdict]:
-    """The verdicts of a chunk, waiting for them; WorkersFailed if they will never come.
+        A pool that breaks while this runs may answer with a plain RuntimeError ("after
+        shutdown": it marks itself shut down right after broken) or an OSError from its
+        closed wake-up pipe, so a broken pool is asked about first.
+        """
+        from concurrent.futures import BrokenExecutor
 
-    A future handed out in the instant its pool broke can be left pending forever
-    (the pool fails the futures it knows, then stops), so the wait wakes up now and
-    then to ask whether the pool is broken.
-    """
-    from concurrent.futures import BrokenExecutor
-    from concurrent.futures import TimeoutError as StillWaiting
-
-    if isinstance(submission, str) or submission is None:
-        raise WorkersFailed(submission or _WORKER_DIED, first)
-    while True:
         try:
-            return submission.result(timeout=_POLL_SECONDS)
-        except BrokenExecutor:
-            raise WorkersFailed(_WORKER_DIED, first) from None
-        except StillWaiting:
-            if pool is not None and _broken(pool) and not submission.done():
-                raise WorkersFailed(_WORKER_DIED, first) from None
+            if self.pool is None:
+                # Imported here: a one-file check should not pay for it.
+                from concurrent.futures import ProcessPoolExecutor
 
+                self.pool = ProcessPoolExecutor(max_workers=self.workers)
+            return self.pool.submit(fn, *args)
+        except (RuntimeError, OSError, ImportError, NotImplementedError, ValueError) as exc:
+            if isinstance(exc, BrokenExecutor) or self._broken():
+                raise WorkersFailed(_WORKER_DIED) from None
+            if isinstance(exc, RuntimeError):
+                raise WorkersFailed(f"cannot hand out work ({describe(exc)})") from None
+            raise WorkersFailed(f"cannot start worker processes ({describe(exc)})") from None
 
-def _stop_pool(pool: Executor, *, completed: bool) -> None:
-    """Shut the pool down and wait for it; after a failure or an interruption, kill its workers first.
+    def _broken(self) -> bool:
+        # Private, read defensively: set by ProcessPoolExecutor when a worker died.
+        return bool(getattr(self.pool, "_broken", False))
 
-    A worker left alive would block the interpreter's exit (it joins its children),
-    and one forked just before a failed fork has no manager to stop it. The process
-    table is private (Python 3.14 adds ``kill_workers()``), so it is read defensively.
-    Waiting for the pool's manager thread matters even then: left running, it races
-    the interpreter's exit hook, which then prints an ignored-exception traceback.
-    Once the workers are dead the manager sees it at once and stops.
-    """
-    if not completed:
-        processes = getattr(pool, "_processes", None) or {}
-        for process in list(processes.values()):
+    def result(self, future: Future[T]) -> T:
+        """Wait for a share; WorkersFailed if it will never come.
+
+        A future handed out in the instant its pool broke can be left pending forever
+        (the pool fails the futures it knows, then stops), so the wait wakes up now and
+        then to ask whether the pool is broken.
+        """
+        from concurrent.futures import BrokenExecutor
+        from concurrent.futures import TimeoutError as StillWaiting
+
+        while True:
             try:
-                process.kill()
-            except (OSError, ValueError, AttributeError):
-                pass
-    pool.shutdown(wait=True, cancel_futures=not completed)
+                return future.result(timeout=_POLL_SECONDS)
+            except BrokenExecutor:
+                raise WorkersFailed(_WORKER_DIED) from None
+            except StillWaiting:
+                if self._broken() and not future.done():
+                    raise WorkersFailed(_WORKER_DIED) from None
+
+    def close(self, *, completed: bool) -> None:
+        """Shut the pool down and wait for it; after a failure or an interruption, kill its workers first.
+
+        A worker left alive would block the interpreter's exit (it joins its children),
+        and one forked just before a failed fork has no manager to stop it. The process
+        table is private (Python 3.14 adds ``kill_workers()``), so it is read defensively.
+        Waiting for the pool's manager thread matters even then: left running, it races
+        the interpreter's exit hook, which then prints an ignored-exception traceback.
+        Once the workers are dead the manager sees it at once and stops.
+        """
+        pool = self.pool
+        if pool is None:
+            return
+        if not completed:
+            processes = getattr(pool, "_processes", None) or {}
+            for process in list(processes.values()):
+                try:
+                    process.kill()
+                except (OSError, ValueError, AttributeError):
+                    pass
+        pool.shutdown(wait=True, cancel_futures=not completed)
+
+
+def runner_for(workers: int) -> Runner:
+    """This process for one worker, else a pool of ``workers`` processes."""
+    return InProcess() if workers <= 1 else ProcessPool(workers)
+
+
+def first_unjudged(share: object, resume: tuple[str, int | None] | None) -> tuple[str | None, int | None]:
+    """The first packet of a share that was lost, as precisely as it is known: a JSON Lines
+    share starts where the block before it in the same file stopped (``resume``), if that
+    is later than its own first line (the share may start inside a line the share before read)."""
+    if isinstance(share, SourcesShare):
+        first = share.sources[0]
+        return first.file, first.line
+    if isinstance(share, JsonlShare):
+        line = share.lines_before + 1
+        if resume is not None and resume[0] == share.file and resume[1] is not None:
+            line = max(line, resume[1])
+        return share.file, line
+    where = getattr(share, "where", None)
+    return where() if callable(where) else (None, None)
+
+
+def merged(
+    shares: Iterable[object | Unreadable],
+    work: Callable[[Any, Any], Block],
+    options: object,
+    runner: Runner,
+) -> Generator[Block | Unreadable, None, None]:
+    """Each share's Block (and each Unreadable) in input order; a block's ``rest`` is judged
+    before any later share.
+
+    Raises :class:`WorkersFailed`, naming the first packet left unjudged, after yielding
+    every block before it, when the workers cannot start or one dies. The runner is
+    closed on any exit.
+    """
+    window: deque[tuple[object, Future[Block] | WorkersFailed | None]] = deque()
+    resume: tuple[str, int | None] | None = None
+    completed = False
+
+    def hand_out(share: object) -> Future[Block] | WorkersFailed:
+        try:
+            return runner.submit(work, share, options)
+        except WorkersFailed as exc:
+            return exc
+
+    def oldest() -> Iterator[Block | Unreadable]:
+        nonlocal resume
+        share, submission = window.popleft()
+        if submission is None:
+            assert isinstance(share, Unreadable)
+            yield share
+            return
+        try:
+            if isinstance(submission, WorkersFailed):
+                raise submission
+            block = runner.result(submission)
+        except WorkersFailed as exc:
+            exc.file, exc.line = first_unjudged(share if exc.share is None else exc.share, resume)
+            raise
+        resume = block.resume or resume
+        yield block
+        if block.rest is not None:
+            window.appendleft((block.rest, hand_out(block.rest)))
+
+    planned = iter(shares)
+    try:
+        while True:
+            try:
+                share = next(planned)
+            except StopIteration:
+                break
+            except WorkersFailed as exc:  # planning the shares (counting lines) needed the workers
+                window.append((exc.share, exc))
+                break
+            if isinstance(share, Unreadable):
+                window.append((share, None))
+            else:
+                window.append((share, hand_out(share)))
+                if isinstance(window[-1][1], WorkersFailed):
+                    break  # no point reading on: nothing more can be judged
+            # Wait for the oldest share when too many are out; take any that are done anyway.
+            while window and (len(window) > runner.in_flight or _done(window[0][1])):
+                yield from oldest()
+        while window:
+            yield from oldest()
+        completed = True
+    finally:
+        runner.close(completed=completed)
+
+
+def _done(submission: Future[Block] | WorkersFailed | None) -> bool:
+    return not isinstance(submission, Future) or submission.done()
+
+
+def jsonl_shares(path: str, file: str, size: int, runner: Runner) -> Iterator[JsonlShare | Unreadable]:
+    """A JSON Lines file of ``size`` bytes as shares for ``runner``.
+
+    In this process, one share from the start, which judging cuts as it goes (and
+    which therefore knows its line numbers). Spread over workers, shares of
+    SHARE_BYTES each, the last one to the end of the file however long it has grown;
+    each share's first line number comes from the workers counting the newlines of the
+    shares before it, some shares ahead of the one handed out, so the parent never
+    reads the file.
+    """
+    if not runner.parallel or size <= SHARE_BYTES:
+        yield JsonlShare(path, file, 0, None, 0)
+        return
+    starts = list(range(0, size, SHARE_BYTES))
+    counts: deque[Future[int] | WorkersFailed] = deque()
+    ahead = 2 * runner.in_flight
+
+    def count(index: int) -> Future[int] | WorkersFailed:
+        try:
+            return runner.submit(count_newlines, path, starts[index], starts[index] + SHARE_BYTES)
+        except WorkersFailed as exc:
+            return exc
+
+    lines_before = 0
+    for index, start in enumerate(starts):
+        last = index == len(starts) - 1
+        yield JsonlShare(path, file, start, None if last else start + SHARE_BYTES, lines_before)
+        if last:
+            return
+        while len(counts) < ahead and index + len(counts) < len(starts) - 1:
+            counts.append(count(index + len(counts)))
+        counted = counts.popleft()
+        try:
+            if isinstance(counted, WorkersFailed):
+                raise counted
+            lines_before += runner.result(counted)
+        except WorkersFailed as exc:
+            # The next share is lost: it starts no earlier than the line after those counted.
+            end = starts[index + 2] if index + 2 < len(starts) else None
+            raise WorkersFailed(str(exc), JsonlShare(path, file, starts[index + 1], end, lines_before)) from None
+        except (SourceError, OSError) as exc:
+            yield unreadable(file, exc)
+            return
+
+
+def input_shares(
+    files: Sequence[str], jsonl: Sequence[str], runner: Runner
+) -> Generator[object | Unreadable, None, None]:
+    """What ``check`` judges, as shares: the FILE and DIR arguments (read here, a folder
+    expanded in place), then each --jsonl file (read by whoever judges it; stdin read here).
+
+    An unreadable source takes its place in the order.
+    """
+    one_by_one = not runner.parallel
+    yield from shares_of((read for _, read in read_each(files, folders=True)), one_by_one=one_by_one)
+    for raw_name in jsonl:
+        name = display_name(raw_name)
+        if raw_name == "-":
+            yield from shares_of(_stdin_lines(name), one_by_one=one_by_one)
+            continue
+        try:
+            with open_file(raw_name) as stream:
+                size = os.fstat(stream.fileno()).st_size
+        except (SourceError, OSError) as exc:
+            yield unreadable(name, exc)
+            continue
+        # Workers open the file by its absolute name: on a cluster, the shared one.
+        yield from jsonl_shares(os.path.abspath(raw_name), name, size, runner)
+
+
+def _stdin_lines(name: str) -> Iterator[Source | Unreadable]:
+    try:
+        yield from read_jsonl(open_source("-"), name)
+    except (SourceError, OSError) as exc:
+        yield unreadable(name, exc)

@@ -7,13 +7,13 @@ import os
 from contextlib import closing, nullcontext
 from typing import TYPE_CHECKING
 
-from cmp.cli._batch import WorkersFailed, judge_all
-from cmp.cli._judge import CheckOptions, Verdict
+from cmp.cli._batch import WorkersFailed, input_shares, merged, runner_for
+from cmp.cli._judge import CheckOptions, check_share
 from cmp.cli._output import JsonResults, Output, error_line
 from cmp.cli._progress import Progress
-from cmp.cli._render import Format, error_entry
+from cmp.cli._render import Block, Format, error_entry
 from cmp.cli._signals import StopSignals
-from cmp.cli._sources import Unreadable, packets
+from cmp.cli._sources import Unreadable
 from cmp.cli._status import EXIT_FAIL, EXIT_USAGE, ExitStatus
 
 if TYPE_CHECKING:
@@ -37,14 +37,13 @@ class _Results:
 
             self.log = SarifLog(out)
 
-    def verdict(self, verdict: Verdict) -> None:
+    def block(self, block: Block) -> None:
+        """A share's results, rendered where it was judged, written as they are."""
         sink = self.document or self.log
-        for entry in verdict.entries:
-            assert sink is not None, "only the document formats render entries"
-            sink.add(entry)
-        for tone, line in verdict.lines:
-            # A workflow command must start its line: machine formats are never coloured.
-            self.out.line(line, tone if self.format == "text" else None)
+        if sink is not None:
+            sink.add_fragment(block.output, block.entries)
+        elif block.output:
+            self.out.write(block.output)
 
     def error(self, file: str, line: int | None, message: str) -> None:
         """One line on stderr and, in a document or on GitHub, its own entry in the source's place."""
@@ -86,7 +85,6 @@ def run_check(args: argparse.Namespace, out: Output) -> int:
     # A counter on the terminal that also shows the results would break their lines.
     progress = Progress(None if args.jsonl else len(args.files), quiet=out.is_terminal)
     results = _Results(out, progress, format=args.format)
-    sources = packets(args.files, args.jsonl or ())
     options = CheckOptions(
         lenient=args.lenient,
         allow_unredacted=args.allow_unredacted,
@@ -94,27 +92,34 @@ def run_check(args: argparse.Namespace, out: Output) -> int:
         show_found=args.show_found,
         rules=args.rules,
         quiet=args.quiet,
+        colour=out.colour,
     )
-    verdicts = judge_all(sources, options, workers=workers)
-    # With workers, a stop signal must unwind through judge_all, which then kills them.
-    stop = StopSignals() if workers > 1 else nullcontext()
+    runner = runner_for(workers)
+    shares = input_shares(args.files, args.jsonl or (), runner)
+    blocks = merged(shares, check_share, options, runner)
+    # With workers, a stop signal must unwind through merged, which then kills them.
+    stop = StopSignals() if runner.parallel else nullcontext()
     try:
-        with stop, closing(sources), closing(verdicts):  # on any exit: workers stopped, --jsonl files closed, now
-            for item in verdicts:
+        with stop, closing(shares), closing(blocks):  # on any exit: workers stopped, files closed, now
+            for item in blocks:
                 if out.lost:  # nobody reads the results any more (`| head`): stop reading input
                     break
                 if isinstance(item, Unreadable):
                     run.fail(EXIT_USAGE)
                     results.error(item.file, None, item.message)
                     continue
-                progress.step()
-                if not item.accepted:
+                progress.step(item.packets)
+                if item.failed:
                     run.fail(EXIT_FAIL)
-                results.verdict(item)
+                results.block(item)
+                if item.problem is not None:
+                    run.fail(EXIT_USAGE)
+                    file, message = item.problem
+                    results.error(file, None, message)
     except WorkersFailed as exc:
         run.fail(EXIT_USAGE)
-        pending = exc.pending
-        results.error(pending.file, pending.line, f"not checked: {exc}; nothing after it was checked either")
+        file = exc.file if exc.file is not None else "-"
+        results.error(file, exc.line, f"not checked: {exc}; nothing after it was checked either")
     finally:
         progress.close()
     results.close()

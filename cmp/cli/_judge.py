@@ -1,7 +1,8 @@
-"""One source judged: ``check`` of what was read, reduced to what the CLI prints of it.
+"""One source judged: ``check`` of what was read, reduced to what the CLI prints of it;
+one share of sources judged and rendered as the output's bytes.
 
-This is what a worker process runs (:mod:`cmp.cli._batch`), so that it hands back
-strings, not reports.
+:func:`check_share` is what a worker runs (:mod:`cmp.cli._batch`): it reads its own
+share of the input and hands back bytes to print, not reports.
 """
 
 from __future__ import annotations
@@ -11,8 +12,17 @@ from typing import TYPE_CHECKING
 
 from cmp._intake import MAX_PACKET_BYTES, size_finding
 from cmp._pipeline import Report, check
-from cmp.cli._render import Format, Line, file_line, json_entry, report_lines, where
-from cmp.cli._sources import Source
+from cmp.cli._output import JsonResults, coloured_line
+from cmp.cli._render import Block, Format, Line, file_line, json_entry, report_lines, where
+from cmp.cli._sources import (
+    SHARE_BYTES,
+    JsonlReader,
+    JsonlShare,
+    Source,
+    SourceError,
+    SourcesShare,
+    unreadable,
+)
 from cmp.findings import Position
 
 if TYPE_CHECKING:
@@ -22,7 +32,8 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, slots=True)
 class CheckOptions:
     """How ``check`` judges and renders: its --lenient, --allow-unredacted, --rules, --format,
-    --show-found and --quiet (a source that is accepted prints nothing)."""
+    --show-found and --quiet (a source that is accepted prints nothing); ``colour`` colours
+    text lines by tone (the output is a terminal that takes colour)."""
 
     lenient: bool
     allow_unredacted: bool
@@ -30,6 +41,7 @@ class CheckOptions:
     show_found: bool = False
     rules: Rules = "default"
     quiet: bool = False
+    colour: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,3 +104,60 @@ def judge(source: Source, options: CheckOptions) -> Verdict:
 
         return Verdict(source.name, report.accepted, tuple(report_commands(file, line, report, show_found=show_found)))
     return Verdict(source.name, report.accepted, tuple(report_lines(file, line, report, show_found=show_found)))
+
+
+def render_verdicts(verdicts: list[Verdict], options: CheckOptions) -> tuple[bytes, int]:
+    """Verdicts as the output's bytes, and how many document entries those hold: text
+    lines (coloured in the text format when asked), or a fragment of the JSON document
+    or SARIF log."""
+    if options.format == "json":
+        entries = [entry for verdict in verdicts for entry in verdict.entries]
+        return JsonResults.fragment(entries), len(entries)
+    if options.format == "sarif":
+        from cmp.cli._sarif import SarifLog
+
+        results = [entry for verdict in verdicts for entry in verdict.entries]
+        return SarifLog.fragment(results), len(results)
+    # A workflow command must start its line: only the text format is ever coloured.
+    colour = options.colour and options.format == "text"
+    lines = [coloured_line(text, tone if colour else None) for verdict in verdicts for tone, text in verdict.lines]
+    return b"".join(lines), 0
+
+
+def check_share(share: SourcesShare | JsonlShare, options: CheckOptions) -> Block:
+    """One share judged and rendered: the sources the parent read, or a part of a JSON
+    Lines file this process reads itself.
+
+    A JSON Lines share stops early, at a packet's end, once it has read SHARE_BYTES or
+    rendered as much output; the Block's ``rest`` is then what is left of it.
+    """
+    verdicts: list[Verdict] = []
+    failed = rendered = 0
+    rest: JsonlShare | None = None
+    problem: tuple[str, str] | None = None
+    reader: JsonlReader | None = None
+    try:
+        if isinstance(share, SourcesShare):
+            verdicts = [judge(source, options) for source in share.sources]
+        else:
+            reader = share.open()
+            began = reader.position
+            for source in reader:
+                verdict = judge(source, options)
+                verdicts.append(verdict)
+                rendered += sum(len(text) for _, text in verdict.lines) + sum(len(e) for e in verdict.entries)
+                if reader.more() and (reader.position - began >= SHARE_BYTES or rendered >= SHARE_BYTES):
+                    rest = share.rest(reader)
+                    break
+    except (SourceError, OSError) as exc:
+        if not isinstance(share, JsonlShare):
+            raise
+        lost = unreadable(share.file, exc)
+        problem = (lost.file, lost.message)
+    finally:
+        if reader is not None:
+            reader.stream.close()
+    output, entries = render_verdicts(verdicts, options)
+    failed = sum(not verdict.accepted for verdict in verdicts)
+    resume = (reader.file, reader.line + 1) if reader is not None else None
+    return Block(output, entries, len(verdicts), failed, problem=problem, rest=rest, resume=resume)

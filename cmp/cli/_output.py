@@ -42,6 +42,17 @@ def render_line(text: str) -> bytes:
     return (_UNPRINTABLE.sub(_escape, text) + "\n").encode("utf-8", "backslashreplace")
 
 
+def coloured_line(text: str, tone: str | None) -> bytes:
+    """:func:`render_line`, coloured by ``tone`` (``fail``, ``warn``, ``ok``; None for no colour).
+
+    Colour goes on after escaping, so the escape sequences are ours, never the packet's.
+    """
+    data = render_line(text)
+    if tone in _COLOURS:
+        return _COLOURS[tone] + data[:-1] + _RESET + b"\n"
+    return data
+
+
 class Output:
     """UTF-8 to stdout whatever the locale; a closed stdout or pipe ends output cleanly."""
 
@@ -68,11 +79,7 @@ class Output:
     def line(self, text: str, tone: str | None = None) -> None:
         """One line of text output (escaped: see :func:`render_line`), coloured by its ``tone``
         (``fail``, ``warn``, ``ok``) when :attr:`colour` is on."""
-        data = render_line(text)
-        if self.colour and tone in _COLOURS:
-            # After escaping: the escape sequences are ours, never the packet's.
-            data = _COLOURS[tone] + data[:-1] + _RESET + b"\n"
-        self.write(data)
+        self.write(coloured_line(text, tone if self.colour else None))
 
     def document(self, text: str) -> None:
         """A JSON document, which escapes control characters itself and spans lines on purpose."""
@@ -122,11 +129,25 @@ class JsonResults:
         self.entries = 0
         out.write(b'{\n  "results": [')
 
+    _INDENT = "\n    "
+
     def add(self, entry: str) -> None:
-        separator = ",\n    " if self.entries else "\n    "
+        self.add_fragment(self.fragment([entry]), 1)
+
+    @classmethod
+    def fragment(cls, entries: list[str]) -> bytes:
+        """Entries as they stand in the document, less the separator before the first: what a
+        worker renders, so that the parent only writes it (:meth:`add_fragment`)."""
         # JSON text holds no raw newline inside a string, so every newline is indentation.
-        self.out.write((separator + entry.replace("\n", "\n    ")).encode("utf-8", "backslashreplace"))
-        self.entries += 1
+        text = ("," + cls._INDENT).join(entry.replace("\n", cls._INDENT) for entry in entries)
+        return text.encode("utf-8", "backslashreplace")
+
+    def add_fragment(self, fragment: bytes, entries: int) -> None:
+        """``entries`` entries rendered by :meth:`fragment`."""
+        if entries:
+            separator = "," + self._INDENT if self.entries else self._INDENT
+            self.out.write(separator.encode() + fragment)
+            self.entries += entries
 
     def close(self) -> None:
         self.out.write(b"\n  ]\n}\n" if self.entries else b"]\n}\n")

@@ -19,8 +19,8 @@ class Progress:
         self.enabled = not quiet and bool(self.stream is not None and getattr(self.stream, "isatty", lambda: False)())
         self.visible = False
 
-    def step(self) -> None:
-        self.done += 1
+    def step(self, packets: int = 1) -> None:
+        self.done += packets
         if not self.enabled:
             return
         now = time.monotonic()

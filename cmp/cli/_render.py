@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from cmp._pipeline import Report
@@ -109,3 +110,30 @@ def report_lines(file: str, jsonl_line: int | None, report: Report, *, show_foun
         name = place(file, jsonl_line, None)
         lines.append(("ok", f"{name}: ok") if report.ok else ("warn", f"{name}: accepted (not conforming)"))
     return lines
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One share of a run's input judged and rendered where it was read (a worker, or this process).
+
+    ``output`` is the share's results as the output's bytes: escaped (and coloured) text
+    lines, or a fragment of the JSON document or SARIF log holding ``entries`` entries,
+    which the parent writes as they are (``add_fragment``). ``packets`` were judged, of
+    which ``failed`` were not accepted (or, in an audit, had findings); ``tally`` counts
+    what a command sums over the run (the audit's finding kinds and groups).
+
+    ``problem`` is a source that could not be read on (its file and message): nothing of
+    the share after it was judged. ``rest`` is what is left of the share when it stopped
+    early to keep a block small: it is judged next, before any later share. ``resume``
+    names the first packet after the block, ``(file, line)``, for the message when that
+    rest is lost.
+    """
+
+    output: bytes = b""
+    entries: int = 0
+    packets: int = 0
+    failed: int = 0
+    tally: tuple[tuple[str, int], ...] = ()
+    problem: tuple[str, str] | None = None
+    rest: object | None = None
+    resume: tuple[str, int | None] | None = None

@@ -135,6 +135,48 @@ def report_results(file: str, jsonl_line: int | None, report: Report, *, show_fo
     return [json.dumps(result, ensure_ascii=False, indent=2) for result in out]
 
 
+_MARK = '"results": []'
+
+
+def _log_halves(notifications: list[dict[str, Any]]) -> tuple[str, str]:
+    """The dump of the log with no results, cut around its empty results list."""
+    log = {
+        "$schema": SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": TOOL_NAME,
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "rules": list(rules()),
+                    }
+                },
+                "columnKind": "unicodeCodePoints",
+                "results": [],
+                "invocations": [
+                    {
+                        "executionSuccessful": not notifications,
+                        "toolExecutionNotifications": notifications,
+                    }
+                ],
+            }
+        ],
+    }
+    text = json.dumps(log, ensure_ascii=False, indent=2)
+    head, mark, tail = text.partition(_MARK)
+    assert mark, "the empty results list is in the log"
+    return head, tail
+
+
+@functools.lru_cache(maxsize=1)
+def _results_indent() -> str:
+    """The newline and indentation before each result: two spaces deeper than the results list's member line."""
+    head, _ = _log_halves([])
+    return "\n" + " " * (len(head.rsplit("\n", 1)[1]) + 2)
+
+
 class SarifLog:
     """The log written as it grows: the head at once, each result as it comes, the invocation at the end.
 
@@ -143,53 +185,31 @@ class SarifLog:
     results, around its empty results list, and each result is indented to its place.
     """
 
-    _MARK = '"results": []'
-
     def __init__(self, out: Output) -> None:
         self.out = out
         self.results = 0
         self.notifications: list[dict[str, Any]] = []
-        head, _ = self._halves()
-        # The results list's items sit two spaces deeper than its own member line.
-        self._indent = "\n" + " " * (len(head.rsplit("\n", 1)[1]) + 2)
+        self._indent = _results_indent()
+        head, _ = _log_halves(self.notifications)
         out.write((head + '"results": [').encode("utf-8", "backslashreplace"))
 
-    def _halves(self) -> tuple[str, str]:
-        log = {
-            "$schema": SCHEMA_URI,
-            "version": "2.1.0",
-            "runs": [
-                {
-                    "tool": {
-                        "driver": {
-                            "name": TOOL_NAME,
-                            "version": __version__,
-                            "semanticVersion": __version__,
-                            "rules": list(rules()),
-                        }
-                    },
-                    "columnKind": "unicodeCodePoints",
-                    "results": [],
-                    "invocations": [
-                        {
-                            "executionSuccessful": not self.notifications,
-                            "toolExecutionNotifications": self.notifications,
-                        }
-                    ],
-                }
-            ],
-        }
-        text = json.dumps(log, ensure_ascii=False, indent=2)
-        head, mark, tail = text.partition(self._MARK)
-        assert mark, "the empty results list is in the log"
-        return head, tail
-
     def add(self, result: str) -> None:
-        separator = "," if self.results else ""
-        self.out.write(
-            (separator + self._indent + result.replace("\n", self._indent)).encode("utf-8", "backslashreplace")
-        )
-        self.results += 1
+        self.add_fragment(self.fragment([result]), 1)
+
+    @staticmethod
+    def fragment(results: list[str]) -> bytes:
+        """Results as they stand in the log, less what comes before the first: what a worker
+        renders, so that the parent only writes it (:meth:`add_fragment`)."""
+        indent = _results_indent()
+        text = ("," + indent).join(result.replace("\n", indent) for result in results)
+        return text.encode("utf-8", "backslashreplace")
+
+    def add_fragment(self, fragment: bytes, results: int) -> None:
+        """``results`` results rendered by :meth:`fragment`."""
+        if results:
+            separator = "," if self.results else ""
+            self.out.write((separator + self._indent).encode() + fragment)
+            self.results += results
 
     def not_checked(self, file: str, jsonl_line: int | None, message: str) -> None:
         """A source that could not be read or checked: a notification, and the run not successful."""
@@ -200,6 +220,6 @@ class SarifLog:
         self.notifications.append({"level": "error", "message": {"text": message}, "locations": [location]})
 
     def close(self) -> None:
-        _, tail = self._halves()
+        _, tail = _log_halves(self.notifications)
         closer = self._indent[:-2] + "]" if self.results else "]"
         self.out.write((closer + tail + "\n").encode("utf-8", "backslashreplace"))

@@ -80,6 +80,11 @@ class SourceError(Exception):
     """A source that cannot be read; the message is one line for the user."""
 
 
+def unreadable(name: str, exc: SourceError | OSError) -> Unreadable:
+    """What an error while opening or reading ``name`` says, in its place."""
+    return Unreadable(name, str(exc) if isinstance(exc, SourceError) else f"cannot read: {describe(exc)}")
+
+
 def _read_stream(stream: BinaryIO) -> bytes:
     chunks: list[bytes] = []
     remaining = READ_LIMIT
@@ -203,30 +208,154 @@ def files_below(folder: str, suffixes: tuple[str, ...]) -> tuple[list[str], list
     return [path for _, path in found], sorted(problems, key=lambda problem: problem.file)
 
 
+class JsonlReader:
+    """The packets of a JSON Lines file: one per non-blank line (LF or CRLF), never holding a line past 32,769 bytes.
+
+    Reading starts at ``position``, where a line starts and ``lines_before`` lines lie
+    before it; with ``stop``, it ends before the first line that starts at or after
+    that offset (a line that starts before it is read to its end). Between packets,
+    :attr:`position` is the offset of the next line and :attr:`line` the number of the
+    last line read, so reading can be picked up there (:meth:`Share.rest`).
+    """
+
+    def __init__(
+        self, stream: BinaryIO, file: str, *, position: int = 0, lines_before: int = 0, stop: int | None = None
+    ) -> None:
+        self.stream = stream
+        self.file = file
+        self.position = position
+        self.line = lines_before
+        self.stop = stop
+
+    def more(self) -> bool:
+        """Whether a line may start here that is this reader's to read (the file may have ended)."""
+        return self.stop is None or self.position < self.stop
+
+    def __iter__(self) -> Iterator[Source]:
+        stream, size = self.stream, 0
+        while self.more():
+            line = stream.readline(MAX_PACKET_BYTES + 2)
+            if not line:
+                return
+            self.line += 1
+            self.position += len(line)
+            if line.endswith(b"\n"):
+                body = line[:-2] if line.endswith(b"\r\n") else line[:-1]
+                size = len(body)
+            elif len(line) > MAX_PACKET_BYTES:
+                body, size = line, len(line)
+                while True:  # skip the rest of the over-long line, counting it
+                    more = stream.readline(65536)
+                    size += len(more)
+                    self.position += len(more)
+                    if not more or more.endswith(b"\n"):
+                        size -= 1 if more.endswith(b"\n") else 0
+                        break
+            else:
+                body, size = line, len(line)
+            if size > MAX_PACKET_BYTES or body.strip(b" \t\r\n"):
+                yield Source(self.file, self.line, body, size)
+
+
 def read_jsonl(stream: BinaryIO, file: str) -> Iterator[Source]:
-    """One source per non-blank line (LF or CRLF); a line is never held past 32,769 bytes."""
-    number = 0
-    size: int
-    while True:
-        line = stream.readline(MAX_PACKET_BYTES + 2)
-        if not line:
-            return
-        number += 1
-        if line.endswith(b"\n"):
-            body = line[:-2] if line.endswith(b"\r\n") else line[:-1]
-            size = len(body)
-        elif len(line) > MAX_PACKET_BYTES:
-            body, size = line, len(line)
-            while True:  # skip the rest of the over-long line, counting it
-                more = stream.readline(65536)
-                size += len(more)
-                if not more or more.endswith(b"\n"):
-                    size -= 1 if more.endswith(b"\n") else 0
-                    break
-        else:
-            body, size = line, len(line)
-        if size > MAX_PACKET_BYTES or body.strip(b" \t\r\n"):
-            yield Source(file, number, body, size)
+    """Every packet of a JSON Lines stream, from where it stands to its end (:class:`JsonlReader`)."""
+    return iter(JsonlReader(stream, file))
+
+
+# How much input one share covers: enough that handing it to a worker costs little next
+# to judging it (a megabyte is about 300 typical packets, 10 ms of work), small enough
+# that a few shares in flight per worker keep memory flat and every core busy.
+SHARE_BYTES = 1 << 20
+# At most this many packets in a share the parent read (files, stdin lines).
+SHARE_PACKETS = 100
+
+
+@dataclass(frozen=True, slots=True)
+class SourcesShare:
+    """Sources the parent read (FILE arguments, stdin's lines), handed to a worker as they are."""
+
+    sources: tuple[Source, ...]
+
+
+def shares_of(items: Iterable[Source | Unreadable], *, one_by_one: bool) -> Iterator[SourcesShare | Unreadable]:
+    """Sources in shares of at most SHARE_PACKETS sources or about SHARE_BYTES of packet
+    bytes (a share of large packets, whose results can be large too, is as small in
+    memory as one of typical ones); ``one_by_one``, a share each, so that each result
+    is printed as soon as its source is read (stdin from a slow writer). An unreadable
+    source ends the share before it and keeps its place."""
+    chunk: list[Source] = []
+    size = 0
+    for item in items:
+        if isinstance(item, Unreadable):
+            if chunk:
+                yield SourcesShare(tuple(chunk))
+                chunk, size = [], 0
+            yield item
+            continue
+        chunk.append(item)
+        size += len(item.data)
+        if one_by_one or len(chunk) >= SHARE_PACKETS or size >= SHARE_BYTES:
+            yield SourcesShare(tuple(chunk))
+            chunk, size = [], 0
+    if chunk:
+        yield SourcesShare(tuple(chunk))
+
+
+@dataclass(frozen=True, slots=True)
+class JsonlShare:
+    """A part of a JSON Lines file that a worker reads by itself: the lines that start in ``[start, end)``.
+
+    ``path`` is what to open (every worker opens the file itself), ``file`` the name to
+    print, ``lines_before`` the number of newlines before ``start``, so that the
+    packets keep the file's own line numbers. ``end`` None reads to the end of the file,
+    however long it has grown by then.
+    """
+
+    path: str
+    file: str
+    start: int
+    end: int | None
+    lines_before: int
+
+    def open(self) -> JsonlReader:
+        """A reader at the first line that starts in the share (a line begun before ``start`` is the
+        share's before it); SourceError if the file cannot be opened, OSError while it is read."""
+        stream = open_file(self.path)
+        try:
+            position, lines_before = self.start, self.lines_before
+            if position > 0:
+                stream.seek(position - 1)
+                if stream.read(1) not in (b"\n", b""):
+                    # Inside a line: it belongs to the share before; skip its rest.
+                    lines_before += 1
+                    while True:
+                        more = stream.readline(65536)
+                        position += len(more)
+                        if not more or more.endswith(b"\n"):
+                            break
+            return JsonlReader(stream, self.file, position=position, lines_before=lines_before, stop=self.end)
+        except BaseException:
+            stream.close()
+            raise
+
+    def rest(self, reader: JsonlReader) -> JsonlShare:
+        """What is left of this share after ``reader`` stopped between two packets."""
+        return JsonlShare(self.path, self.file, reader.position, self.end, reader.line)
+
+
+def count_newlines(path: str, start: int, end: int) -> int:
+    """How many newlines ``[start, end)`` of the file holds: what the share after it needs as its ``lines_before``."""
+    count = 0
+    with open_file(path) as stream:
+        stream.seek(start)
+        remaining = end - start
+        while remaining > 0:
+            data = stream.read(min(remaining, 1 << 20))
+            if not data:
+                break
+            count += data.count(b"\n")
+            remaining -= len(data)
+    return count
 
 
 def packets(files: Sequence[str], jsonl: Sequence[str]) -> Generator[Source | Unreadable, None, None]:
