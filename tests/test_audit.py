@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 import cmp
@@ -206,3 +207,86 @@ def test_a_folder_of_exports_is_audited_file_by_file_and_line_by_line(tmp_path: 
     empty.mkdir()
     nothing = _audit(str(empty))
     assert nothing.returncode == 2 and nothing.stderr == f"cmp: {empty}: no *.json or *.jsonl file below it\n"
+
+
+def test_workers_audit_what_one_process_audits(store: tuple[Path, dict[str, set[str]]], tmp_path: Path) -> None:
+    path, _ = store
+    export = tmp_path / "export"
+    export.mkdir()
+    bodies = [cmp.dumps(cmp.loads(json.dumps(_packet(n)))) for n in range(300)]
+    leaky = json.dumps(put(_packet(7), "constraints[0]", f"The key {AWS} is old.")).encode()
+    for n, body in enumerate(bodies):
+        (export / f"p{n:03d}.json").write_bytes(body + b"\n" if n % 50 else json.dumps(json.loads(body)).encode())
+    lines = [json.dumps(json.loads(body)).encode() for body in bodies]
+    (export / "lines.jsonl").write_bytes(b"\n".join([*lines, leaky] * 4))
+    for where in (str(path), str(export)):
+        for form in ("text", "json", "sarif"):
+            single = _audit(where, "--format", form, "--include-deleted")
+            spread = _audit(where, "--format", form, "--include-deleted", "--jobs", "2")
+            assert (spread.returncode, spread.stdout, spread.stderr) == (1, single.stdout, single.stderr), (where, form)
+    # The export: six files not canonical, four leaky lines, every packet counted once.
+    summary = _audit(str(export), "--jobs", "2").stdout.splitlines()[-1]
+    assert summary == "audit: 1504 packets, 10 with findings: 6 not-canonical, 4 redaction aws-key"
+
+
+def test_the_audit_as_sarif_validates_and_points_at_each_packet(store: tuple[Path, dict[str, set[str]]]) -> None:
+    from tests.test_cli_formats import _sarif_schema
+
+    path, expected = store
+    result = _audit(str(path), "--format", "sarif", "--jobs", "2")
+    assert result.returncode == 1, result.stderr
+    log = json.loads(result.stdout)
+    jsonschema.validate(log, _sarif_schema())
+    (run,) = log["runs"]
+    found: dict[str, set[str]] = {}
+    for item in run["results"]:
+        (location,) = item["locations"]
+        assert location["physicalLocation"]["artifactLocation"]["uri"] == f"file://{path}"
+        (logical,) = location["logicalLocations"]
+        kind = item["properties"].get("keyword") or item["ruleId"].replace("redaction/", "redaction ")
+        found.setdefault(logical["name"], set()).add(kind)
+        assert run["tool"]["driver"]["rules"][item["ruleIndex"]]["id"] == item["ruleId"]
+    live = {key: kinds for key, kinds in expected.items() if not key.startswith("deleted:")}
+    assert found == live
+    assert AWS[4:] not in result.stdout
+
+
+def test_workers_audit_while_the_server_writes(store: tuple[Path, dict[str, set[str]]]) -> None:
+    path, expected = store
+    stop = threading.Event()
+
+    def server() -> None:
+        connection = sqlite3.connect(path, timeout=30)
+        number = COUNT
+        while not stop.is_set():
+            obj = _packet(number)
+            connection.execute(
+                "INSERT INTO packets VALUES (?, ?, ?, ?, ?, ?, ?)", _row(obj, cmp.dumps(cmp.loads(json.dumps(obj))))
+            )
+            connection.commit()
+            number += 1
+        connection.close()
+
+    writer = threading.Thread(target=server)
+    writer.start()
+    try:
+        result = _audit(str(path), "--format", "json", "--jobs", "2")
+    finally:
+        stop.set()
+        writer.join()
+    live = {key: kinds for key, kinds in expected.items() if not key.startswith("deleted:")}
+    assert result.returncode == 1, result.stderr
+    assert _reported(json.loads(result.stdout)) == live
+
+
+def test_a_store_that_breaks_mid_run_is_one_line(store: tuple[Path, dict[str, set[str]]]) -> None:
+    path, _ = store
+    data = bytearray(path.read_bytes())
+    page = 4096
+    data[5 * page : 9 * page] = b"\xff" * (4 * page)  # pages of the table's rows, past its schema
+    path.write_bytes(bytes(data))
+    for jobs in ("1", "2"):
+        result = _audit(str(path), "--jobs", jobs)
+        assert result.returncode == 2, result.stderr
+        (line,) = result.stderr.splitlines()
+        assert line.startswith(f"cmp: {path}: cannot read on (") and line.endswith(" packets were audited"), line

@@ -199,6 +199,16 @@ _RULES_HELP = (
 _SCRUB_RULES_HELP = "extended: replace the extended rules' matches too (see check --help)"
 
 
+def _add_jobs(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="worker processes, each reading its own share of the input (0: one per core)",
+    )
+
+
 def _add_rules(command: argparse.ArgumentParser, help_text: str = _RULES_HELP) -> None:
     command.add_argument("--rules", choices=("default", "extended"), default="default", help=help_text)
 
@@ -229,7 +239,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     check_cmd.add_argument(
         "--jsonl", action="append", metavar="FILE", help="a JSON Lines file (- for stdin), one packet per line"
     )
-    check_cmd.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (0: one per core)")
+    _add_jobs(check_cmd)
     check_cmd.add_argument("--format", choices=FORMATS, default="text", help=_CHECK_FORMAT_HELP)
     check_cmd.add_argument(
         "-q", "--quiet", action="store_true", help="print only what fails: nothing for a packet that is accepted"
@@ -419,8 +429,12 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         "--by", choices=("owner", "team"), help="after the summary, the packets with findings per owner or team"
     )
     audit_cmd.add_argument(
-        "--format", choices=("text", "json"), default="text", help='text lines, or one document {"results": [...]}'
+        "--format",
+        choices=("text", "json", "sarif"),
+        default="text",
+        help='text lines, one document {"results": [...]}, or a SARIF 2.1.0 log',
     )
+    _add_jobs(audit_cmd)
     _show_found(audit_cmd)
     _add_rules(audit_cmd)
 

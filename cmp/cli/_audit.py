@@ -12,8 +12,10 @@ holds the canonical bytes the server wrote. For each packet (deleted ones only w
 --include-deleted) the audit reports what ``check`` finds in its body (schema findings,
 redaction hits, with --rules extended the extended ones too), a body that is not
 canonical, and a row whose ``id``, ``goal`` or ``created_at`` (the same instant, in UTC)
-disagrees with its body. Rows are read in ``created_at`` then ``id`` order, one at a
-time: memory stays flat however large the store.
+disagrees with its body. Rows are read in rowid order (the order the server stored
+them in), a share of rows at a time: memory stays flat however large the store. With
+--jobs, each worker opens the store itself and reads its own shares of rows; the parent
+only steps through the rowids to cut the shares, and writes their results in order.
 
 A folder is audited as an export: every ``*.json`` below it (a packet file, canonical
 bytes and a final newline as fmt writes it) and every ``*.jsonl`` (a packet per line,
@@ -23,32 +25,45 @@ checked only).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sqlite3
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import closing, nullcontext
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote as url_quote
 
 from cmp._canonical import dumps, file_bytes
 from cmp._pipeline import Report, check
 from cmp._text import describe, display_name
 from cmp._timestamps import instant
-from cmp.cli._judge import check_source
+from cmp.cli._batch import JOBS_RANGE, WorkersFailed, merged, runner_for, workers_for
+from cmp.cli._judge import ShareReading, Verdict, check_source, jsonl_sources, render_verdicts, verdict_size
 from cmp.cli._output import JsonResults, Output, error_line
-from cmp.cli._render import json_entry, redaction_text
+from cmp.cli._progress import Progress
+from cmp.cli._render import Block, Line, json_entry, redaction_text
+from cmp.cli._sarif import SarifLog
+from cmp.cli._signals import StopSignals
 from cmp.cli._sources import (
-    SourceError,
+    SHARE_BYTES,
+    SHARE_PACKETS,
+    JsonlShare,
     Unreadable,
     files_below,
-    open_file,
     packet_in_file,
     read_each,
-    read_jsonl,
 )
 from cmp.cli._status import EXIT_FAIL, EXIT_USAGE, ExitStatus
 from cmp.findings import Finding, quote
+
+if TYPE_CHECKING:
+    from cmp._extended import Rules
+
+# Rows in one share of a store: about 40 ms of work for typical packets, so opening the
+# store and running the share's query cost little next to it.
+SHARE_ROWS = 1000
 
 COLUMNS = ("id", "created_at", "goal", "body", "deleted_at", "owner_id", "team_id")
 
@@ -84,15 +99,6 @@ def open_store(path: str) -> sqlite3.Connection:
     return connection
 
 
-def rows(connection: sqlite3.Connection, *, include_deleted: bool) -> Iterator[Row]:
-    """The packets, one at a time, in created_at then id order."""
-    where = "" if include_deleted else " WHERE deleted_at IS NULL"
-    query = f"SELECT {', '.join(COLUMNS)} FROM packets{where} ORDER BY created_at, id"
-    for ident, created_at, goal, body, deleted_at, owner_id, team_id in connection.execute(query):
-        data = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else bytes(body or b"")
-        yield Row(str(ident), str(created_at), str(goal), data, deleted_at is not None, owner_id, team_id)
-
-
 def _audit_finding(keyword: str, path: str, message: str) -> Finding:
     return Finding("audit", path, message, keyword)
 
@@ -118,111 +124,300 @@ def row_findings(row: Row, report: Report) -> list[Finding]:
 
 
 @dataclass(frozen=True, slots=True)
+class AuditOptions:
+    """How ``audit`` judges and renders: its --rules, --format, --show-found, --by, and
+    whether text lines are coloured."""
+
+    rules: Rules = "default"
+    format: Literal["text", "json", "sarif"] = "text"
+    show_found: bool = False
+    by: Literal["owner", "team"] | None = None
+    colour: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class StoreShare:
+    """The rows of a store whose rowid is in ``[first, last]`` (None: no bound), read by
+    whoever audits them, in rowid order (the order the server stored them in)."""
+
+    path: str
+    name: str
+    first: int | None
+    last: int | None
+    include_deleted: bool
+
+    def where(self) -> tuple[str, int | None]:
+        return self.name, None
+
+
+@dataclass(frozen=True, slots=True)
+class FilesShare:
+    """Packet files of an export, read by whoever audits them."""
+
+    paths: tuple[str, ...]
+
+    def where(self) -> tuple[str, int | None]:
+        return display_name(self.paths[0]), None
+
+
+def _rows(share: StoreShare) -> Iterator[tuple[int, Row]]:
+    """The share's rows, one at a time, each with its rowid."""
+    bounds, values = [], []
+    if not share.include_deleted:
+        bounds.append("deleted_at IS NULL")
+    if share.first is not None:
+        bounds.append("rowid >= ?")
+        values.append(share.first)
+    if share.last is not None:
+        bounds.append("rowid <= ?")
+        values.append(share.last)
+    where = f" WHERE {' AND '.join(bounds)}" if bounds else ""
+    query = f"SELECT rowid, {', '.join(COLUMNS)} FROM packets{where} ORDER BY rowid"
+    connection = open_store(share.path)
+    try:
+        for rowid, ident, created_at, goal, body, deleted_at, owner_id, team_id in connection.execute(query, values):
+            data = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else bytes(body or b"")
+            yield rowid, Row(str(ident), str(created_at), str(goal), data, deleted_at is not None, owner_id, team_id)
+    finally:
+        connection.close()
+
+
+def store_shares(
+    connection: sqlite3.Connection, share: StoreShare, *, parallel: bool
+) -> Iterator[StoreShare | Unreadable]:
+    """The store as shares of SHARE_ROWS rows (for workers), or one share that auditing cuts as it goes.
+
+    The bounds come from stepping through the rowids, which SQLite walks without reading
+    a body into Python.
+    """
+    if not parallel:
+        yield share
+        return
+    step = "SELECT rowid FROM packets WHERE rowid >= ? ORDER BY rowid LIMIT 1 OFFSET ?"
+    try:
+        first = connection.execute("SELECT min(rowid) FROM packets").fetchone()[0]
+        while first is not None:
+            found = connection.execute(step, (first, SHARE_ROWS)).fetchone()
+            if found is None:
+                break
+            yield dataclasses.replace(share, first=first, last=found[0] - 1)
+            first = found[0]
+    except sqlite3.Error as exc:
+        yield Unreadable(share.name, f"cannot read on ({describe(exc)})")
+        return
+    yield dataclasses.replace(share, first=first, last=None)
+
+
+def audit_share(share: StoreShare | FilesShare | JsonlShare, options: AuditOptions) -> Block:
+    """One share of a store or an export audited and rendered, with its tallies."""
+    reading = ShareReading()
+    kinds: Counter[str] = Counter()
+    groups: Counter[str | None] = Counter()
+    verdicts: list[Verdict] = []
+    packets = 0
+    problems: list[tuple[str, str]] = []
+    try:
+        for item in _audited(share, options, reading):
+            if isinstance(item, Unreadable):
+                problems.append((item.file, item.message))
+                continue
+            packets += 1
+            report, found = item.report, item.found
+            if report.ok and not found:
+                continue
+            kinds.update(f.keyword or f.code for f in (*report.errors, *found))
+            kinds.update(f"redaction {hit.category}" for hit in report.redactions)
+            if options.by:
+                groups[item.group[options.by]] += 1
+            verdicts.append(_verdict(item, options))
+            reading.rendered += verdict_size(verdicts[-1])
+    except sqlite3.Error as exc:
+        problems.append((share.name if isinstance(share, StoreShare) else "-", f"cannot read on ({describe(exc)})"))
+    except StoreError as exc:
+        problems.append((share.name if isinstance(share, StoreShare) else "-", str(exc)))
+    output, entries = render_verdicts(verdicts, options.format, colour=options.colour)
+    return Block(
+        output,
+        entries,
+        packets,
+        len(verdicts),
+        tally=tuple(kinds.items()),
+        groups=tuple(groups.items()),
+        problems=(*problems, *reading.problems),
+        rest=reading.rest,
+        resume=reading.resume,
+    )
+
+
+def _audited(
+    share: StoreShare | FilesShare | JsonlShare, options: AuditOptions, reading: ShareReading
+) -> Iterator[Audited | Unreadable]:
+    if isinstance(share, StoreShare):
+        return _store_items(share, options, reading)
+    if isinstance(share, JsonlShare):
+        return _jsonl_items(share, options, reading)
+    return _file_items(share, options)
+
+
+def _store_items(share: StoreShare, options: AuditOptions, reading: ShareReading) -> Iterator[Audited]:
+    """The share's rows audited; past SHARE_ROWS rows or SHARE_BYTES of output, the rest is left for later."""
+    for count, (rowid, row) in enumerate(_rows(share), 1):
+        report = check(row.body, rules=options.rules).located()
+        about = {"id": row.id, "owner_id": row.owner_id, "team_id": row.team_id, "deleted": row.deleted}
+        group = {"owner": row.owner_id, "team": row.team_id}
+        yield Audited(f"{share.name}[{row.id}]", share.name, None, report, row_findings(row, report), about, group)
+        if (count >= SHARE_ROWS or reading.rendered >= SHARE_BYTES) and (share.last is None or rowid < share.last):
+            reading.rest = dataclasses.replace(share, first=rowid + 1)
+            return
+
+
+def _jsonl_items(share: JsonlShare, options: AuditOptions, reading: ShareReading) -> Iterator[Audited]:
+    for source in jsonl_sources(share, reading):
+        report = check_source(source, lenient=False, allow_unredacted=False, rules=options.rules).located()
+        about: dict[str, Any] = {"file": source.file, "line": source.line}
+        yield Audited(source.name, source.file, source.line, report, [], about, _NO_GROUP)
+
+
+def _file_items(share: FilesShare, options: AuditOptions) -> Iterator[Audited | Unreadable]:
+    for _, read in read_each(share.paths):
+        if isinstance(read, Unreadable):
+            yield read
+            continue
+        source = packet_in_file(read)
+        report = check_source(source, lenient=False, allow_unredacted=False, rules=options.rules).located()
+        found = []
+        if report.packet is not None and file_bytes(dumps(report.packet)) != read.data:
+            found.append(_audit_finding("not-canonical", "$", "the file is not the packet's canonical bytes"))
+        yield Audited(source.file, source.file, None, report, found, {"file": source.file}, _NO_GROUP)
+
+
+_NO_GROUP: dict[str, str | None] = {"owner": None, "team": None}
+
+
+def _verdict(item: Audited, options: AuditOptions) -> Verdict:
+    """What the audit prints of a packet with findings, in the chosen format."""
+    report, found = item.report, item.found
+    if options.format == "json":
+        entry = {**item.about, **report.to_json(show_found=options.show_found), "audit": [f.to_json() for f in found]}
+        return Verdict(item.where, False, entries=(json_entry(entry),))
+    if options.format == "sarif":
+        from cmp.cli._sarif import audit_results
+
+        logical = None if item.file_line is not None or "id" not in item.about else item.about["id"]
+        results = audit_results(item.file, item.file_line, report, found, logical, show_found=options.show_found)
+        return Verdict(item.where, False, entries=tuple(results))
+    lines: list[Line] = [("fail", f"{item.where}: {finding}") for finding in report.errors]
+    lines += [
+        ("fail", f"{item.where}: redaction {redaction_text(hit, show_found=options.show_found)}")
+        for hit in report.redactions
+    ]
+    lines += [("fail", f"{item.where}: {finding} [{finding.keyword}]") for finding in found]
+    return Verdict(item.where, False, lines=tuple(lines))
+
+
+@dataclass(frozen=True, slots=True)
 class Audited:
     """One packet judged: where it is, its report, and what its row disagrees on."""
 
-    where: str
+    where: str  # how a text line names it: store[id], file, file:line
+    file: str  # the store or file it is in
+    file_line: int | None  # its line in a JSON Lines export
     report: Report
     found: list[Finding]
     about: dict[str, Any]  # what names it in JSON output (id, owner, team; or file, line)
     group: dict[str, str | None]  # what --by counts it under
 
 
-def _store_packets(connection: sqlite3.Connection, name: str, args: argparse.Namespace) -> Iterator[Audited]:
-    for row in rows(connection, include_deleted=args.include_deleted):
-        report = check(row.body, rules=args.rules).located()
-        about = {"id": row.id, "owner_id": row.owner_id, "team_id": row.team_id, "deleted": row.deleted}
-        group = {"owner": row.owner_id, "team": row.team_id}
-        yield Audited(f"{name}[{row.id}]", report, row_findings(row, report), about, group)
-
-
-def _export_packets(folder: str, args: argparse.Namespace) -> Iterator[Audited | Unreadable]:
+def _export_shares(folder: str, parallel: bool) -> Iterator[FilesShare | JsonlShare | Unreadable]:
     """An export: every ``*.json`` below the folder (a packet each, which should be its
     canonical bytes and a final newline, as fmt writes it) and every ``*.jsonl`` (a packet
-    per line, which no canonical form fits on: only checked)."""
+    per line, which no canonical form fits on: only checked), as shares."""
     paths, problems = files_below(folder, (".json", ".jsonl"))
-    no_group: dict[str, str | None] = {"owner": None, "team": None}
+    batch: list[str] = []
+    size = SHARE_PACKETS if parallel else 1
     for path in paths:
-        if path.endswith(".jsonl"):
-            try:
-                with open_file(path) as stream:
-                    for source in read_jsonl(stream, display_name(path)):
-                        report = check_source(source, lenient=False, allow_unredacted=False, rules=args.rules)
-                        yield Audited(
-                            source.name, report.located(), [], {"file": source.file, "line": source.line}, no_group
-                        )
-            except (SourceError, OSError) as exc:
-                yield Unreadable(display_name(path), str(exc) if isinstance(exc, SourceError) else describe(exc))
+        if path.endswith(".json"):
+            batch.append(path)
+            if len(batch) >= size:
+                yield FilesShare(tuple(batch))
+                batch = []
             continue
-        for _, read in read_each([path]):
-            if isinstance(read, Unreadable):
-                yield read
-                continue
-            source = packet_in_file(read)
-            report = check_source(source, lenient=False, allow_unredacted=False, rules=args.rules).located()
-            found = []
-            if report.packet is not None and file_bytes(dumps(report.packet)) != read.data:
-                found.append(_audit_finding("not-canonical", "$", "the file is not the packet's canonical bytes"))
-            yield Audited(source.file, report, found, {"file": source.file}, no_group)
+        if batch:
+            yield FilesShare(tuple(batch))
+            batch = []
+        yield JsonlShare(os.path.abspath(path), display_name(path), 0, None, 0)
+    if batch:
+        yield FilesShare(tuple(batch))
     yield from problems
 
 
 def run_audit(args: argparse.Namespace, out: Output) -> int:
     name = display_name(args.store)
+    workers = workers_for(args.jobs)
+    if workers is None:
+        error_line(JOBS_RANGE)
+        return EXIT_USAGE
+    runner = runner_for(workers)
     connection = None
     if os.path.isdir(args.store):
-        audited_items: Iterator[Audited | Unreadable] = _export_packets(args.store, args)
+        shares: Iterator[object] = _export_shares(args.store, runner.parallel)
     else:
         try:
             connection = open_store(args.store)
         except StoreError as exc:
             error_line(f"{name}: {exc}")
             return EXIT_USAGE
-        audited_items = _store_packets(connection, name, args)
+        whole = StoreShare(os.path.abspath(args.store), name, None, None, args.include_deleted)
+        shares = store_shares(connection, whole, parallel=runner.parallel)
+    options = AuditOptions(args.rules, args.format, args.show_found, args.by, out.colour)
     run = ExitStatus()
     kinds: Counter[str] = Counter()
     groups: Counter[str | None] = Counter()
     audited = flagged = 0
-    document = JsonResults(out) if args.format == "json" else None
+    sink = JsonResults(out) if args.format == "json" else SarifLog(out) if args.format == "sarif" else None
+    progress = Progress(None, quiet=out.is_terminal)
+    blocks = merged(shares, audit_share, options, runner)
+
+    def problem(file: str, message: str) -> bool:
+        """Report what could not be read; True when it is the store itself, of which nothing more can be read."""
+        store_lost = connection is not None
+        if store_lost:
+            message = f"{message}; {audited} packets were audited"
+        _not_audited(run, sink, progress, file, message)
+        return store_lost
+
+    stop = StopSignals() if runner.parallel else nullcontext()
     try:
-        for item in audited_items:
-            if out.lost:
-                break
-            if isinstance(item, Unreadable):
-                run.file_error(item.file, item.message)
-                continue
-            audited += 1
-            report, found = item.report, item.found
-            if report.ok and not found:
-                continue
-            flagged += 1
-            run.fail(EXIT_FAIL)
-            kinds.update(f.keyword or f.code for f in (*report.errors, *found))
-            kinds.update(f"redaction {hit.category}" for hit in report.redactions)
-            if args.by:
-                groups[item.group[args.by]] += 1
-            if document is not None:
-                entry = {
-                    **item.about,
-                    **report.to_json(show_found=args.show_found),
-                    "audit": [f.to_json() for f in found],
-                }
-                document.add(json_entry(entry))
-                continue
-            for finding in report.errors:
-                out.line(f"{item.where}: {finding}", "fail")
-            for hit in report.redactions:
-                out.line(f"{item.where}: redaction {redaction_text(hit, show_found=args.show_found)}", "fail")
-            for finding in found:
-                out.line(f"{item.where}: {finding} [{finding.keyword}]", "fail")
-    except sqlite3.Error as exc:
-        error_line(f"{name}: cannot read on ({describe(exc)}); {audited} packets were audited")
-        run.fail(EXIT_USAGE)
+        with stop, closing(blocks):
+            for block in blocks:
+                if out.lost:
+                    break
+                if isinstance(block, Unreadable):
+                    if problem(block.file, block.message):
+                        break
+                    continue
+                progress.step(block.packets)
+                audited += block.packets
+                flagged += block.failed
+                kinds.update(dict(block.tally))
+                groups.update(dict(block.groups))
+                if block.failed:
+                    run.fail(EXIT_FAIL)
+                if sink is not None:
+                    sink.add_fragment(block.output, block.entries)
+                elif block.output:
+                    out.write(block.output)
+                if any([problem(file, message) for file, message in block.problems]):
+                    break
+    except WorkersFailed as exc:
+        where = exc.file if exc.file is not None else name
+        _not_audited(run, sink, progress, where, f"not audited: {exc}; nothing after it was audited either")
     finally:
+        progress.close()
         if connection is not None:
             connection.close()
-    if document is not None:
-        document.close()
+    if sink is not None:
+        sink.close()
         return run.status
     counts = ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items())) or "nothing to report"
     out.line(f"audit: {audited} packets, {flagged} with findings: {counts}")
@@ -230,3 +425,13 @@ def run_audit(args: argparse.Namespace, out: Output) -> int:
         for group, count in sorted(groups.items(), key=lambda item: (item[0] is None, item[0] or "")):
             out.line(f"audit: {args.by} {group if group is not None else '(none)'}: {count} packets with findings")
     return run.status
+
+
+def _not_audited(
+    run: ExitStatus, sink: JsonResults | SarifLog | None, progress: Progress, file: str, message: str
+) -> None:
+    """One line on stderr, exit status 2; in a SARIF log, a notification too."""
+    progress.clear()
+    run.file_error(file, message)
+    if isinstance(sink, SarifLog):
+        sink.not_checked(file, None, message)

@@ -43,6 +43,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+# More worker processes than this only exhaust the machine (each is a Python interpreter).
+MAX_JOBS = 256
 # Shares out at once per worker: one being judged, one waiting, so no worker idles
 # while the parent writes.
 IN_FLIGHT_PER_WORKER = 2
@@ -179,6 +181,25 @@ class ProcessPool:
                 except (OSError, ValueError, AttributeError):
                     pass
         pool.shutdown(wait=True, cancel_futures=not completed)
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity), not all the machine has; at most MAX_JOBS."""
+    try:
+        cores = len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return min(cores, MAX_JOBS)
+
+
+JOBS_RANGE = f"--jobs must be 0 (all cores) to {MAX_JOBS}"
+
+
+def workers_for(jobs: int) -> int | None:
+    """The worker processes --jobs asks for (0: one per usable core); None when out of range (JOBS_RANGE)."""
+    if not 0 <= jobs <= MAX_JOBS:
+        return None
+    return jobs or usable_cores()
 
 
 def runner_for(workers: int) -> Runner:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import os
 from contextlib import closing, nullcontext
 from typing import TYPE_CHECKING
 
-from cmp.cli._batch import WorkersFailed, input_shares, merged, runner_for
+from cmp.cli._batch import JOBS_RANGE, WorkersFailed, input_shares, merged, runner_for, workers_for
 from cmp.cli._judge import CheckOptions, check_share
 from cmp.cli._output import JsonResults, Output, error_line
 from cmp.cli._progress import Progress
@@ -18,9 +17,6 @@ from cmp.cli._status import EXIT_FAIL, EXIT_USAGE, ExitStatus
 
 if TYPE_CHECKING:
     from cmp.cli._sarif import SarifLog
-
-# More worker processes than this only exhaust the machine (each is a Python interpreter).
-MAX_JOBS = 256
 
 
 class _Results:
@@ -65,22 +61,14 @@ class _Results:
             self.log.close()
 
 
-def _usable_cores() -> int:
-    """The cores this process may run on (its affinity), not all the machine has."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
 def run_check(args: argparse.Namespace, out: Output) -> int:
     if not args.files and not args.jsonl:
         error_line("check needs a FILE or --jsonl")
         return EXIT_USAGE
-    if not 0 <= args.jobs <= MAX_JOBS:
-        error_line(f"--jobs must be 0 (all cores) to {MAX_JOBS}")
+    workers = workers_for(args.jobs)
+    if workers is None:
+        error_line(JOBS_RANGE)
         return EXIT_USAGE
-    workers = args.jobs or min(_usable_cores(), MAX_JOBS)
     run = ExitStatus()
     # A counter on the terminal that also shows the results would break their lines.
     progress = Progress(None if args.jsonl else len(args.files), quiet=out.is_terminal)
@@ -112,9 +100,8 @@ def run_check(args: argparse.Namespace, out: Output) -> int:
                 if item.failed:
                     run.fail(EXIT_FAIL)
                 results.block(item)
-                if item.problem is not None:
+                for file, message in item.problems:
                     run.fail(EXIT_USAGE)
-                    file, message = item.problem
                     results.error(file, None, message)
     except WorkersFailed as exc:
         run.fail(EXIT_USAGE)

@@ -7,6 +7,7 @@ share of the input and hands back bytes to print, not reports.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -16,7 +17,6 @@ from cmp.cli._output import JsonResults, coloured_line
 from cmp.cli._render import Block, Format, Line, file_line, json_entry, report_lines, where
 from cmp.cli._sources import (
     SHARE_BYTES,
-    JsonlReader,
     JsonlShare,
     Source,
     SourceError,
@@ -106,58 +106,85 @@ def judge(source: Source, options: CheckOptions) -> Verdict:
     return Verdict(source.name, report.accepted, tuple(report_lines(file, line, report, show_found=show_found)))
 
 
-def render_verdicts(verdicts: list[Verdict], options: CheckOptions) -> tuple[bytes, int]:
+def render_verdicts(verdicts: list[Verdict], format: Format, *, colour: bool = False) -> tuple[bytes, int]:
     """Verdicts as the output's bytes, and how many document entries those hold: text
-    lines (coloured in the text format when asked), or a fragment of the JSON document
-    or SARIF log."""
-    if options.format == "json":
+    lines (coloured in the text format when ``colour``), or a fragment of the JSON
+    document or SARIF log."""
+    if format == "json":
         entries = [entry for verdict in verdicts for entry in verdict.entries]
         return JsonResults.fragment(entries), len(entries)
-    if options.format == "sarif":
+    if format == "sarif":
         from cmp.cli._sarif import SarifLog
 
         results = [entry for verdict in verdicts for entry in verdict.entries]
         return SarifLog.fragment(results), len(results)
     # A workflow command must start its line: only the text format is ever coloured.
-    colour = options.colour and options.format == "text"
-    lines = [coloured_line(text, tone if colour else None) for verdict in verdicts for tone, text in verdict.lines]
+    tinted = colour and format == "text"
+    lines = [coloured_line(text, tone if tinted else None) for verdict in verdicts for tone, text in verdict.lines]
     return b"".join(lines), 0
+
+
+@dataclass(slots=True)
+class ShareReading:
+    """How reading a JSON Lines share went: filled in by :func:`jsonl_sources` as it reads.
+
+    ``rendered`` is what the caller has rendered so far (about, in characters): past
+    SHARE_BYTES the share stops at the next packet's end, and ``rest`` is what is left.
+    """
+
+    rendered: int = 0
+    problems: tuple[tuple[str, str], ...] = ()
+    rest: object | None = None  # a JsonlShare, or the caller's own kind of share
+    resume: tuple[str, int | None] | None = None
+
+
+def jsonl_sources(share: JsonlShare, reading: ShareReading) -> Iterator[Source]:
+    """The packets of a JSON Lines share, stopping between two once SHARE_BYTES were read or
+    rendered (``reading.rest``); a file that cannot be opened or read on is a problem."""
+    try:
+        reader = share.open()
+    except SourceError as exc:
+        lost = unreadable(share.file, exc)
+        reading.problems = ((lost.file, lost.message),)
+        return
+    try:
+        began = reader.position
+        for source in reader:
+            yield source
+            if reader.more() and (reader.position - began >= SHARE_BYTES or reading.rendered >= SHARE_BYTES):
+                reading.rest = share.rest(reader)
+                break
+    except OSError as exc:
+        lost = unreadable(share.file, exc)
+        reading.problems = ((lost.file, lost.message),)
+    finally:
+        reader.stream.close()
+        reading.resume = (reader.file, reader.line + 1)
+
+
+def verdict_size(verdict: Verdict) -> int:
+    """About how much output a verdict renders to, in characters."""
+    return sum(len(text) for _, text in verdict.lines) + sum(len(entry) for entry in verdict.entries)
 
 
 def check_share(share: SourcesShare | JsonlShare, options: CheckOptions) -> Block:
     """One share judged and rendered: the sources the parent read, or a part of a JSON
-    Lines file this process reads itself.
-
-    A JSON Lines share stops early, at a packet's end, once it has read SHARE_BYTES or
-    rendered as much output; the Block's ``rest`` is then what is left of it.
-    """
+    Lines file this process reads itself (:func:`jsonl_sources`)."""
+    reading = ShareReading()
+    sources = share.sources if isinstance(share, SourcesShare) else jsonl_sources(share, reading)
     verdicts: list[Verdict] = []
-    failed = rendered = 0
-    rest: JsonlShare | None = None
-    problem: tuple[str, str] | None = None
-    reader: JsonlReader | None = None
-    try:
-        if isinstance(share, SourcesShare):
-            verdicts = [judge(source, options) for source in share.sources]
-        else:
-            reader = share.open()
-            began = reader.position
-            for source in reader:
-                verdict = judge(source, options)
-                verdicts.append(verdict)
-                rendered += sum(len(text) for _, text in verdict.lines) + sum(len(e) for e in verdict.entries)
-                if reader.more() and (reader.position - began >= SHARE_BYTES or rendered >= SHARE_BYTES):
-                    rest = share.rest(reader)
-                    break
-    except (SourceError, OSError) as exc:
-        if not isinstance(share, JsonlShare):
-            raise
-        lost = unreadable(share.file, exc)
-        problem = (lost.file, lost.message)
-    finally:
-        if reader is not None:
-            reader.stream.close()
-    output, entries = render_verdicts(verdicts, options)
+    for source in sources:
+        verdict = judge(source, options)
+        verdicts.append(verdict)
+        reading.rendered += verdict_size(verdict)
+    output, entries = render_verdicts(verdicts, options.format, colour=options.colour)
     failed = sum(not verdict.accepted for verdict in verdicts)
-    resume = (reader.file, reader.line + 1) if reader is not None else None
-    return Block(output, entries, len(verdicts), failed, problem=problem, rest=rest, resume=resume)
+    return Block(
+        output,
+        entries,
+        len(verdicts),
+        failed,
+        problems=reading.problems,
+        rest=reading.rest,
+        resume=reading.resume,
+    )

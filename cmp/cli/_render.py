@@ -122,11 +122,12 @@ class Block:
     which ``failed`` were not accepted (or, in an audit, had findings); ``tally`` counts
     what a command sums over the run (the audit's finding kinds and groups).
 
-    ``problem`` is a source that could not be read on (its file and message): nothing of
-    the share after it was judged. ``rest`` is what is left of the share when it stopped
-    early to keep a block small: it is judged next, before any later share. ``resume``
-    names the first packet after the block, ``(file, line)``, for the message when that
-    rest is lost.
+    ``problems`` are sources that could not be read (each its file and message), after
+    the results: a JSON Lines file that could not be read on (nothing of the share after
+    it was judged), or files of the share that could not be read. ``rest`` is what is
+    left of the share when it stopped early to keep a block small: it is judged next,
+    before any later share. ``resume`` names the first packet after the block, ``(file,
+    line)``, for the message when that rest is lost.
     """
 
     output: bytes = b""
@@ -134,6 +135,7 @@ class Block:
     packets: int = 0
     failed: int = 0
     tally: tuple[tuple[str, int], ...] = ()
-    problem: tuple[str, str] | None = None
+    groups: tuple[tuple[str | None, int], ...] = ()
+    problems: tuple[tuple[str, str], ...] = ()
     rest: object | None = None
     resume: tuple[str, int | None] | None = None

@@ -24,7 +24,7 @@ from cmp._pipeline import Report
 from cmp._redaction import CATEGORIES
 from cmp.cli._output import Output
 from cmp.cli._render import Tone, file_line, redaction_text, tones
-from cmp.findings import CODES, Position
+from cmp.findings import ADVICE_CODES, CODES, Finding, Position
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 TOOL_NAME = "core-memory-packet"
@@ -71,6 +71,19 @@ def rules() -> tuple[dict[str, Any], ...]:
                     "defaultConfiguration": {"level": "error"},
                 }
             )
+    # Last, so that the rules before keep their indices: what ``audit`` adds to a check.
+    out.append(
+        {
+            "id": "audit",
+            "shortDescription": {"text": ADVICE_CODES["audit"]},
+            "help": {
+                "text": "A stored packet's row or body is not what the store should hold (the keyword says what "
+                "disagrees: not-canonical, row-id, row-goal, row-created_at). Rewrite the body with its canonical "
+                "bytes, or fix the row."
+            },
+            "defaultConfiguration": {"level": "error"},
+        }
+    )
     return tuple(out)
 
 
@@ -88,30 +101,77 @@ def artifact_uri(file: str) -> str:
 
 
 def _result(
-    rule: str, tone: Tone, message: str, file: str, jsonl_line: int | None, position: Position | None, **more: Any
+    rule: str,
+    tone: Tone,
+    message: str,
+    file: str,
+    jsonl_line: int | None,
+    position: Position | None,
+    logical: str | None = None,
+    **more: Any,
 ) -> dict[str, Any]:
-    # A result needs a region; one with no position (a finding about the whole source) is at its start.
-    line = file_line(file, jsonl_line, position) or 1
-    column = 1 if position is None else position.column
+    """One result. In a file, a result needs a region; one with no position (a finding about
+    the whole source) is at its start. A packet in a store (``logical``, its id) has no
+    lines: its location is the store and the packet's name in it."""
+    physical: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(file)}}
+    location: dict[str, Any] = {"physicalLocation": physical}
+    if logical is None:
+        line = file_line(file, jsonl_line, position) or 1
+        physical["region"] = {"startLine": line, "startColumn": 1 if position is None else position.column}
+    else:
+        location["logicalLocations"] = [{"name": logical, "fullyQualifiedName": f"packets/{logical}"}]
     return {
         "ruleId": rule,
         "ruleIndex": _rule_index()[rule],
         "level": _LEVEL[tone],
         "message": {"text": message},
-        "locations": [
-            {
-                "physicalLocation": {
-                    "artifactLocation": {"uri": artifact_uri(file)},
-                    "region": {"startLine": line, "startColumn": column},
-                }
-            }
-        ],
+        "locations": [location],
         "properties": more,
     }
 
 
-def report_results(file: str, jsonl_line: int | None, report: Report, *, show_found: bool = False) -> list[str]:
-    """The SARIF results of one report, each as JSON text (none for a packet that passes)."""
+def report_results(
+    file: str, jsonl_line: int | None, report: Report, *, show_found: bool = False, logical: str | None = None
+) -> list[str]:
+    """The SARIF results of one report, each as JSON text (none for a packet that passes);
+    ``logical`` places them on a packet in a store (see :func:`_result`)."""
+    return [
+        json.dumps(result, ensure_ascii=False, indent=2)
+        for result in _report_results(file, jsonl_line, report, show_found=show_found, logical=logical)
+    ]
+
+
+def audit_results(
+    file: str,
+    jsonl_line: int | None,
+    report: Report,
+    found: list[Finding],
+    logical: str | None,
+    *,
+    show_found: bool = False,
+) -> list[str]:
+    """The SARIF results of one audited packet: its report's, then what its row or file disagrees on."""
+    out = _report_results(file, jsonl_line, report, show_found=show_found, logical=logical)
+    for finding in found:
+        out.append(
+            _result(
+                "audit",
+                "fail",
+                str(finding),
+                file,
+                jsonl_line,
+                None,
+                logical,
+                path=finding.path,
+                keyword=finding.keyword,
+            )
+        )
+    return [json.dumps(result, ensure_ascii=False, indent=2) for result in out]
+
+
+def _report_results(
+    file: str, jsonl_line: int | None, report: Report, *, show_found: bool, logical: str | None
+) -> list[dict[str, Any]]:
     report = report.located()
     out: list[dict[str, Any]] = []
     error_tone, hit_tone = tones(report)
@@ -124,6 +184,7 @@ def report_results(file: str, jsonl_line: int | None, report: Report, *, show_fo
                 file,
                 jsonl_line,
                 finding.position,
+                logical,
                 path=finding.path,
                 keyword=finding.keyword,
             )
@@ -131,8 +192,8 @@ def report_results(file: str, jsonl_line: int | None, report: Report, *, show_fo
     for hit in report.redactions:
         rule = _redaction_rule_id(hit.category, hit.profile)
         text = redaction_text(hit, show_found=show_found)
-        out.append(_result(rule, hit_tone, text, file, jsonl_line, hit.position, field=hit.field))
-    return [json.dumps(result, ensure_ascii=False, indent=2) for result in out]
+        out.append(_result(rule, hit_tone, text, file, jsonl_line, hit.position, logical, field=hit.field))
+    return out
 
 
 _MARK = '"results": []'
