@@ -57,6 +57,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cmp.cli._status", "cmp.cli._judge", "cmp.cli._rewrite"),  # exit statuses; one source judged; fmt --write
     # many sources, worker processes, input order; the parser; a packet turned into another, printed or rewritten
     ("cmp.cli._batch", "cmp.cli._args", "cmp.cli._transform"),
+    ("cmp.cli._dask",),  # the same shares on a Dask cluster
     (  # the commands
         "cmp.cli._check",
         "cmp.cli._fmt",

@@ -207,6 +207,12 @@ def _add_jobs(command: argparse.ArgumentParser) -> None:
         metavar="N",
         help="worker processes, each reading its own share of the input (0: one per core)",
     )
+    command.add_argument(
+        "--dask",
+        metavar="SCHEDULER",
+        help="judge the shares on a Dask cluster (its scheduler's address, e.g. tcp://host:8786); the "
+        "files must be at the same absolute paths on its workers; needs the 'dask' extra",
+    )
 
 
 def _add_rules(command: argparse.ArgumentParser, help_text: str = _RULES_HELP) -> None:

@@ -39,7 +39,8 @@ from cmp._canonical import dumps, file_bytes
 from cmp._pipeline import Report, check
 from cmp._text import describe, display_name
 from cmp._timestamps import instant
-from cmp.cli._batch import JOBS_RANGE, WorkersFailed, merged, runner_for, workers_for
+from cmp.cli._batch import WorkersFailed, merged
+from cmp.cli._dask import chosen_runner
 from cmp.cli._judge import ShareReading, Verdict, check_source, jsonl_sources, render_verdicts, verdict_size
 from cmp.cli._output import JsonResults, Output, error_line
 from cmp.cli._progress import Progress
@@ -353,11 +354,10 @@ def _export_shares(folder: str, parallel: bool) -> Iterator[FilesShare | JsonlSh
 
 def run_audit(args: argparse.Namespace, out: Output) -> int:
     name = display_name(args.store)
-    workers = workers_for(args.jobs)
-    if workers is None:
-        error_line(JOBS_RANGE)
+    runner = chosen_runner(args.jobs, args.dask)
+    if isinstance(runner, str):
+        error_line(runner)
         return EXIT_USAGE
-    runner = runner_for(workers)
     connection = None
     if os.path.isdir(args.store):
         shares: Iterator[object] = _export_shares(args.store, runner.parallel)

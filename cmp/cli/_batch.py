@@ -65,16 +65,27 @@ class WorkersFailed(Exception):
         self.line: int | None = None
 
 
+T_co = TypeVar("T_co", covariant=True)
+
+
+class Pending(Protocol[T_co]):
+    """A result on its way: a local future, or a Dask cluster's."""
+
+    def done(self) -> bool: ...
+
+    def result(self, timeout: float | None = None) -> T_co: ...
+
+
 class Runner(Protocol):
-    """Where shares are judged: this process, a process pool, a Dask cluster."""
+    """Where shares are judged: this process, a process pool, a Dask cluster (cmp.cli._dask)."""
 
     parallel: bool  # shares run elsewhere, at the same time: plan them ahead (counted line numbers)
     in_flight: int  # how many shares may be out at once
 
-    def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+    def submit(self, fn: Callable[..., T], *args: Any) -> Pending[T]:
         """Hand out ``fn(*args)``; :class:`WorkersFailed` if that cannot be done."""
 
-    def result(self, future: Future[T]) -> T:
+    def result(self, future: Pending[T]) -> T:
         """Wait for a result; :class:`WorkersFailed` if it will never come."""
 
     def close(self, *, completed: bool) -> None:
@@ -87,12 +98,12 @@ class InProcess:
     parallel = False
     in_flight = 1
 
-    def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+    def submit(self, fn: Callable[..., T], *args: Any) -> Pending[T]:
         future: Future[T] = Future()
         future.set_result(fn(*args))
         return future
 
-    def result(self, future: Future[T]) -> T:
+    def result(self, future: Pending[T]) -> T:
         return future.result()
 
     def close(self, *, completed: bool) -> None:
@@ -114,7 +125,7 @@ class ProcessPool:
         self.in_flight = IN_FLIGHT_PER_WORKER * workers
         self.pool: Executor | None = None
 
-    def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+    def submit(self, fn: Callable[..., T], *args: Any) -> Pending[T]:
         """Hand a share to the pool; processes are forked on the first call, so that may fail too.
 
         A pool that breaks while this runs may answer with a plain RuntimeError ("after
@@ -141,7 +152,7 @@ class ProcessPool:
         # Private, read defensively: set by ProcessPoolExecutor when a worker died.
         return bool(getattr(self.pool, "_broken", False))
 
-    def result(self, future: Future[T]) -> T:
+    def result(self, future: Pending[T]) -> T:
         """Wait for a share; WorkersFailed if it will never come.
 
         A future handed out in the instant its pool broke can be left pending forever
@@ -236,11 +247,11 @@ def merged(
     every block before it, when the workers cannot start or one dies. The runner is
     closed on any exit.
     """
-    window: deque[tuple[object, Future[Block] | WorkersFailed | None]] = deque()
+    window: deque[tuple[object, Pending[Block] | WorkersFailed | None]] = deque()
     resume: tuple[str, int | None] | None = None
     completed = False
 
-    def hand_out(share: object) -> Future[Block] | WorkersFailed:
+    def hand_out(share: object) -> Pending[Block] | WorkersFailed:
         try:
             return runner.submit(work, share, options)
         except WorkersFailed as exc:
@@ -291,8 +302,8 @@ def merged(
         runner.close(completed=completed)
 
 
-def _done(submission: Future[Block] | WorkersFailed | None) -> bool:
-    return not isinstance(submission, Future) or submission.done()
+def _done(submission: Pending[Block] | WorkersFailed | None) -> bool:
+    return submission is None or isinstance(submission, WorkersFailed) or submission.done()
 
 
 def jsonl_shares(path: str, file: str, size: int, runner: Runner) -> Iterator[JsonlShare | Unreadable]:
@@ -309,10 +320,10 @@ def jsonl_shares(path: str, file: str, size: int, runner: Runner) -> Iterator[Js
         yield JsonlShare(path, file, 0, None, 0)
         return
     starts = list(range(0, size, SHARE_BYTES))
-    counts: deque[Future[int] | WorkersFailed] = deque()
+    counts: deque[Pending[int] | WorkersFailed] = deque()
     ahead = 2 * runner.in_flight
 
-    def count(index: int) -> Future[int] | WorkersFailed:
+    def count(index: int) -> Pending[int] | WorkersFailed:
         try:
             return runner.submit(count_newlines, path, starts[index], starts[index] + SHARE_BYTES)
         except WorkersFailed as exc:

@@ -6,7 +6,8 @@ import argparse
 from contextlib import closing, nullcontext
 from typing import TYPE_CHECKING
 
-from cmp.cli._batch import JOBS_RANGE, WorkersFailed, input_shares, merged, runner_for, workers_for
+from cmp.cli._batch import WorkersFailed, input_shares, merged
+from cmp.cli._dask import chosen_runner
 from cmp.cli._judge import CheckOptions, check_share
 from cmp.cli._output import JsonResults, Output, error_line
 from cmp.cli._progress import Progress
@@ -65,9 +66,9 @@ def run_check(args: argparse.Namespace, out: Output) -> int:
     if not args.files and not args.jsonl:
         error_line("check needs a FILE or --jsonl")
         return EXIT_USAGE
-    workers = workers_for(args.jobs)
-    if workers is None:
-        error_line(JOBS_RANGE)
+    runner = chosen_runner(args.jobs, args.dask)
+    if isinstance(runner, str):
+        error_line(runner)
         return EXIT_USAGE
     run = ExitStatus()
     # A counter on the terminal that also shows the results would break their lines.
@@ -82,7 +83,6 @@ def run_check(args: argparse.Namespace, out: Output) -> int:
         quiet=args.quiet,
         colour=out.colour,
     )
-    runner = runner_for(workers)
     shares = input_shares(args.files, args.jsonl or (), runner)
     blocks = merged(shares, check_share, options, runner)
     # With workers, a stop signal must unwind through merged, which then kills them.

@@ -1,0 +1,117 @@
+"""``--dask SCHEDULER``: the same shares judged on a real Dask cluster (a ``distributed.LocalCluster``
+with two worker processes) print what a local run prints, byte for byte, also when a worker is
+killed mid-run."""
+
+from __future__ import annotations
+
+import logging
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import distributed
+import pytest
+
+from cmp.cli._sources import SHARE_BYTES
+from tests.packets import encode, full, put
+
+GOOD = encode(full())
+BAD = encode(put(full(), "tags[0]", "Bad"))
+LEAKY = encode(put(full(), "goal", "AKIAIOSFODNN7EXAMPLE"))
+
+
+@pytest.fixture(scope="module")
+def scheduler() -> Iterator[str]:
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=logging.CRITICAL
+    )
+    try:
+        yield cluster.scheduler_address
+    finally:
+        cluster.close()
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Three JSON Lines shards of several shares each: 12,000 packets, some failing, some leaky."""
+    folder = tmp_path_factory.mktemp("shards")
+    for number in range(3):
+        lines = [GOOD, BAD, GOOD, LEAKY, b"", b"{"] * 800 if number != 1 else [GOOD] * 4000
+        (folder / f"part-{number}.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    assert (folder / "part-0.jsonl").stat().st_size > 3 * SHARE_BYTES
+    return folder
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "cmp", *args], capture_output=True, timeout=300)
+
+
+@pytest.mark.parametrize("format", ["text", "json", "sarif"])
+def test_check_on_a_cluster_prints_what_a_local_run_prints(scheduler: str, shards: Path, format: str) -> None:
+    files = [arg for path in sorted(shards.glob("*.jsonl")) for arg in ("--jsonl", str(path))]
+    local = _cli("check", "--format", format, *files)
+    cluster = _cli("check", "--format", format, "--dask", scheduler, *files)
+    assert local.returncode == 1
+    assert (cluster.returncode, cluster.stdout, cluster.stderr) == (1, local.stdout, local.stderr)
+
+
+def test_audit_on_a_cluster_over_json_lines_shards(scheduler: str, shards: Path) -> None:
+    local = _cli("audit", str(shards), "--format", "json")
+    cluster = _cli("audit", str(shards), "--format", "json", "--dask", scheduler)
+    assert (cluster.returncode, cluster.stdout, cluster.stderr) == (1, local.stdout, local.stderr)
+    summary = _cli("audit", str(shards), "--dask", scheduler).stdout.decode().splitlines()[-1]
+    assert summary.startswith("audit: 12000 packets, 4800 with findings: ")
+
+
+def _worker_pids(scheduler: str) -> list[int]:
+    with distributed.Client(scheduler, set_as_default=False) as client:
+        return sorted(client.run(os.getpid).values())
+
+
+def test_a_worker_killed_mid_run_leaves_the_results_whole(scheduler: str, shards: Path) -> None:
+    path = shards / "part-0.jsonl"
+    big = shards.parent / "big.jsonl"
+    big.write_bytes(path.read_bytes() * 6)  # long enough to be killed in the middle of
+    local = _cli("check", "--jsonl", str(big))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cmp", "check", "--dask", scheduler, "--jsonl", str(big)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    try:
+        ready, _, _ = select.select([process.stdout], [], [], 120)
+        assert ready, "no result within 120 s"
+        first = os.read(process.stdout.fileno(), 65536)  # the first results are out: the run is under way
+        victim = _worker_pids(scheduler)[0]
+        os.kill(victim, signal.SIGKILL)
+        killed_at = time.monotonic()
+        assert process.poll() is None, "the run ended before the worker was killed"
+        rest, err = process.communicate(timeout=300)
+    finally:
+        process.kill()
+        process.wait()
+    out = first + rest
+    # Dask runs the dead worker's shares again elsewhere: the run completes with every result.
+    assert (process.returncode, out, err) == (1, local.stdout, b""), time.monotonic() - killed_at
+    deadline = time.monotonic() + 60  # the nanny starts a new worker, for the tests after this one
+    while len(_worker_pids(scheduler)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.5)
+
+
+def test_an_unreachable_scheduler_is_one_line_exit_2(shards: Path) -> None:
+    result = _cli("check", "--dask", "tcp://127.0.0.1:9", "--jsonl", str(shards / "part-1.jsonl"))
+    assert result.returncode == 2 and result.stdout == b""
+    assert result.stderr.decode().startswith("cmp: cannot reach the Dask scheduler at tcp://127.0.0.1:9 (")
+    assert result.stderr.count(b"\n") == 1
+
+
+def test_dask_and_jobs_together_are_a_usage_error(shards: Path) -> None:
+    result = _cli("check", "--dask", "tcp://127.0.0.1:9", "--jobs", "2", "--jsonl", str(shards / "part-1.jsonl"))
+    assert result.returncode == 2
+    assert result.stderr == b"cmp: --jobs and --dask cannot be used together: the cluster's workers judge the shares\n"
