@@ -16,7 +16,6 @@ import platform
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import timeit
 from collections.abc import Callable
@@ -239,27 +238,6 @@ def lint_costs(repeat: int) -> str:
     return table(rows, ["packet", "lint", "json.loads µs", "lint µs", "lint vs json.loads"])
 
 
-def batch(count: int) -> str:
-    typical = corpus.typical().decode()
-    line = json.dumps(json.loads(typical))
-    rows = []
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "packets.jsonl"
-        path.write_text("\n".join([line] * count) + "\n")
-        for jobs in (1, 2):
-            start = time.perf_counter()
-            result = subprocess.run(
-                [sys.executable, "-m", "cmp", "check", "--jobs", str(jobs), "--jsonl", str(path)],
-                stdout=subprocess.DEVNULL,
-                cwd=HERE.parent,
-                check=False,
-            )
-            elapsed = time.perf_counter() - start
-            assert result.returncode == 0, result
-            rows.append([f"{count:,} typical packets, --jobs {jobs}", f"{elapsed:.2f}", f"{count / elapsed:,.0f}"])
-    return table(rows, ["batch (cmp check --jsonl)", "seconds", "packets/s"])
-
-
 def startup(runs: int) -> str:
     example = HERE.parent / "examples" / "typical-v0.2.json"
     commands = {
@@ -293,7 +271,7 @@ def machine() -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--count", type=int, default=10_000, help="packets in the batch run")
+    parser.add_argument("--count", type=int, default=100_000, help="packets in the batch runs (scale.py)")
     parser.add_argument("--hostile", action="store_true", help="also time the hostile inputs (hostile.py)")
     args = parser.parse_args()
     global BUDGET
@@ -307,7 +285,9 @@ def main() -> int:
     print(lint_costs(repeat))
     if not args.quick:
         print()
-        print(batch(args.count))
+        import scale
+
+        print(scale.report(args.count))
         print()
         print(startup(15))
     if args.hostile:

@@ -290,3 +290,17 @@ def test_a_store_that_breaks_mid_run_is_one_line(store: tuple[Path, dict[str, se
         assert result.returncode == 2, result.stderr
         (line,) = result.stderr.splitlines()
         assert line.startswith(f"cmp: {path}: cannot read on (") and line.endswith(" packets were audited"), line
+
+
+def test_a_store_locked_by_another_connection_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "locked.db"
+    connection = sqlite3.connect(path, isolation_level=None)
+    connection.execute(TABLE)
+    connection.execute("BEGIN EXCLUSIVE")  # a rollback-journal writer in the middle of its transaction
+    try:
+        result = _audit(str(path))
+    finally:
+        connection.execute("ROLLBACK")
+        connection.close()
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == f"cmp: {path}: locked by another connection for 5 s (database is locked)\n"

@@ -66,6 +66,9 @@ if TYPE_CHECKING:
 # store and running the share's query cost little next to it.
 SHARE_ROWS = 1000
 
+# How long to wait for a lock another connection holds before giving up on the store.
+LOCK_SECONDS = 5
+
 COLUMNS = ("id", "created_at", "goal", "body", "deleted_at", "owner_id", "team_id")
 
 
@@ -89,9 +92,12 @@ def open_store(path: str) -> sqlite3.Connection:
     if not os.path.isfile(path):
         raise StoreError("not a file" if os.path.exists(path) else "no such file")
     try:
-        connection = sqlite3.connect(f"file:{url_quote(os.path.abspath(path))}?mode=ro", uri=True, timeout=5)
+        connection = sqlite3.connect(f"file:{url_quote(os.path.abspath(path))}?mode=ro", uri=True, timeout=LOCK_SECONDS)
         columns = {row[1] for row in connection.execute("PRAGMA table_info(packets)")}
     except sqlite3.Error as exc:
+        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+            # Another connection holds it exclusively (a rollback-journal writer): not a bad file.
+            raise StoreError(f"locked by another connection for {LOCK_SECONDS} s ({describe(exc)})") from None
         raise StoreError(f"not a readable SQLite database ({describe(exc)})") from None
     missing = [name for name in COLUMNS if name not in columns]
     if missing:

@@ -1,0 +1,143 @@
+"""Batch throughput: packets per second of ``check --jsonl`` and ``audit`` in one process, in
+--jobs N worker processes, and on a local Dask cluster of N worker processes.
+
+Run alone (``python benchmarks/scale.py --count 100000``) or from run.py. Each
+configuration runs ``--rounds`` times, taking turns, and the median counts: this shared
+machine's speed drifts. Every run's output is compared with the one-process run's first,
+so a faster configuration that printed something else fails here instead of being timed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+import corpus  # noqa: E402
+
+import cmp  # noqa: E402
+
+TABLE = (
+    "CREATE TABLE packets(id TEXT PRIMARY KEY, created_at TEXT NOT NULL, goal TEXT NOT NULL, "
+    "body BLOB NOT NULL, deleted_at TEXT, owner_id TEXT, team_id TEXT)"
+)
+
+
+def _jsonl(folder: Path, count: int) -> Path:
+    line = json.dumps(json.loads(corpus.typical()))
+    path = folder / "packets.jsonl"
+    path.write_text("\n".join([line] * count) + "\n")
+    return path
+
+
+def _store(folder: Path, count: int) -> Path:
+    """A store like the reference server's, in WAL mode: ``count`` typical packets, each its own id."""
+    packet = cmp.loads(corpus.typical())
+    path = folder / "ltm.db"
+    connection = sqlite3.connect(path)
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute(TABLE)
+    body = cmp.dumps(packet)
+    created = packet.created_at_datetime.strftime("%Y-%m-%dT%H:%M:%S.000000000Z")
+    rows = []
+    for number in range(count):
+        ident = f"01J9X8K2QZ7N4M0WXY{number:08d}"
+        data = body.replace(packet.id.encode(), ident.encode())
+        rows.append((ident, created, packet.goal, data, None, f"owner-{number % 7}", "team-1"))
+    connection.executemany("INSERT INTO packets VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    connection.commit()
+    connection.close()
+    return path
+
+
+def _timed(argv: list[str]) -> tuple[float, bytes]:
+    start = time.perf_counter()
+    result = subprocess.run(argv, capture_output=True, cwd=HERE.parent, check=False)
+    elapsed = time.perf_counter() - start
+    assert result.returncode in (0, 1), result.stderr.decode()
+    return elapsed, result.stdout
+
+
+def report(count: int, rounds: int = 3, workers: int = 2) -> str:
+    """The table: seconds and packets per second per configuration, and the speed-up over one process."""
+    from distributed import LocalCluster
+
+    rows: list[list[str]] = []
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        jsonl, store = _jsonl(folder, count), _store(folder, count)
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+            silence_logs=logging.CRITICAL,
+        )
+        try:
+            command = [sys.executable, "-m", "cmp"]
+            runs: dict[str, list[str]] = {
+                "check --jsonl, one process": [*command, "check", "--jsonl", str(jsonl)],
+                f"check --jsonl --jobs {workers}": [*command, "check", "--jobs", str(workers), "--jsonl", str(jsonl)],
+                f"check --jsonl --dask (local cluster, {workers} workers)": [
+                    *command,
+                    "check",
+                    "--dask",
+                    cluster.scheduler_address,
+                    "--jsonl",
+                    str(jsonl),
+                ],
+                "audit STORE, one process": [*command, "audit", str(store)],
+                f"audit STORE --jobs {workers}": [*command, "audit", str(store), "--jobs", str(workers)],
+                f"audit STORE --dask (local cluster, {workers} workers)": [
+                    *command,
+                    "audit",
+                    str(store),
+                    "--dask",
+                    cluster.scheduler_address,
+                ],
+            }
+            times: dict[str, list[float]] = {label: [] for label in runs}
+            expected: dict[str, bytes] = {}
+            for _ in range(rounds):
+                for label, argv in runs.items():
+                    elapsed, out = _timed(argv)
+                    kind = label.split(",")[0].split(" --")[0]
+                    assert expected.setdefault(kind, out) == out, f"{label} printed something else"
+                    times[label].append(elapsed)
+        finally:
+            cluster.close()
+    base: dict[str, float] = {}
+    for label, taken in times.items():
+        seconds = statistics.median(taken)
+        kind = label.split(",")[0].split(" --")[0]
+        base.setdefault(kind, seconds)
+        rows.append([label, f"{seconds:.2f}", f"{count / seconds:,.0f}", f"{base[kind] / seconds:.2f}x"])
+    header = [f"{count:,} typical packets", "seconds", "packets/s", "vs one process"]
+    lines = ["| " + " | ".join(header) + " |", "|---|---:|---:|---:|"]
+    return "\n".join([*lines, *("| " + " | ".join(row) + " |" for row in rows)])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=100_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    args = parser.parse_args()
+    print(report(args.count, args.rounds, args.workers))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
