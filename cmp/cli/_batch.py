@@ -18,6 +18,7 @@ import os
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from cmp._text import describe, display_name
@@ -247,34 +248,58 @@ def merged(
     every block before it, when the workers cannot start or one dies. The runner is
     closed on any exit.
     """
-    window: deque[tuple[object, Pending[Block] | WorkersFailed | None]] = deque()
+    window: deque[_Out] = deque()
     resume: tuple[str, int | None] | None = None
     completed = False
 
-    def hand_out(share: object) -> Pending[Block] | WorkersFailed:
+    def hand_out(share: object) -> _Out:
         try:
-            return runner.submit(work, share, options)
+            return _Out(share, runner.submit(work, share, options))
         except WorkersFailed as exc:
-            return exc
+            return _Out(share, exc)
 
     def oldest() -> Iterator[Block | Unreadable]:
         nonlocal resume
-        share, submission = window.popleft()
-        if submission is None:
-            assert isinstance(share, Unreadable)
-            yield share
+        out = window.popleft()
+        if out.submission is None:
+            assert isinstance(out.share, Unreadable)
+            yield out.share
             return
         try:
-            if isinstance(submission, WorkersFailed):
-                raise submission
-            block = runner.result(submission)
+            if isinstance(out.submission, WorkersFailed):
+                raise out.submission
+            block = runner.result(out.submission)
         except WorkersFailed as exc:
-            exc.file, exc.line = first_unjudged(share if exc.share is None else exc.share, resume)
+            exc.file, exc.line = first_unjudged(out.share if exc.share is None else exc.share, resume)
             raise
         resume = block.resume or resume
         yield block
-        if block.rest is not None:
-            window.appendleft((block.rest, hand_out(block.rest)))
+        if block.rest is not None and not out.rest_out:
+            window.appendleft(hand_out(block.rest))
+
+    def hand_out_rests() -> None:
+        """Hand out the rest of every share that is done, right behind it in the window.
+
+        Waiting to take a block before handing out its rest would leave the workers idle
+        until every share before the rest was done: output-heavy shares stop early again
+        and again. Only for workers elsewhere: in this process, a rest is judged after its
+        block is written, so results stream and one block at a time is in memory.
+        """
+        index = 0
+        while index < len(window):
+            out = window[index]
+            index += 1
+            if out.rest_out or isinstance(out.submission, WorkersFailed) or out.submission is None:
+                continue
+            if not out.submission.done():
+                continue
+            out.rest_out = True
+            try:
+                rest = out.submission.result(timeout=0).rest
+            except Exception:  # raised again, and reported, when the share is taken
+                continue
+            if rest is not None:
+                window.insert(index, hand_out(rest))
 
     planned = iter(shares)
     try:
@@ -284,22 +309,38 @@ def merged(
             except StopIteration:
                 break
             except WorkersFailed as exc:  # planning the shares (counting lines) needed the workers
-                window.append((exc.share, exc))
+                window.append(_Out(exc.share, exc))
                 break
             if isinstance(share, Unreadable):
-                window.append((share, None))
+                window.append(_Out(share, None))
             else:
-                window.append((share, hand_out(share)))
-                if isinstance(window[-1][1], WorkersFailed):
+                window.append(hand_out(share))
+                if isinstance(window[-1].submission, WorkersFailed):
                     break  # no point reading on: nothing more can be judged
             # Wait for the oldest share when too many are out; take any that are done anyway.
-            while window and (len(window) > runner.in_flight or _done(window[0][1])):
+            while window:
+                if runner.parallel:
+                    hand_out_rests()
+                if not (len(window) > runner.in_flight or _done(window[0].submission)):
+                    break
                 yield from oldest()
         while window:
+            if runner.parallel:
+                hand_out_rests()
             yield from oldest()
         completed = True
     finally:
         runner.close(completed=completed)
+
+
+@dataclass(slots=True)
+class _Out:
+    """A share in the window: handed out (or why it could not be, or None for an Unreadable),
+    and whether its rest, if it has one, is already in the window right behind it."""
+
+    share: object
+    submission: Pending[Block] | WorkersFailed | None
+    rest_out: bool = False
 
 
 def _done(submission: Pending[Block] | WorkersFailed | None) -> bool:
