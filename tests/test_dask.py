@@ -4,12 +4,16 @@ killed mid-run."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -115,3 +119,91 @@ def test_dask_and_jobs_together_are_a_usage_error(shards: Path) -> None:
     result = _cli("check", "--dask", "tcp://127.0.0.1:9", "--jobs", "2", "--jsonl", str(shards / "part-1.jsonl"))
     assert result.returncode == 2
     assert result.stderr == b"cmp: --jobs and --dask cannot be used together: the cluster's workers judge the shares\n"
+
+
+def test_an_address_that_is_no_scheduler_is_one_line_at_once(shards: Path) -> None:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+
+    def answer() -> None:  # a web server's reply on the port, as from a proxy or a wrong port
+        while True:
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                return
+            with connection:
+                connection.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    threading.Thread(target=answer, daemon=True).start()
+    try:
+        address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+        started = time.monotonic()
+        result = _cli("check", "--dask", address, "--jsonl", str(shards / "part-1.jsonl"))
+        taken = time.monotonic() - started
+    finally:
+        server.close()
+    assert result.returncode == 2 and result.stdout == b""
+    assert (
+        result.stderr.decode()
+        == f"cmp: cannot reach the Dask scheduler at {address} (it does not answer as a Dask scheduler)\n"
+    )
+    assert taken < 15  # not the 20 s a half-built client used to wait for when collected at exit
+
+
+def test_a_cluster_with_no_workers_is_one_line(shards: Path) -> None:
+    cluster = distributed.LocalCluster(n_workers=0, dashboard_address=":0", silence_logs=logging.CRITICAL)
+    try:
+        result = _cli("check", "--dask", cluster.scheduler_address, "--jsonl", str(shards / "part-1.jsonl"))
+    finally:
+        cluster.close()
+    assert result.returncode == 2 and result.stdout == b""
+    assert result.stderr.decode() == f"cmp: the Dask cluster at {cluster.scheduler_address} has no workers\n"
+
+
+CLUSTER = """
+import logging, sys, time
+from distributed import LocalCluster
+if __name__ == "__main__":
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=":0", silence_logs=logging.CRITICAL)
+    print(cluster.scheduler_address, flush=True)
+    time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("format", ["text", "json"])
+def test_losing_the_scheduler_mid_run_is_one_line_and_a_whole_document(
+    shards: Path, tmp_path: Path, format: str
+) -> None:
+    script = tmp_path / "cluster.py"
+    script.write_text(CLUSTER)
+    cluster = subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    assert cluster.stdout is not None
+    big = tmp_path / "big.jsonl"
+    big.write_bytes((shards / "part-0.jsonl").read_bytes() * 6)
+    try:
+        address = cluster.stdout.readline().decode().strip()
+        run = subprocess.Popen(
+            [sys.executable, "-m", "cmp", "check", "--format", format, "--dask", address, "--jsonl", str(big)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert run.stdout is not None
+        ready, _, _ = select.select([run.stdout], [], [], 120)
+        assert ready
+        first = os.read(run.stdout.fileno(), 65536)
+        os.killpg(cluster.pid, signal.SIGKILL)  # the scheduler and its workers, at once
+        rest, err = run.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(cluster.pid, signal.SIGKILL)
+        cluster.wait()
+    out = first + rest
+    assert run.returncode == 2
+    line = err.decode()
+    assert line.count("\n") == 1 and " not checked: lost the Dask scheduler at " in line, line
+    if format == "json":
+        results = json.loads(out)["results"]  # the document is closed
+        assert results[-1]["error"].startswith("not checked: lost the Dask scheduler at ")

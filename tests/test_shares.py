@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import select
+import subprocess
+import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -13,9 +19,11 @@ from hypothesis import strategies as st
 
 from cmp._intake import MAX_PACKET_BYTES
 from cmp.cli import main
+from cmp.cli._batch import merged
 from cmp.cli._judge import CheckOptions, check_share
+from cmp.cli._render import Block
 from cmp.cli._sources import SHARE_BYTES, JsonlShare, Source, count_newlines, read_jsonl
-from tests.packets import encode, full, put
+from tests.packets import encode, full, minimal, put
 
 GOOD = encode(full())
 BAD = encode(put(full(), "tags[0]", "Bad"))
@@ -158,3 +166,82 @@ def test_a_share_stops_early_once_its_output_is_large_and_its_rest_reads_on(tmp_
     assert sum(block.packets for block in blocks) == 400
     entries = json.loads("[" + ",".join(block.output.decode() for block in blocks) + "]")
     assert [entry["line"] for entry in entries] == list(range(1, 401))
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [("replace", "another file took its name"), ("truncate", "it was cut short")],
+)
+def test_a_file_changed_under_the_run_is_named_not_mixed(tmp_path: Path, jobs: str, change: str, message: str) -> None:
+    path = tmp_path / "live.jsonl"
+    line = encode(minimal())
+    path.write_bytes(b"\n".join([line] * (8 * SHARE_BYTES // len(line))) + b"\n")
+    run = subprocess.Popen(
+        [sys.executable, "-m", "cmp", "check", "--jobs", jobs, "--jsonl", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert run.stdout is not None
+    try:
+        ready, _, _ = select.select([run.stdout], [], [], 120)
+        assert ready  # results are coming, and the unread pipe holds the run up
+        time.sleep(0.5)
+        if change == "replace":
+            other = tmp_path / "other.jsonl"
+            other.write_bytes(b'{"another": "file"}\n' * 200_000)
+            os.replace(other, path)
+        else:
+            os.truncate(path, SHARE_BYTES // 2)
+        out, err = run.communicate(timeout=120)
+    finally:
+        run.kill()
+        run.wait()
+    assert run.returncode == 2
+    lines = out.decode().splitlines()
+    # What was printed is the first file's results, in order, and nothing of the other's.
+    assert lines == [f"{path}:{number}: ok" for number in range(1, len(lines) + 1)]
+    assert len(lines) < 8 * SHARE_BYTES // len(line)
+    problems = set(err.decode().splitlines())
+    assert problems == {f"cmp: {path}: changed while it was read: {message}"}
+
+
+class _Fetched:
+    """A finished result that, like a cluster's, may not be fetchable the first time it is asked for."""
+
+    def __init__(self, value: Any) -> None:
+        self.value, self.asked = value, 0
+
+    def done(self) -> bool:
+        return True
+
+    def result(self, timeout: float | None = None) -> Any:
+        self.asked += 1
+        if self.asked == 1:
+            raise TimeoutError("not fetched yet")
+        return self.value
+
+
+class _SlowToFetch:
+    """A runner of the cluster's kind (parallel) whose results come as :class:`_Fetched`."""
+
+    parallel = True
+    in_flight = 4
+
+    def submit(self, fn: Any, *args: Any) -> _Fetched:
+        return _Fetched(fn(*args))
+
+    def result(self, future: _Fetched) -> Any:
+        return future.result()
+
+    def close(self, *, completed: bool) -> None:
+        pass
+
+
+def test_a_rest_is_never_lost_when_a_result_is_not_fetchable_at_first(tmp_path: Path) -> None:
+    path = tmp_path / "noisy.jsonl"
+    path.write_bytes(b"\n".join([NOISY] * 400))
+    as_json = CheckOptions(lenient=False, allow_unredacted=False, format="json")
+    shares = [JsonlShare(str(path), "n", 0, None, 0)]
+    blocks = list(merged(shares, check_share, as_json, _SlowToFetch()))
+    assert len(blocks) > 3 and sum(block.packets for block in blocks if isinstance(block, Block)) == 400

@@ -39,7 +39,7 @@ from cmp._canonical import dumps, file_bytes
 from cmp._pipeline import Report, check
 from cmp._text import describe, display_name
 from cmp._timestamps import instant
-from cmp.cli._batch import WorkersFailed, merged
+from cmp.cli._batch import Runner, WorkersFailed, jsonl_file_shares, merged
 from cmp.cli._dask import chosen_runner
 from cmp.cli._judge import ShareReading, Verdict, check_source, jsonl_sources, render_verdicts, verdict_size
 from cmp.cli._output import JsonResults, Output, error_line
@@ -159,9 +159,11 @@ class StoreShare:
 
 @dataclass(frozen=True, slots=True)
 class FilesShare:
-    """Packet files of an export, read by whoever audits them."""
+    """Packet files of an export, read by whoever audits them: ``paths`` as the user named
+    them (and as they are printed), relative to ``base``."""
 
     paths: tuple[str, ...]
+    base: str
 
     def where(self) -> tuple[str, int | None]:
         return display_name(self.paths[0]), None
@@ -286,11 +288,12 @@ def _jsonl_items(share: JsonlShare, options: AuditOptions, reading: ShareReading
 
 
 def _file_items(share: FilesShare, options: AuditOptions) -> Iterator[Audited | Unreadable]:
-    for _, read in read_each(share.paths):
+    for path in share.paths:
+        (_, read), name = next(read_each([os.path.join(share.base, path)])), display_name(path)
         if isinstance(read, Unreadable):
-            yield read
+            yield Unreadable(name, read.message)
             continue
-        source = packet_in_file(read)
+        source = packet_in_file(dataclasses.replace(read, file=name))
         report = check_source(source, lenient=False, allow_unredacted=False, rules=options.rules).located()
         found = []
         if report.packet is not None and file_bytes(dumps(report.packet)) != read.data:
@@ -335,26 +338,28 @@ class Audited:
     group: dict[str, str | None]  # what --by counts it under
 
 
-def _export_shares(folder: str, parallel: bool) -> Iterator[FilesShare | JsonlShare | Unreadable]:
+def _export_shares(folder: str, runner: Runner) -> Iterator[object]:
     """An export: every ``*.json`` below the folder (a packet each, which should be its
     canonical bytes and a final newline, as fmt writes it) and every ``*.jsonl`` (a packet
-    per line, which no canonical form fits on: only checked), as shares."""
+    per line, which no canonical form fits on: only checked), as shares. Paths go to the
+    workers absolute (a cluster's workers have another working directory)."""
     paths, problems = files_below(folder, (".json", ".jsonl"))
     batch: list[str] = []
-    size = SHARE_PACKETS if parallel else 1
+    size = SHARE_PACKETS if runner.parallel else 1
+    here = os.getcwd()
     for path in paths:
         if path.endswith(".json"):
             batch.append(path)
             if len(batch) >= size:
-                yield FilesShare(tuple(batch))
+                yield FilesShare(tuple(batch), here)
                 batch = []
             continue
         if batch:
-            yield FilesShare(tuple(batch))
+            yield FilesShare(tuple(batch), here)
             batch = []
-        yield JsonlShare(os.path.abspath(path), display_name(path), 0, None, 0)
+        yield from jsonl_file_shares(path, runner)
     if batch:
-        yield FilesShare(tuple(batch))
+        yield FilesShare(tuple(batch), here)
     yield from problems
 
 
@@ -366,7 +371,7 @@ def run_audit(args: argparse.Namespace, out: Output) -> int:
         return EXIT_USAGE
     connection = None
     if os.path.isdir(args.store):
-        shares: Iterator[object] = _export_shares(args.store, runner.parallel)
+        shares: Iterator[object] = _export_shares(args.store, runner)
     else:
         try:
             connection = open_store(args.store)

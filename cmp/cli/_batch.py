@@ -293,11 +293,11 @@ def merged(
                 continue
             if not out.submission.done():
                 continue
-            out.rest_out = True
             try:
                 rest = out.submission.result(timeout=0).rest
-            except Exception:  # raised again, and reported, when the share is taken
-                continue
+            except Exception:  # not here yet after all (a cluster's result is fetched), or raised
+                continue  # again, and reported, when the share is taken: its rest is handed out then
+            out.rest_out = True
             if rest is not None:
                 window.insert(index, hand_out(rest))
 
@@ -347,7 +347,9 @@ def _done(submission: Pending[Block] | WorkersFailed | None) -> bool:
     return submission is None or isinstance(submission, WorkersFailed) or submission.done()
 
 
-def jsonl_shares(path: str, file: str, size: int, runner: Runner) -> Iterator[JsonlShare | Unreadable]:
+def jsonl_shares(
+    path: str, file: str, size: int, runner: Runner, *, inode: int | None = None
+) -> Iterator[JsonlShare | Unreadable]:
     """A JSON Lines file of ``size`` bytes as shares for ``runner``.
 
     In this process, one share from the start, which judging cuts as it goes (and
@@ -358,7 +360,7 @@ def jsonl_shares(path: str, file: str, size: int, runner: Runner) -> Iterator[Js
     reads the file.
     """
     if not runner.parallel or size <= SHARE_BYTES:
-        yield JsonlShare(path, file, 0, None, 0)
+        yield JsonlShare(path, file, 0, None, 0, inode)
         return
     starts = list(range(0, size, SHARE_BYTES))
     counts: deque[Pending[int] | WorkersFailed] = deque()
@@ -366,14 +368,14 @@ def jsonl_shares(path: str, file: str, size: int, runner: Runner) -> Iterator[Js
 
     def count(index: int) -> Pending[int] | WorkersFailed:
         try:
-            return runner.submit(count_newlines, path, starts[index], starts[index] + SHARE_BYTES)
+            return runner.submit(count_newlines, path, starts[index], starts[index] + SHARE_BYTES, inode)
         except WorkersFailed as exc:
             return exc
 
     lines_before = 0
     for index, start in enumerate(starts):
         last = index == len(starts) - 1
-        yield JsonlShare(path, file, start, None if last else start + SHARE_BYTES, lines_before)
+        yield JsonlShare(path, file, start, None if last else start + SHARE_BYTES, lines_before, inode)
         if last:
             return
         while len(counts) < ahead and index + len(counts) < len(starts) - 1:
@@ -386,7 +388,8 @@ def jsonl_shares(path: str, file: str, size: int, runner: Runner) -> Iterator[Js
         except WorkersFailed as exc:
             # The next share is lost: it starts no earlier than the line after those counted.
             end = starts[index + 2] if index + 2 < len(starts) else None
-            raise WorkersFailed(str(exc), JsonlShare(path, file, starts[index + 1], end, lines_before)) from None
+            lost = JsonlShare(path, file, starts[index + 1], end, lines_before, inode)
+            raise WorkersFailed(str(exc), lost) from None
         except (SourceError, OSError) as exc:
             yield unreadable(file, exc)
             return
@@ -407,14 +410,23 @@ def input_shares(
         if raw_name == "-":
             yield from shares_of(_stdin_lines(name), one_by_one=one_by_one)
             continue
-        try:
-            with open_file(raw_name) as stream:
-                size = os.fstat(stream.fileno()).st_size
-        except (SourceError, OSError) as exc:
-            yield unreadable(name, exc)
-            continue
-        # Workers open the file by its absolute name: on a cluster, the shared one.
-        yield from jsonl_shares(os.path.abspath(raw_name), name, size, runner)
+        yield from jsonl_file_shares(raw_name, runner)
+
+
+def jsonl_file_shares(raw_name: str, runner: Runner) -> Iterator[JsonlShare | Unreadable]:
+    """A named JSON Lines file as shares for ``runner`` (:func:`jsonl_shares`), or why it cannot be read.
+
+    Workers open the file by its absolute name (on a cluster, the shared one), and
+    refuse a file that is no longer the one planned for (``JsonlShare.inode``).
+    """
+    name = display_name(raw_name)
+    try:
+        with open_file(raw_name) as stream:
+            info = os.fstat(stream.fileno())
+    except (SourceError, OSError) as exc:
+        yield unreadable(name, exc)
+        return
+    yield from jsonl_shares(os.path.abspath(raw_name), name, info.st_size, runner, inode=info.st_ino)
 
 
 def _stdin_lines(name: str) -> Iterator[Source | Unreadable]:

@@ -11,7 +11,11 @@ with one line, after every result before it was written.
 
 from __future__ import annotations
 
+import gc
+import logging
+import time
 from collections.abc import Callable
+from concurrent.futures import CancelledError
 from typing import Any, TypeVar
 
 from cmp._text import describe
@@ -23,6 +27,8 @@ T = TypeVar("T")
 # checks that the client is still connected.
 CONNECT_SECONDS = 10
 _POLL_SECONDS = 1.0
+# How long a cluster may have no worker at all before the run gives up on it.
+NO_WORKERS_SECONDS = 60
 
 
 class DaskCluster:
@@ -37,14 +43,34 @@ class DaskCluster:
             raise WorkersFailed(
                 "--dask needs the Dask scheduler's client: pip install 'core-memory-packet[dask]'"
             ) from None
+        # The client logs its reconnection attempts with tracebacks on stderr, where the
+        # CLI writes one line per error: it says what went wrong itself.
+        for name in ["distributed", *logging.root.manager.loggerDict]:
+            if name.partition(".")[0] == "distributed":
+                logging.getLogger(name).setLevel(logging.CRITICAL + 1)
         client_class: Any = _Client  # distributed is not typed: its client is handled as Any
+        failure = None
         try:
             self.client: Any = client_class(address, timeout=f"{CONNECT_SECONDS}s", set_as_default=False)
-        except (OSError, ValueError, TypeError) as exc:
-            raise WorkersFailed(f"cannot reach the Dask scheduler at {address} ({describe(exc)})") from None
+        except (OSError, ValueError) as exc:  # no answer, or an address that is none
+            failure = describe(exc)
+        except Exception:  # something answered, and not as a scheduler (a web server, another service)
+            failure = "it does not answer as a Dask scheduler"
+        if failure is not None:
+            # A client that failed half-way closes itself when collected, waiting 20 s on a
+            # loop that is gone by then: collected now (the exception that held it is
+            # gone too), it goes at once.
+            gc.collect()
+            raise WorkersFailed(f"cannot reach the Dask scheduler at {address} ({failure})")
         self.address = address
+        try:
+            self.client.wait_for_workers(1, timeout=CONNECT_SECONDS)
+        except Exception:  # no worker joined in time: nothing would ever run
+            self.close(completed=False)
+            raise WorkersFailed(f"the Dask cluster at {address} has no workers") from None
         threads = sum(self.client.nthreads().values())
         self.in_flight = IN_FLIGHT_PER_WORKER * max(threads, 1)
+        self.idle_since: float | None = None
 
     def submit(self, fn: Callable[..., T], *args: Any) -> Pending[T]:
         try:
@@ -64,18 +90,38 @@ class DaskCluster:
 
         while True:
             try:
-                return future.result(timeout=_POLL_SECONDS)
+                result = future.result(timeout=_POLL_SECONDS)
+                self.idle_since = None
+                return result
             except KilledWorker:
                 raise WorkersFailed("Dask workers kept dying on this share") from None
+            except CancelledError:  # distributed's FutureCancelledError: the client lost the scheduler
+                raise WorkersFailed(f"lost the Dask scheduler at {self.address}") from None
             except StillWaiting:
-                if self.client.status not in ("running", "connecting"):
-                    raise WorkersFailed(f"lost the Dask scheduler at {self.address}") from None
+                self._check_alive()
             except OSError as exc:
                 raise WorkersFailed(f"lost the Dask scheduler at {self.address} ({describe(exc)})") from None
             except Exception as exc:
-                if type(exc).__name__ == "CancelledError":  # the client lost the scheduler, or the future was dropped
-                    raise WorkersFailed(f"lost the Dask scheduler at {self.address}") from None
-                raise
+                # The cluster could not run the share: most often workers without this
+                # package (or another version of it), which cannot read the task.
+                raise WorkersFailed(f"the Dask cluster could not run a share ({describe(exc)})") from None
+
+    def _check_alive(self) -> None:
+        """WorkersFailed when the client lost its scheduler, or the cluster has had no
+        workers for NO_WORKERS_SECONDS: the shares out would wait forever."""
+        if self.client.status not in ("running", "connecting"):
+            raise WorkersFailed(f"lost the Dask scheduler at {self.address}")
+        try:
+            workers = len(self.client.nthreads())
+        except Exception:  # asking failed: the scheduler is gone
+            raise WorkersFailed(f"lost the Dask scheduler at {self.address}") from None
+        now = time.monotonic()
+        if workers:
+            self.idle_since = None
+        elif self.idle_since is None:
+            self.idle_since = now
+        elif now - self.idle_since > NO_WORKERS_SECONDS:
+            raise WorkersFailed(f"the Dask cluster at {self.address} has had no workers for {NO_WORKERS_SECONDS} s")
 
     def close(self, *, completed: bool) -> None:
         try:

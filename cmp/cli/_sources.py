@@ -316,12 +316,15 @@ class JsonlShare:
     start: int
     end: int | None
     lines_before: int
+    inode: int | None = None  # the file's when the shares were planned; None: not checked
 
     def open(self) -> JsonlReader:
         """A reader at the first line that starts in the share (a line begun before ``start`` is the
-        share's before it); SourceError if the file cannot be opened, OSError while it is read."""
+        share's before it); SourceError if the file cannot be opened or is no longer the
+        one the shares were cut from, OSError while it is read."""
         stream = open_file(self.path)
         try:
+            _still_the_file(stream, self.inode, self.start)
             position, lines_before = self.start, self.lines_before
             if position > 0:
                 stream.seek(position - 1)
@@ -340,13 +343,26 @@ class JsonlShare:
 
     def rest(self, reader: JsonlReader) -> JsonlShare:
         """What is left of this share after ``reader`` stopped between two packets."""
-        return JsonlShare(self.path, self.file, reader.position, self.end, reader.line)
+        return JsonlShare(self.path, self.file, reader.position, self.end, reader.line, self.inode)
 
 
-def count_newlines(path: str, start: int, end: int) -> int:
+def _still_the_file(stream: BinaryIO, inode: int | None, start: int) -> None:
+    """SourceError when the file open is not the one the shares were cut from: another file
+    took its name (only the inode is compared: a device number differs between the
+    machines of a cluster), or it was cut to less than ``start`` bytes. Shares read on
+    would mix two files' lines, or end early, with nothing said."""
+    info = os.fstat(stream.fileno())
+    if inode is not None and info.st_ino != inode:
+        raise SourceError("changed while it was read: another file took its name")
+    if info.st_size < start:
+        raise SourceError("changed while it was read: it was cut short")
+
+
+def count_newlines(path: str, start: int, end: int, inode: int | None = None) -> int:
     """How many newlines ``[start, end)`` of the file holds: what the share after it needs as its ``lines_before``."""
     count = 0
     with open_file(path) as stream:
+        _still_the_file(stream, inode, end)
         stream.seek(start)
         remaining = end - start
         while remaining > 0:
