@@ -285,11 +285,15 @@ def test_a_store_that_breaks_mid_run_is_one_line(store: tuple[Path, dict[str, se
     page = 4096
     data[5 * page : 9 * page] = b"\xff" * (4 * page)  # pages of the table's rows, past its schema
     path.write_bytes(bytes(data))
-    for jobs in ("1", "2"):
-        result = _audit(str(path), "--jobs", jobs)
+    runs = [_audit(str(path), "--jobs", jobs) for jobs in ("1", "2")]
+    for result in runs:
         assert result.returncode == 2, result.stderr
         (line,) = result.stderr.splitlines()
         assert line.startswith(f"cmp: {path}: cannot read on (") and line.endswith(" packets were audited"), line
+    # Workers audit the rows one process reads before the bad page, no fewer.
+    assert runs[0].stdout == runs[1].stdout and runs[0].stderr == runs[1].stderr
+    document = json.loads(_audit(str(path), "--format", "json", "--jobs", "2").stdout)
+    assert document["results"][-1]["error"].startswith("cannot read on (")
 
 
 def test_a_store_locked_by_another_connection_is_one_line(tmp_path: Path) -> None:
@@ -304,3 +308,57 @@ def test_a_store_locked_by_another_connection_is_one_line(tmp_path: Path) -> Non
         connection.close()
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr == f"cmp: {path}: locked by another connection for 5 s (database is locked)\n"
+
+
+def test_odd_rows_are_findings_not_crashes(tmp_path: Path) -> None:
+    """Columns holding what the server never writes: numbers or NULL for a body, BLOBs and numbers
+    for an owner, a secret in an id, a row at the largest rowid right after a full share."""
+    path = tmp_path / "odd.db"
+    connection = sqlite3.connect(path)
+    connection.execute(TABLE.replace("body BLOB NOT NULL", "body BLOB"))
+    good = _packet(1)
+    body = cmp.dumps(cmp.loads(json.dumps(good)))
+    rows = [_row(_packet(n), cmp.dumps(cmp.loads(json.dumps(_packet(n))))) for n in range(999)]
+    connection.executemany("INSERT INTO packets VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    odd = [
+        ("int-body", 10**12),  # bytes(10**12) would have asked for a terabyte
+        ("negative-body", -3),
+        ("real-body", 1.5),
+        ("null-body", None),
+    ]
+    for ident, value in odd:
+        connection.execute("INSERT INTO packets VALUES (?, '', '', ?, NULL, ?, NULL)", (ident, value, b"\xffowner"))
+    leaky_id = f"key-{AWS}-x"
+    connection.execute(
+        "INSERT INTO packets(rowid, id, created_at, goal, body, owner_id, team_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (2**63 - 1, leaky_id, _row(good, body)[1], good["goal"], body, 7, "team-1"),
+    )
+    connection.commit()
+    connection.close()
+    runs = {
+        (form, jobs): _audit(str(path), "--format", form, "--jobs", jobs, "--by", "owner")
+        for form in ("text", "json", "sarif")
+        for jobs in ("1", "2")
+    }
+    for (form, jobs), result in runs.items():
+        assert result.returncode == 1 and result.stderr == "", (form, jobs, result.stderr)
+        assert AWS[4:] not in result.stdout, (form, jobs)
+        assert result.stdout == runs[(form, "1")].stdout
+    text = runs[("text", "1")].stdout
+    for ident, kind in [("int-body", "an integer"), ("real-body", "a real number"), ("null-body", "NULL")]:
+        assert f"{path}[{ident}]: $: the body is {kind}, not the packet's bytes [row-body]" in text
+    assert "(not shown: 26 characters matching aws-key)" in text
+    results = json.loads(runs[("json", "1")].stdout)["results"]
+    assert {r["owner_id"] for r in results} >= {"\\xffowner", "7"}
+    assert "audit: owner \\xffowner: 4 packets with findings" in text
+
+
+def test_a_without_rowid_table_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "norowid.db"
+    connection = sqlite3.connect(path)
+    connection.execute(TABLE + " WITHOUT ROWID")
+    connection.close()
+    result = _audit(str(path))
+    assert result.returncode == 2
+    why = "the packets table has no rowid (it is WITHOUT ROWID), and the audit reads rows in rowid order"
+    assert result.stderr == f"cmp: {path}: {why}\n"

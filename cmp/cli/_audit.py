@@ -44,7 +44,7 @@ from cmp.cli._dask import chosen_runner
 from cmp.cli._judge import ShareReading, Verdict, check_source, jsonl_sources, render_verdicts, verdict_size
 from cmp.cli._output import JsonResults, Output, error_line
 from cmp.cli._progress import Progress
-from cmp.cli._render import Block, Line, json_entry, redaction_text
+from cmp.cli._render import Block, Line, error_entry, json_entry, redaction_text
 from cmp.cli._sarif import SarifLog
 from cmp.cli._signals import StopSignals
 from cmp.cli._sources import (
@@ -57,7 +57,7 @@ from cmp.cli._sources import (
     read_each,
 )
 from cmp.cli._status import EXIT_FAIL, EXIT_USAGE, ExitStatus
-from cmp.findings import Finding, quote
+from cmp.findings import Finding, quote, unquoted
 
 if TYPE_CHECKING:
     from cmp._extended import Rules
@@ -78,13 +78,38 @@ class StoreError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Row:
+    """A row as text and bytes; ``body`` None when the column holds neither (``body_kind`` says what)."""
+
     id: str
     created_at: str
     goal: str
-    body: bytes
+    body: bytes | None
     deleted: bool
     owner_id: str | None
     team_id: str | None
+    body_kind: str = "bytes"
+
+
+# What SQLite holds in a column that is not the packet's bytes: named in the finding.
+_KINDS = {int: "an integer", float: "a real number", type(None): "NULL"}
+# How much of a row's id, owner or team a line shows (after the redaction screen).
+NAME_LIMIT = 128
+
+
+def _text(value: object) -> str:
+    """A column as text, whatever SQLite holds in it (a TEXT column may hold a BLOB or a number)."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "backslashreplace")
+    return "" if value is None else str(value)
+
+
+def label(value: str | None) -> str | None:
+    """A row's id, owner or team as output shows it: withheld when a redaction pattern matches
+    in it (``(not shown: …)``), cut at NAME_LIMIT code points."""
+    if value is None:
+        return None
+    shown = unquoted(value)
+    return shown if len(shown) <= NAME_LIMIT else shown[:NAME_LIMIT] + "…"
 
 
 def open_store(path: str) -> sqlite3.Connection:
@@ -103,6 +128,13 @@ def open_store(path: str) -> sqlite3.Connection:
     if missing:
         connection.close()
         raise StoreError(f"no packets table with the columns {', '.join(COLUMNS)} (missing: {', '.join(missing)})")
+    try:
+        connection.execute("SELECT rowid FROM packets LIMIT 0")
+    except sqlite3.Error:
+        connection.close()
+        raise StoreError(
+            "the packets table has no rowid (it is WITHOUT ROWID), and the audit reads rows in rowid order"
+        ) from None
     return connection
 
 
@@ -185,8 +217,22 @@ def _rows(share: StoreShare) -> Iterator[tuple[int, Row]]:
     connection = open_store(share.path)
     try:
         for rowid, ident, created_at, goal, body, deleted_at, owner_id, team_id in connection.execute(query, values):
-            data = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else bytes(body or b"")
-            yield rowid, Row(str(ident), str(created_at), str(goal), data, deleted_at is not None, owner_id, team_id)
+            data = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body
+            owner, team = (None if v is None else _text(v) for v in (owner_id, team_id))
+            kind = "bytes" if isinstance(data, bytes) else _KINDS.get(type(data), type(data).__name__)
+            yield (
+                rowid,
+                Row(
+                    _text(ident),
+                    _text(created_at),
+                    _text(goal),
+                    data if isinstance(data, bytes) else None,
+                    deleted_at is not None,
+                    owner,
+                    team,
+                    kind,
+                ),
+            )
     finally:
         connection.close()
 
@@ -196,25 +242,33 @@ def store_shares(
 ) -> Iterator[StoreShare | Unreadable]:
     """The store as shares of SHARE_ROWS rows (for workers), or one share that auditing cuts as it goes.
 
-    The bounds come from stepping through the rowids, which SQLite walks without reading
-    a body into Python.
+    The audit ends at the last row stored when it starts: a writer faster than the audit
+    would otherwise keep it going for ever. The bounds come from stepping through the
+    rowids, which SQLite walks without reading a body into Python. If stepping fails (a
+    malformed page), the rest goes out as one share, whose reading then fails where one
+    process reading the store would: both audit the same rows.
     """
+    try:
+        last = connection.execute("SELECT max(rowid) FROM packets").fetchone()[0]
+    except sqlite3.Error:
+        last = None  # reading the rows will say what is wrong
+    whole = dataclasses.replace(share, last=last)
     if not parallel:
-        yield share
+        yield whole
         return
-    step = "SELECT rowid FROM packets WHERE rowid >= ? ORDER BY rowid LIMIT 1 OFFSET ?"
+    step = "SELECT rowid FROM packets WHERE rowid >= ? AND rowid <= ? ORDER BY rowid LIMIT 1 OFFSET ?"
+    first = None
     try:
         first = connection.execute("SELECT min(rowid) FROM packets").fetchone()[0]
         while first is not None:
-            found = connection.execute(step, (first, SHARE_ROWS)).fetchone()
+            found = connection.execute(step, (first, last, SHARE_ROWS)).fetchone()
             if found is None:
                 break
-            yield dataclasses.replace(share, first=first, last=found[0] - 1)
+            yield dataclasses.replace(whole, first=first, last=found[0] - 1)
             first = found[0]
-    except sqlite3.Error as exc:
-        yield Unreadable(share.name, f"cannot read on ({describe(exc)})")
-        return
-    yield dataclasses.replace(share, first=first, last=None)
+    except sqlite3.Error:
+        pass
+    yield dataclasses.replace(whole, first=first)
 
 
 def audit_share(share: StoreShare | FilesShare | JsonlShare, options: AuditOptions) -> Block:
@@ -269,15 +323,36 @@ def _audited(
 
 
 def _store_items(share: StoreShare, options: AuditOptions, reading: ShareReading) -> Iterator[Audited]:
-    """The share's rows audited; past SHARE_ROWS rows or SHARE_BYTES of output, the rest is left for later."""
-    for count, (rowid, row) in enumerate(_rows(share), 1):
-        report = check(row.body, rules=options.rules).located()
-        about = {"id": row.id, "owner_id": row.owner_id, "team_id": row.team_id, "deleted": row.deleted}
-        group = {"owner": row.owner_id, "team": row.team_id}
-        yield Audited(f"{share.name}[{row.id}]", share.name, None, report, row_findings(row, report), about, group)
-        if (count >= SHARE_ROWS or reading.rendered >= SHARE_BYTES) and (share.last is None or rowid < share.last):
-            reading.rest = dataclasses.replace(share, first=rowid + 1)
+    """The share's rows audited; past SHARE_ROWS rows or SHARE_BYTES of output, the rest
+    (from the next row there is: no rowid arithmetic, no empty share) is left for later."""
+    for count, (rowid, row) in enumerate(_rows(share)):
+        if count >= SHARE_ROWS or reading.rendered >= SHARE_BYTES:
+            reading.rest = dataclasses.replace(share, first=rowid)
             return
+        ident, owner, team = label(row.id), label(row.owner_id), label(row.team_id)
+        about = {"id": ident, "owner_id": owner, "team_id": team, "deleted": row.deleted}
+        group = {"owner": owner, "team": team}
+        if row.body is None:
+            message = f"the body is {row.body_kind}, not the packet's bytes"
+            found = [_audit_finding("row-body", "$", message)]
+            yield Audited(f"{share.name}[{ident}]", share.name, None, _no_report(options), found, about, group)
+            continue
+        report = check(row.body, rules=options.rules).located()
+        yield Audited(f"{share.name}[{ident}]", share.name, None, report, row_findings(row, report), about, group)
+
+
+def _no_report(options: AuditOptions) -> Report:
+    """The report of a body that holds no bytes to check: nothing found, nothing conforming."""
+    return Report(
+        version=None,
+        errors=(),
+        redactions=(),
+        packet=None,
+        lenient=False,
+        allow_unredacted=False,
+        rules=options.rules,
+        source=b"",
+    )
 
 
 def _jsonl_items(share: JsonlShare, options: AuditOptions, reading: ShareReading) -> Iterator[Audited]:
@@ -441,8 +516,10 @@ def run_audit(args: argparse.Namespace, out: Output) -> int:
 def _not_audited(
     run: ExitStatus, sink: JsonResults | SarifLog | None, progress: Progress, file: str, message: str
 ) -> None:
-    """One line on stderr, exit status 2; in a SARIF log, a notification too."""
+    """One line on stderr, exit status 2; in the JSON document its own entry, in a SARIF log a notification."""
     progress.clear()
     run.file_error(file, message)
     if isinstance(sink, SarifLog):
         sink.not_checked(file, None, message)
+    elif sink is not None:
+        sink.add(error_entry(file, None, message))
