@@ -39,11 +39,17 @@ def test_read_jsonl_numbers_lines_and_skips_blank_ones(jsonl: Path) -> None:
     assert sources[0].name == "p.jsonl:1"
 
 
-def test_over_long_line_is_cut_and_measured() -> None:
-    stream = io.BytesIO(b" " * 40_000 + b"x\n" + GOOD + b"\n")
+# Over-long lines measured less their line end, LF or CRLF, wherever the CR falls among
+# the reads that skip the line (32,770 bytes first, then 65,536 at a time).
+@pytest.mark.parametrize(
+    ("length", "end"),
+    [(40_000, b"\n"), (40_000, b"\r\n"), (32_770 + 65_535, b"\r\n"), (32_770 + 65_536, b"\r\n"), (32_769, b"\r\n")],
+)
+def test_over_long_line_is_cut_and_measured(length: int, end: bytes) -> None:
+    stream = io.BytesIO(b" " * (length - 1) + b"x" + end + GOOD + b"\n")
     sources = list(read_jsonl(stream, "s"))
     assert [(source.line, len(source.data), source.size) for source in sources] == [
-        (1, 32_770, 40_001),
+        (1, 32_770, length),  # enough to know it is too large
         (2, len(GOOD), len(GOOD)),
     ]
 

@@ -243,14 +243,16 @@ class JsonlReader:
                 body = line[:-2] if line.endswith(b"\r\n") else line[:-1]
                 size = len(body)
             elif len(line) > MAX_PACKET_BYTES:
-                body, size = line, len(line)
-                while True:  # skip the rest of the over-long line, counting it
+                body, size, before = line, len(line), line[-1:]
+                while True:  # skip the rest of the over-long line, counting it less its line end
                     more = stream.readline(65536)
                     size += len(more)
                     self.position += len(more)
                     if not more or more.endswith(b"\n"):
-                        size -= 1 if more.endswith(b"\n") else 0
+                        if more.endswith(b"\n"):
+                            size -= 2 if (more[-2:-1] or before) == b"\r" else 1
                         break
+                    before = more[-1:]
             else:
                 body, size = line, len(line)
             if size > MAX_PACKET_BYTES or body.strip(b" \t\r\n"):
