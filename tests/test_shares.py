@@ -22,7 +22,7 @@ from cmp.cli import main
 from cmp.cli._batch import merged
 from cmp.cli._judge import CheckOptions, check_share
 from cmp.cli._render import Block
-from cmp.cli._sources import SHARE_BYTES, JsonlShare, Source, count_newlines, read_jsonl
+from cmp.cli._sources import SHARE_BYTES, JsonlShare, Source, SourceError, count_newlines, read_jsonl
 from tests.packets import encode, full, minimal, put
 
 GOOD = encode(full())
@@ -136,18 +136,24 @@ def test_workers_print_what_one_process_prints(
         assert sum(1 for line in text if line.endswith(": ok\n")) == 300 * 2 + 600
 
 
-def test_a_file_cut_short_while_workers_read_it_is_one_line(
-    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
-) -> None:
+def test_a_share_of_a_file_that_changed_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "p.jsonl"
     path.write_bytes(b"\n".join([GOOD] * (3 * SHARE_BYTES // len(GOOD))))
-    share = JsonlShare(str(path), "p.jsonl", SHARE_BYTES, 2 * SHARE_BYTES, 0)
-    path.write_bytes(GOOD)  # the file now ends before the share starts: nothing to read, no error
-    reader = share.open()
-    with reader.stream:
-        assert list(reader) == []
+    inode = path.stat().st_ino
+    share = JsonlShare(str(path), "p.jsonl", SHARE_BYTES, 2 * SHARE_BYTES, 0, inode)
+    with open(path, "r+b") as stream:
+        stream.truncate(len(GOOD))  # the same file, now ending before the share starts
+    with pytest.raises(SourceError, match=r"^changed while it was read: it was cut short$"):
+        share.open()
+    with pytest.raises(SourceError, match=r"^changed while it was read: it was cut short$"):
+        count_newlines(str(path), 0, SHARE_BYTES, inode)
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(b"\n".join([GOOD] * (3 * SHARE_BYTES // len(GOOD))))
+    os.replace(other, path)  # another file under the name
+    with pytest.raises(SourceError, match=r"^changed while it was read: another file took its name$"):
+        share.open()
     path.unlink()
-    with pytest.raises(Exception, match="cannot open: No such file"):
+    with pytest.raises(SourceError, match=r"^cannot open: No such file"):
         share.open()
 
 
