@@ -233,11 +233,24 @@ def _escape_strings(pieces: list[str]) -> None:
         pieces[1::2] = encode_basestring(_ESCAPE_SPLIT.join(strings))[1:-1].split(_ESCAPE_SPLIT)
 
 
+# The characters JSON escapes that the layout holds; it holds no other (member names are
+# fixed ASCII words). So when the strings' characters to escape are none of these, as in
+# a packet read from C:\\Users (cmp._quick, fact 4: only the backslash), each of them
+# can be escaped throughout the text at once, backslash first: the escapes of the others
+# write backslashes that must stay single. The tests hold the layout to this.
+_IN_LAYOUT = frozenset('"\n')
+
+
 def _render(packet: Packet, identity: bool) -> str:
     pieces = _writer()(packet, identity)
-    if not packet._known.escape_free:  # read from text without a backslash: nothing to escape (cmp._quick, fact 3)
+    escaped = packet._known.escaped  # what the strings may hold that needs escaping, if known
+    throughout = escaped is not None and _IN_LAYOUT.isdisjoint(escaped)
+    if not throughout:
         _escape_strings(pieces)
     text = "".join(pieces)
+    if throughout and escaped:
+        for char in sorted(escaped, key="\\".__ne__):  # the backslash first
+            text = text.replace(char, encode_basestring(char)[1:-1])
     for char, escape in _GO_EXTRA:  # str.replace runs in C; str.translate would not
         if char in text:
             text = text.replace(char, escape)
