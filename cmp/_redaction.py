@@ -388,18 +388,28 @@ def _plain_texts(packet: Packet) -> list[str]:
     return out
 
 
-def _plain_names(packet: Packet) -> list[str]:
+def _plain_names(packet: Packet) -> Sequence[str]:
     """The finding names of :func:`_plain_texts`, in the same order."""
+    return _names_for(tuple(map(len, _ARRAYS(packet))))
+
+
+# The scanned arrays of a packet, in scan order: their lengths name every field.
+_ARRAYS = attrgetter(*(top for top, members in _GROUPS if members != ()))
+
+
+@functools.lru_cache(maxsize=1024)
+def _names_for(counts: tuple[int, ...]) -> tuple[str, ...]:
+    """The finding names of a packet whose scanned arrays hold ``counts`` items."""
     out: list[str] = []
+    lengths = iter(counts)
     for top, members in _GROUPS:
         if members == ():
             out.append(top)
         else:
-            out += _item_names(top, members, len(getattr(packet, top)))
-    return out
+            out += _item_names(top, members, next(lengths))
+    return tuple(out)
 
 
-@functools.lru_cache(maxsize=1024)
 def _item_names(top: str, members: tuple[str, ...] | None, count: int) -> tuple[str, ...]:
     """``constraints[0]`` … or ``decisions[0].what`` …: the names of an array's scanned fields."""
     if members is None:

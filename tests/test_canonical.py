@@ -521,3 +521,17 @@ def test_a_packet_read_the_quick_way_knows_what_its_escapes_wrote(text: str, esc
     assert packet._known.escaped == "".join(sorted(escaped))
     assert packet._known.escape_free == (escaped == "")
     assert cmp.dumps(packet) == oracle(packet)
+
+
+@pytest.mark.parametrize("before", ["", "<&>\u2028", 'say "hi"\n\\'])
+def test_a_lone_surrogate_is_placed_in_the_text_as_written(before: str) -> None:
+    """The canonical writer escapes UTF-8 bytes; a text it cannot encode is still reported
+    at the surrogate's index in the text as written, Go's escapes included."""
+    from cmp._canonical import encode
+
+    packet = cmp.Packet.new(goal="g", next_step="n", tags=["gpu"])
+    packet = dataclasses.replace(packet, goal=f"{before}x\ud800y")
+    written: str = GENERATOR.canonical(model.to_obj(packet))
+    with pytest.raises(cmp.PacketError) as caught:
+        encode(packet)
+    assert caught.value.findings[0].message == f"invalid json: lone surrogate at index {written.index(chr(0xD800))}"
