@@ -58,6 +58,8 @@ class Matcher:
 # object around that (about 2 µs a call, more than the search itself on a short text).
 # Without that object (another google-re2), Spans falls back to search() and match().
 _ANCHOR = getattr(re2, "_Anchor", None)
+_UNANCHORED = getattr(_ANCHOR, "UNANCHORED", None)
+_ANCHOR_START = getattr(_ANCHOR, "ANCHOR_START", None)
 
 
 class Spans:
@@ -67,30 +69,33 @@ class Spans:
     context (``\\b`` looks at them), the match starts at ``pos`` or later.
     """
 
-    __slots__ = ("_compiled", "_regexp", "pattern")
+    __slots__ = ("_compiled", "_match", "pattern")
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
         self._compiled = re2.compile(pattern)
-        regexp = getattr(self._compiled, "_regexp", None)
-        self._regexp: Any = regexp if _ANCHOR is not None and hasattr(regexp, "Match") else None
+        regexp: Any = getattr(self._compiled, "_regexp", None)
+        # The C++ object's Match(anchor, text, pos, endpos), bound once; None without it.
+        self._match: Any = regexp.Match if _ANCHOR is not None and hasattr(regexp, "Match") else None
 
     def search(self, data: bytes, pos: int = 0) -> tuple[int, int] | None:
         """(start, end) of the leftmost match starting at ``pos`` or later, or None."""
-        if pos > len(data):
+        end = len(data)
+        if pos > end:
             return None  # (RE2 would log the bad offsets)
-        if self._regexp is None:
+        if self._match is None:
             found = self._compiled.search(data, pos)
             return None if found is None else found.span()
-        span: tuple[int, int] = self._regexp.Match(_ANCHOR.UNANCHORED, data, pos, len(data))[0]  # type: ignore[union-attr]
+        span: tuple[int, int] = self._match(_UNANCHORED, data, pos, end)[0]
         return None if span[0] < 0 else span
 
     def match(self, data: bytes, pos: int = 0) -> tuple[int, int] | None:
         """(start, end) of the match starting exactly at ``pos``, or None."""
-        if pos > len(data):
+        end = len(data)
+        if pos > end:
             return None
-        if self._regexp is None:
+        if self._match is None:
             found = self._compiled.match(data, pos)
             return None if found is None else found.span()
-        span: tuple[int, int] = self._regexp.Match(_ANCHOR.ANCHOR_START, data, pos, len(data))[0]  # type: ignore[union-attr]
+        span: tuple[int, int] = self._match(_ANCHOR_START, data, pos, end)[0]
         return None if span[0] < 0 else span

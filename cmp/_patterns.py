@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -167,7 +167,15 @@ class _Screen:
 
     def hits(self, text: str | bytes) -> list[int]:
         """Indices into PATTERNS of the patterns that match somewhere in ``text``, ascending."""
-        found = self._set.Match(text)
+        return self.confirmed(self.screened(text), text)
+
+    def screened(self, text: str | bytes) -> list[int]:
+        """Indices into PATTERNS of the patterns whose screens match somewhere in ``text``."""
+        return self._set.Match(text) or []
+
+    def confirmed(self, found: list[int] | None, text: str | bytes) -> list[int]:
+        """Of the patterns ``found`` (indices into PATTERNS) whose screens match somewhere in
+        ``text``, those that match there themselves, ascending."""
         if not found:
             return []
         confirm = self._confirm
@@ -183,42 +191,83 @@ class _Screen:
 
     def first_match(self, index: int, data: bytes, pos: int = 0) -> tuple[int, int] | None:
         """(start, end) in UTF-8 ``data`` of the leftmost match of pattern ``index`` that
-        starts at byte ``pos`` or later (the bytes before ``pos`` are context), or None.
+        starts at byte ``pos`` or later (the bytes before ``pos`` are context), or None."""
+        return _first_matchers()[index](data, pos)
 
-        A pattern with a ``seek`` is not searched for itself: its seek is (RE2 skips to
-        its literal at memchr speed), and each place it matches is tried as a start,
-        ``seek_back`` bytes earlier: by the byte before it, for a pattern that is its seek
-        behind ``\\b`` or ``\\B``, else by the pattern anchored there. Every start of the
-        pattern is a place its seek matches, and these are tried in order, so the first
-        that holds is the leftmost match, exactly. After _SEEK_TRIES places that do not
-        hold, one plain search goes on from the last: text crowded with near misses
-        costs a few calls more than a plain search, never one call per near miss.
-        """
-        confirm = self._confirm.get(index)
-        if confirm is not None:
-            found = confirm.search(data, pos)
+    def first_matchers(self) -> tuple[FirstMatch, ...]:
+        """:meth:`first_match` of each pattern, as a function of (data, pos): a scan that
+        calls them again and again looks them up once."""
+        return _first_matchers()
+
+
+# (data, pos) -> (start, end) of a pattern's leftmost match from pos on, or None.
+FirstMatch = Callable[[bytes, int], "tuple[int, int] | None"]
+
+
+@functools.cache
+def _first_matchers() -> tuple[FirstMatch, ...]:
+    """Each pattern's first_match, with what it reads bound in (built on the first dirty text)."""
+    return tuple(_first_matcher(index) for index in range(len(PATTERNS)))
+
+
+def _first_matcher(index: int) -> FirstMatch:
+    """How pattern ``index`` finds its leftmost match from a byte offset on.
+
+    A pattern screened loosely is found by its ``fixed_width`` form (see _Screen). A
+    pattern with a ``seek`` is not searched for itself: its seek is (RE2 skips to its
+    literal at memchr speed), and each place it matches is tried as a start,
+    ``seek_back`` bytes earlier: by the byte before it, for a pattern that is its seek
+    behind ``\\b`` or ``\\B``, else by the pattern anchored there. Every start of the
+    pattern is a place its seek matches, and these are tried in order, so the first that
+    holds is the leftmost match, exactly. After _SEEK_TRIES places that do not hold, one
+    plain search goes on from the last: text crowded with near misses costs a few calls
+    more than a plain search, never one call per near miss.
+    """
+    confirm = SCREEN._confirm.get(index)
+    if confirm is not None:
+        search = confirm.search
+
+        def confirmed(data: bytes, pos: int) -> tuple[int, int] | None:
+            found = search(data, pos)
             return None if found is None else found.span()
-        exact = _exact_spans()[index]
-        seek = _seek_spans()[index]
-        if seek is not None:
-            back = PATTERNS[index].seek_back
-            behind_boundary = _behind_boundary()[index]
-            at = pos + back
-            for _ in range(_SEEK_TRIES):
-                candidate = seek.search(data, at)
-                if candidate is None:
-                    return None
+
+        return confirmed
+    exact = _exact_spans()[index]
+    seek = _seek_spans()[index]
+    if seek is None:
+        return exact.search
+    seek_search, exact_match, exact_search = seek.search, exact.match, exact.search
+    if _behind_boundary()[index]:
+
+        def behind(data: bytes, pos: int) -> tuple[int, int] | None:
+            candidate, tries = seek_search(data, pos), _SEEK_TRIES
+            while candidate is not None:
                 start = candidate[0]
-                if behind_boundary:
-                    if start == 0 or data[start - 1] not in _WORD_BYTES:
-                        return candidate
-                else:
-                    span = exact.match(data, start - back)
-                    if span is not None:
-                        return span
-                at = start + 1
-            pos = at - back
-        return exact.search(data, pos)
+                if start == 0 or data[start - 1] not in _WORD_BYTES:
+                    return candidate  # the byte before decides the assertion
+                tries -= 1
+                if not tries:
+                    return exact_search(data, start + 1)
+                candidate = seek_search(data, start + 1)
+            return None
+
+        return behind
+    back = PATTERNS[index].seek_back
+
+    def anchored(data: bytes, pos: int) -> tuple[int, int] | None:
+        candidate, tries = seek_search(data, pos + back), _SEEK_TRIES
+        while candidate is not None:
+            start = candidate[0] - back
+            span = exact_match(data, start)
+            if span is not None:
+                return span  # the pattern itself, anchored where it would start
+            tries -= 1
+            if not tries:
+                return exact_search(data, start + 1)
+            candidate = seek_search(data, start + 1 + back)
+        return None
+
+    return anchored
 
 
 # RE2's \b and \B read ASCII word characters; every other byte, UTF-8 included, is not one.
@@ -244,7 +293,9 @@ def _exact_spans() -> tuple[Spans, ...]:
 @functools.cache
 def _behind_boundary() -> tuple[bool, ...]:
     """Whether each pattern is its seek behind a \\b or \\B (see Pattern.seek)."""
-    return tuple(p.seek is not None and p.regex in (r"\b" + p.seek, r"\B" + p.seek) for p in PATTERNS)
+    return tuple(
+        p.seek is not None and p.seek_back == 0 and p.regex in (r"\b" + p.seek, r"\B" + p.seek) for p in PATTERNS
+    )
 
 
 @functools.cache

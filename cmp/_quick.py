@@ -30,30 +30,39 @@ It rests on four facts about JSON text, stated here once:
    ``$``, ``\\A``, ``\\z``), so none needs a field's start or end. The last condition is
    asserted below, when this module is imported. (:func:`conforming` skips the scan of
    the fields; with a backslash, escapes may hide a match, and the fields are scanned.)
-4. **In a text with no backslash, no string holds a quote, a backslash or a control
-   character**, since each would have needed an escape. So the canonical writer need not
-   escape the packet's strings, only rewrite Go's extra characters (``<``, ``>``, ``&``,
-   U+2028, U+2029). Such a packet is known to be ``escape_free``
-   (:class:`cmp.model.Known`), which :mod:`cmp._canonical` reads.
+4. **A string holds a quote, a backslash or a control character only where an escape
+   wrote it**, since JSON text cannot hold one in a string as it is. So the characters
+   the canonical writer must escape are among those the text's escapes write: in a text
+   with no backslash, none (it need not escape the packet's strings, only rewrite Go's
+   extra characters ``<``, ``>``, ``&``, U+2028, U+2029); in ``C:\\Users``, only the
+   backslash. The packet knows them as ``escaped`` (:class:`cmp.model.Known`), which
+   :mod:`cmp._canonical` reads.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import re
 from typing import TYPE_CHECKING
 
 from cmp import _intake, _validation
 from cmp._canonical import growth_finding
 from cmp._redaction import PATTERNS, Redaction, matches_anywhere, redact
-from cmp.model import CONFORMING, Packet
+from cmp.model import CONFORMING, Known, Packet
 
 if TYPE_CHECKING:
     from types import ModuleType
 
-# A packet fresh from the builder knows only that it conforms; read the quick way from
-# text without a backslash, its strings are escape-free too (fact 4).
-_CONFORMING_ESCAPE_FREE = CONFORMING._replace(escape_free=True)
+# What each escape the quick path reads writes (every JSON escape but \u, fact 2), said
+# by JSON itself: the characters a packet's strings may hold that need escaping (fact 4).
+_WRITES = {
+    escape: json.loads(b'"' + escape + b'"')
+    for escape in (b'\\"', b"\\\\", b"\\/", b"\\b", b"\\f", b"\\n", b"\\r", b"\\t")
+}
+# The facts a packet read here carries, by the characters escaped (at most 2**8 sets):
+# each made once, not per packet.
+_KNOWN: dict[str, Known] = {}
 
 # Fact 3 needs patterns that no field edge can anchor. Escaped characters and
 # character classes are removed first: `[^a]` and `\$` anchor nothing.
@@ -119,36 +128,46 @@ def parse_counted(raw: bytes) -> tuple[dict[str, object], int] | None:
     also for anything the C decoder with the intake's number and constant refusals will
     not take; the long way says why.
     """
+    read = _read(raw)
+    return None if read is None else (read[0], read[1])
+
+
+def _read(raw: bytes) -> tuple[dict[str, object], int, str] | None:
+    """:func:`parse_counted`'s answer and the characters the text's escapes write (fact 4)."""
     if len(raw) > _intake.MAX_PACKET_BYTES:
         return None
-    if b"\\" in raw:
-        if raw.count(b"\\") > max(_ESCAPE_DENSITY, len(raw) // _ESCAPE_DENSITY):
+    first = raw.find(b"\\")  # what comes before it holds no escape: counting starts here
+    if first >= 0:
+        if raw.count(b"\\", first) > max(_ESCAPE_DENSITY, len(raw) // _ESCAPE_DENSITY):
             return None
         # Fact 1, in C: in JSON text a run of backslashes pairs up from its start, so a
-        # search from the start for a backslash and the byte after it finds exactly the
-        # escapes; of those, the quotes are the \\" ones. An escaped backslash is taken
-        # with a u after it, if one follows.
-        escapes = _ESCAPE.findall(raw)
+        # search from the first backslash for a backslash and the byte after it finds
+        # exactly the escapes; of those, the quotes are the \\" ones. An escaped
+        # backslash is taken with a u after it, if one follows.
+        escapes = _ESCAPE.findall(raw, first)
         if b"\\u" in escapes or b"\\\\u" in escapes:
             return None  # fact 2 (an escaped backslash before a u, as in C:\\\\users, goes the long way too)
         quotes = raw.count(b'"') - escapes.count(b'\\"')
     else:
+        escapes = []
         quotes = raw.count(b'"')
     if quotes % 2:
         return None
     value = _intake.decode_plain(raw)
     if type(value) is not dict:
         return None
-    return value, quotes // 2
+    # The decoder took the text, so every escape is one of JSON's: _WRITES knows it.
+    escaped = "".join(sorted({_WRITES[escape] for escape in escapes})) if escapes else ""
+    return value, quotes // 2, escaped
 
 
 def conforming(raw: bytes, rules: str = "default") -> tuple[str, Packet, tuple[Redaction, ...]] | None:
     """(version, packet, redactions) of a conforming packet read the quick way, else None;
     with ``rules="extended"``, the extended rule set's findings follow the default ones."""
-    counted = parse_counted(raw)
-    if counted is None:
+    read = _read(raw)
+    if read is None:
         return None
-    obj, strings = counted
+    obj, strings, escaped = read
     routed = _validation.route(obj)
     if type(routed) is not str:
         return None
@@ -156,9 +175,11 @@ def conforming(raw: bytes, rules: str = "default") -> tuple[str, Packet, tuple[R
     if built is None or built[1] != strings:  # fact 1: a duplicate was dropped
         return None
     packet = built[0]
-    plain = b"\\" not in raw
-    if plain:
-        object.__setattr__(packet, "_known", _CONFORMING_ESCAPE_FREE)  # fact 4
+    known = _KNOWN.get(escaped)
+    if known is None:
+        known = _KNOWN.setdefault(escaped, CONFORMING._replace(escaped=escaped))
+    object.__setattr__(packet, "_known", known)  # fact 4
+    plain = not escaped  # every backslash starts an escape, and every escape writes a character
     if growth_finding(packet, len(raw)) is not None:
         return None  # the long way reports the size
     if rules == "default":

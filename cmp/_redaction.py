@@ -13,9 +13,11 @@ import functools
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, is_dataclass
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
+from cmp._compiler import _draft_class
+from cmp._matcher import compile_set
 from cmp._patterns import (
     CATEGORIES,
     PATTERNS,
@@ -151,6 +153,24 @@ class Redaction:
         return out
 
 
+# What the scan finds is made as the schema compiler makes the model (cmp._compiler):
+# a draft with Redaction's slots is filled in, then becomes a Redaction, for a quarter of
+# what the frozen dataclass's __init__ costs. It sets every field the constructor would
+# (the tests hold the two to equal objects, field by field).
+_DRAFT = _draft_class(Redaction)
+_new = object.__new__
+
+
+def _found(field: str, category: str, found: str, at: int, length: int) -> Redaction:
+    """``Redaction(field, category, found, at, length)``, made the quick way."""
+    made: Any = _new(_DRAFT)
+    made.field, made.category, made.found, made.at, made.length = field, category, found, at, length
+    made.profile, made.position = "default", None
+    made.__class__ = Redaction
+    redaction: Redaction = made
+    return redaction
+
+
 _SCREEN = SCREEN
 
 # The fields are searched as one UTF-8 text, joined by NUL. NUL is not a word character,
@@ -254,47 +274,92 @@ def scan(fields: list[tuple[str, str]]) -> list[Redaction]:
         return scan(fields)
 
 
-def _findings(names: Sequence[str] | Callable[[], Sequence[str]], values: list[str]) -> list[Redaction]:
+def _findings(
+    names: Sequence[str] | Callable[[], Sequence[str]], values: list[str], *, nul_free: bool = False
+) -> list[Redaction]:
     """The leftmost match of each pattern in each field, in field order, then pattern order.
 
-    ``names`` may be a function giving them, called only when something is found. Raises
+    ``names`` may be a function giving them, called only when something is found;
+    ``nul_free`` says that no value holds a NUL (else it is looked for). Raises
     UnicodeEncodeError for a lone surrogate, TypeError for a value that is not a string.
     """
     joined = _FIELD_JOIN.join(values)
     data = joined.encode("utf-8")
-    hits = _SCREEN.hits(data)
+    if len(data) <= _REPEATS_SCREENED:
+        flagged = _field_screen().Match(data) or []
+    else:  # every pattern found may repeat: searched for from field to field
+        flagged = _SCREEN.screened(data)
+        flagged += [index + _REPEATED for index in flagged]
+    if not flagged:
+        return []
+    hits = _SCREEN.confirmed([index for index in flagged if index < _REPEATED], data)
     if not hits:
         return []
     if callable(names):
         names = names()
-    if len(values) > 1 and data.count(b"\x00") != len(values) - 1:  # a field holds a NUL: field by field
+    many = len(values) > 1
+    if many and not nul_free and data.count(b"\x00") != len(values) - 1:  # a field holds a NUL: field by field
         return [found for name, text in zip(names, values, strict=True) for found in _findings([name], [text])]
-    ascii_only = joined.isascii()
-    found: list[tuple[int, Redaction]] = []
+    first_matchers = _SCREEN.first_matchers()
+    spans: list[tuple[int, int, int]] = []  # (start, end, pattern) of each field's leftmost match
     for index in hits:
-        pattern = PATTERNS[index]
-        pos = field = 0  # where the search goes on, and the field that is in
-        while (span := _SCREEN.first_match(index, data, pos)) is not None:
-            start, end = span
-            if len(values) > 1:
-                # No match holds a NUL: the separators before it count its field, and the
-                # nearest ones around it are its field's edges.
-                field += data.count(b"\x00", pos, start)
-                field_start = data.rfind(b"\x00", pos, start) + 1 or pos
-            else:
-                field_start = 0
-            if ascii_only:
-                at, text = start - field_start, joined[start:end]
-            else:
-                # RE2 matches whole UTF-8 characters, so a match and what precedes it decode.
-                at, text = len(data[field_start:start].decode("utf-8")), data[start:end].decode("utf-8")
-            found.append((field, Redaction(names[field], pattern.category, pattern.mask or text, at, len(text))))
-            pos = data.find(b"\x00", end) + 1 if len(values) > 1 else 0
+        first_match = first_matchers[index]
+        span = first_match(data, 0)
+        while span is not None:
+            spans.append((*span, index))
+            if not many or index + _REPEATED not in flagged:
+                break  # one field at most holds a match: this one
+            pos = data.find(b"\x00", span[1]) + 1  # the next field's leftmost match is all that is left
             if pos == 0:
                 break  # the last field: done
-            field += 1  # the next field's leftmost match is all that is left to find in it
-    found.sort(key=itemgetter(0))  # stable: within a field, patterns stay in table order
-    return [redaction for _, redaction in found]
+            span = first_match(data, pos)
+    spans.sort()
+    # Each match's field, and where that starts: in the order of the matches, the NULs
+    # between one and the next count the fields between (no match holds a NUL), and the
+    # last of them starts the field.
+    placed: list[tuple[int, int, int, int, int]] = []  # (field, pattern, start, end, field start)
+    field = field_start = before = 0
+    for start, end, index in spans:
+        if many and (separators := data.count(b"\x00", before, start)):
+            field += separators
+            field_start = data.rfind(b"\x00", before, start) + 1
+        before = start
+        placed.append((field, index, start, end, field_start))
+    placed.sort()  # field, then pattern: (field, pattern) pairs are unique
+    ascii_only = joined.isascii()
+    found: list[Redaction] = []
+    for field, index, start, end, field_start in placed:
+        if ascii_only:
+            at, text = start - field_start, joined[start:end]
+        else:
+            # RE2 matches whole UTF-8 characters, so a match and what precedes it decode.
+            at, text = len(data[field_start:start].decode("utf-8")), data[start:end].decode("utf-8")
+        pattern = PATTERNS[index]
+        found.append(_found(names[field], pattern.category, pattern.mask or text, at, len(text)))
+    return found
+
+
+# The screen of the joined fields: one set pass answers two questions for each pattern.
+# Member i is the screen of pattern i (does it match somewhere?); member _REPEATED + i is
+# that screen, the rest of its field and the NUL ending it, anything, and the screen again:
+# does the pattern match in two fields or more? (Screens hold no NUL, so the second match
+# is in a later field; a loose screen matches wherever its pattern does, so "no" is exact.)
+# A pattern found in one field is then searched for once, where a search from the next
+# field on would have to find nothing. The tests hold the findings to one search per
+# field and pattern.
+_REPEATED = len(PATTERNS)
+# Up to this many bytes of fields (a packet's worth, and more): past it the set's extra
+# members make its DFA build more states on crafted text (near misses of every pattern in
+# every field, benchmarks/hostile.py) than the searches they save are worth, and the
+# pattern table's own screen answers the first question alone.
+_REPEATS_SCREENED = 8192
+
+
+@functools.cache
+def _field_screen() -> Any:
+    """The set above, compiled on the first scan (start-up stays lean)."""
+    screens = [pattern.screened_by for pattern in PATTERNS]
+    return compile_set([*screens, *(f"(?:{screen})[^\\x00]*\\x00(?s:.*)(?:{screen})" for screen in screens)])
 
 
 def _getter(members: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
@@ -323,18 +388,28 @@ def _plain_texts(packet: Packet) -> list[str]:
     return out
 
 
-def _plain_names(packet: Packet) -> list[str]:
+def _plain_names(packet: Packet) -> Sequence[str]:
     """The finding names of :func:`_plain_texts`, in the same order."""
+    return _names_for(tuple(map(len, _ARRAYS(packet))))
+
+
+# The scanned arrays of a packet, in scan order: their lengths name every field.
+_ARRAYS = attrgetter(*(top for top, members in _GROUPS if members != ()))
+
+
+@functools.lru_cache(maxsize=1024)
+def _names_for(counts: tuple[int, ...]) -> tuple[str, ...]:
+    """The finding names of a packet whose scanned arrays hold ``counts`` items."""
     out: list[str] = []
+    lengths = iter(counts)
     for top, members in _GROUPS:
         if members == ():
             out.append(top)
         else:
-            out += _item_names(top, members, len(getattr(packet, top)))
-    return out
+            out += _item_names(top, members, next(lengths))
+    return tuple(out)
 
 
-@functools.lru_cache(maxsize=1024)
 def _item_names(top: str, members: tuple[str, ...] | None, count: int) -> tuple[str, ...]:
     """``constraints[0]`` … or ``decisions[0].what`` …: the names of an array's scanned fields."""
     if members is None:
@@ -344,8 +419,12 @@ def _item_names(top: str, members: tuple[str, ...] | None, count: int) -> tuple[
 
 def redact(packet: Packet) -> list[Redaction]:
     """Redaction findings for a typed :class:`cmp.Packet`, in the reference's order."""
+    # A packet that knows which characters needing an escape its strings may hold (one read
+    # the quick way, cmp._quick fact 4) holds a NUL only if that is one of them.
+    escaped = packet._known.escaped
+    nul_free = escaped is not None and "\x00" not in escaped
     try:
-        return _findings(functools.partial(_plain_names, packet), _plain_texts(packet))
+        return _findings(functools.partial(_plain_names, packet), _plain_texts(packet), nul_free=nul_free)
     except (UnicodeEncodeError, TypeError, AttributeError):
         return scan(list(texts(packet)))  # a hand-built model with odd values: the careful walk copes
 

@@ -168,12 +168,19 @@ class Known(NamedTuple):
 
     # It passed its version's schema (check's builder, from_obj): dumps need not validate it.
     conforming: bool = False
-    # No string holds a quote, a backslash or a control character (cmp._quick, fact 3):
-    # the canonical writer skips its escaping pass.
-    escape_free: bool = False
+    # The characters the escapes of the text it was read from wrote (cmp._quick, fact 4):
+    # no string holds another character JSON must escape (quote, backslash, control
+    # character). With "" the canonical writer has nothing to escape; with neither quote
+    # nor line break, it escapes these throughout its text at once. None: not known.
+    escaped: str | None = None
     # Its canonical bytes, when check had to write them to measure a large packet
     # (cmp._canonical.growth_finding): dumps returns them.
     canonical: bytes | None = None
+
+    @property
+    def escape_free(self) -> bool:
+        """No string holds a character JSON must escape: the writer has no escaping to do."""
+        return self.escaped == ""
 
 
 CONFORMING = Known(conforming=True)

@@ -462,3 +462,82 @@ def test_the_writers_generated_source_can_be_read_back() -> None:
     assert source.startswith("def write(packet, identity, ")
     assert write.__code__.co_filename.startswith("<cmp compiled canonical writer #")
     assert '"next_step": "' in source and "if identity:" in source
+
+
+# --- escaping what the text's escapes wrote (cmp.model.Known.escaped, cmp._quick fact 4) ---
+
+
+@settings(max_examples=300)
+@given(packets())
+def test_the_layout_holds_no_character_to_escape_but_quote_and_line_break(packet: cmp.Packet) -> None:
+    """What lets cmp._canonical escape the strings' other characters throughout the text at once."""
+    from json.encoder import encode_basestring
+
+    from cmp._canonical import _IN_LAYOUT
+
+    for identity in (True, False):
+        layout = "".join(_writer()(packet, identity)[0::2])
+        assert {char for char in layout if encode_basestring(char) != f'"{char}"'} <= _IN_LAYOUT
+
+
+# Characters a string may hold that JSON text writes with an escape other than \u, and
+# characters that need none; only the backslash and the controls below never occur in
+# the layout, so a text escaping nothing else is escaped throughout (the quick way).
+_OUTSIDE_LAYOUT = st.sampled_from(["\\", "\t", "\r", "\b", "\f", "/", "a", "é", "<", " ", "\u2028", "😀"])
+_ESCAPED_CHAR = st.one_of(_OUTSIDE_LAYOUT, st.sampled_from(['"', "\n"]))
+
+
+@settings(max_examples=300)
+@given(st.data())
+def test_every_set_of_escaped_characters_writes_the_oracles_bytes(data: st.DataObject) -> None:
+    """Read the quick way, a packet knows which characters its text's escapes wrote; escaping only
+    the strings holding them (throughout the text, or string by string) writes what the oracle
+    writes and what a copy that knows nothing writes."""
+    from cmp._quick import _ESCAPE_DENSITY
+
+    chars = data.draw(st.sampled_from([_OUTSIDE_LAYOUT, _ESCAPED_CHAR]))
+    text = st.lists(chars, max_size=12).map("".join)
+    obj = full()
+    obj["goal"] = "g" + data.draw(text)
+    obj["constraints"] = data.draw(st.lists(text, max_size=4))
+    obj["decisions"][0]["why"] = data.draw(text)
+    obj["project"]["name"] = data.draw(text)
+    raw = json.dumps(obj, ensure_ascii=False)
+    if data.draw(st.booleans()):
+        raw = raw.replace("/", "\\/")  # an escape that writes a character needing none
+    packet = cmp.loads(raw.encode())
+    if raw.count("\\") > max(_ESCAPE_DENSITY, len(raw.encode()) // _ESCAPE_DENSITY):  # the long way: knows nothing
+        assert packet._known.escaped is None
+        assert cmp.dumps(packet) == oracle(packet)
+        return
+    assert packet._known.escaped is not None  # read the quick way
+    expected = {c for s in json.loads(raw)["constraints"] + [obj["goal"], obj["decisions"][0]["why"]] for c in s}
+    assert set(packet._known.escaped) >= {c for c in expected if json.dumps(c, ensure_ascii=False) != f'"{c}"'}
+    assert cmp.dumps(packet) == oracle(packet) == cmp.dumps(dataclasses.replace(packet))
+    assert cmp.state_digest(packet) == cmp.state_digest(dataclasses.replace(packet))
+
+
+@pytest.mark.parametrize(
+    ("text", "escaped"),
+    [("plain", ""), ("C:\\\\Users", "\\"), ("a\\tb\\\\c", "\t\\"), ('say \\"hi\\"\\n', '\n"'), ("x\\/y", "/")],
+)
+def test_a_packet_read_the_quick_way_knows_what_its_escapes_wrote(text: str, escaped: str) -> None:
+    raw = json.dumps(full(), ensure_ascii=False).replace('"goal": "', f'"goal": "{text}', 1)
+    packet = cmp.loads(raw.encode())
+    assert packet._known.escaped == "".join(sorted(escaped))
+    assert packet._known.escape_free == (escaped == "")
+    assert cmp.dumps(packet) == oracle(packet)
+
+
+@pytest.mark.parametrize("before", ["", "<&>\u2028", 'say "hi"\n\\'])
+def test_a_lone_surrogate_is_placed_in_the_text_as_written(before: str) -> None:
+    """The canonical writer escapes UTF-8 bytes; a text it cannot encode is still reported
+    at the surrogate's index in the text as written, Go's escapes included."""
+    from cmp._canonical import encode
+
+    packet = cmp.Packet.new(goal="g", next_step="n", tags=["gpu"])
+    packet = dataclasses.replace(packet, goal=f"{before}x\ud800y")
+    written: str = GENERATOR.canonical(model.to_obj(packet))
+    with pytest.raises(cmp.PacketError) as caught:
+        encode(packet)
+    assert caught.value.findings[0].message == f"invalid json: lone surrogate at index {written.index(chr(0xD800))}"

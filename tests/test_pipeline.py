@@ -317,3 +317,24 @@ def test_validate_says_what_a_huge_version_number_is() -> None:
     (finding,) = cmp.validate({"ltm_version": 10**5000})
     assert finding.code == "version-missing"
     assert finding.message == 'ltm_version must be a string such as "0.2", found a number of about 5000 digits'
+
+
+@pytest.mark.parametrize("lenient", [False, True])
+@pytest.mark.parametrize("allow_unredacted", [False, True])
+def test_a_conforming_report_made_the_quick_way_is_the_constructors(lenient: bool, allow_unredacted: bool) -> None:
+    """_conforming sets every field the dataclass has, as its constructor sets them."""
+    from cmp._pipeline import Report, _conforming
+
+    raw = encode(put(full(), "goal", "key AKIAIOSFODNN7EXAMPLE"))
+    packet = cmp.loads(raw)
+    redactions = tuple(cmp.redact(packet))
+    options: dict[str, Any] = {"lenient": lenient, "allow_unredacted": allow_unredacted, "rules": "extended"}
+    quick = _conforming("0.2", packet, redactions, source=raw, **options)
+    slow = Report(version="0.2", errors=(), redactions=redactions, packet=packet, source=raw, **options)
+    assert type(quick) is Report
+    for each in dataclasses.fields(Report):
+        assert getattr(quick, each.name) is getattr(slow, each.name), each.name
+    assert quick == slow and repr(quick) == repr(slow) and quick.to_json() == slow.to_json()
+    assert (quick.ok, quick.accepted, quick.blocked) == (slow.ok, slow.accepted, slow.blocked)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        quick.lenient = not lenient  # type: ignore[misc]

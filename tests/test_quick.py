@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cmp._extended import EXTENDED_PATTERNS
 from cmp._quick import anchored, parse_counted
 from cmp._redaction import PATTERNS
 from tests.packets import encode, full
+from tests.strategies import packets, renderings
 
 
 @pytest.mark.parametrize("regex", [r"^AKIA", r"key$", r"\AAKIA", r"x\z", r"(?m)x", r"(?im)x", r"a|^b", r"(?:x$)"])
@@ -60,3 +65,50 @@ def _strings(value: object) -> int:
     if isinstance(value, list):
         return sum(_strings(item) for item in value)
     return 0
+
+
+@settings(max_examples=300)
+@given(st.data())
+def test_counting_from_the_first_backslash_counts_what_the_whole_text_holds(data: st.DataObject) -> None:
+    """parse_counted reads escapes from the first backslash on: the same escapes, strings and
+    escaped characters as a reading of the whole text."""
+    from cmp._quick import _ESCAPE, _WRITES, _read
+
+    packet = data.draw(packets())
+    raw = data.draw(renderings(packet))
+    read = _read(raw)
+    if read is None:
+        return
+    escapes = _ESCAPE.findall(raw)
+    assert read[1] == (raw.count(b'"') - escapes.count(b'\\"')) // 2 == _strings(read[0])
+    assert read[2] == "".join(sorted({_WRITES[escape] for escape in escapes}))
+    assert read[0] == json.loads(raw)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [b'{"a": 1}', b' \n{"a": 1}', b'{"a": 1}\n', b'{"a": 1} \t\r\n ', b'{"a": 1} x', b'{"a": 1}\x0b', b"", b"  ",
+     b"x", b'{"a":', b"[1] [2]", b'"s"', b'{"a": NaN}', b'{"a": 1e999}', b"\xff{}", b"[" * 50_000],
+)  # fmt: skip
+def test_decode_plain_answers_as_the_decoder_does(text: bytes) -> None:
+    """decode_plain skips JSONDecoder.decode's frames, not its rules: leading and trailing
+    whitespace, extra data, refused constants and numbers, bad UTF-8 and depth."""
+    from cmp._intake import _PLAIN_DECODER, decode_plain
+
+    try:
+        expected = _PLAIN_DECODER.decode(text.decode("utf-8"))
+    except (ValueError, RecursionError):
+        expected = None
+    assert decode_plain(text) == expected
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet=' \t\n\r{}[]",:0123456789.eEtrufalsn-x\\', max_size=24))
+def test_decode_plain_answers_as_the_decoder_does_on_any_text(text: str) -> None:
+    from cmp._intake import _PLAIN_DECODER, decode_plain
+
+    try:
+        expected = _PLAIN_DECODER.decode(text)
+    except (ValueError, RecursionError):
+        expected = None
+    assert decode_plain(text.encode()) == expected

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from typing import Any
@@ -567,7 +568,7 @@ def test_spans_answer_as_search_does(fast: bool) -> None:
 
     spans = Spans(r"\bxox[a-z]-\d+")
     if not fast:
-        spans._regexp = None
+        spans._match = None
     data = b"axoxb-1 xoxb-22 xoxp-3"
     compiled = re2.compile(spans.pattern)
     for pos in range(len(data) + 2):
@@ -613,3 +614,116 @@ def test_every_byte_before_a_boundary_pattern_decides_alike(byte: int) -> None:
             continue
         data = bytes([byte]) + samples[pattern.category]
         assert (re2.compile(pattern.regex).match(data, 1) is None) == word, pattern.category
+
+
+# --- the one-pass field screen, the repeated flags and the quick Redaction (cmp._redaction._findings) ---
+
+# Real secrets of every pattern, the near misses around them, and text that is neither,
+# so generated fields hold zero, one or several matches of a pattern, next to each other,
+# at a field's start or end, after non-ASCII text.
+_SECRETS = [
+    AWS,
+    GH,
+    JWT,
+    GOOGLE,
+    SLACK,
+    STRIPE,
+    WHSEC,
+    SSH,
+    "/home/dev/x",
+    "C:\\Users\\dev",
+    "-----BEGIN RSA PRIVATE KEY-----",
+]
+_PLANTED = st.lists(st.sampled_from([*_SECRETS, *_NEAR, " ", "é ", "words and more words "]), max_size=8).map("".join)
+
+
+@settings(max_examples=500)
+@given(st.lists(_PLANTED, min_size=1, max_size=8))
+def test_planted_secrets_are_found_as_one_search_per_field_and_pattern_finds_them(texts: list[str]) -> None:
+    fields = [(f"constraints[{i}]", text) for i, text in enumerate(texts)]
+    assert _found(scan(fields)) == _one_search_per_field_and_pattern(fields)
+
+
+@settings(max_examples=300)
+@given(st.lists(_PLANTED, min_size=1, max_size=8))
+def test_a_nul_free_scan_finds_what_the_careful_one_finds(texts: list[str]) -> None:
+    """``nul_free`` only skips looking for a NUL inside a field; told truly, nothing changes."""
+    from cmp._redaction import _findings
+
+    names = [f"open_questions[{i}]" for i in range(len(texts))]
+    assert _found(_findings(names, texts, nul_free=True)) == _found(_findings(names, texts))
+
+
+@settings(max_examples=500)
+@given(st.lists(_PLANTED, min_size=2, max_size=8))
+def test_the_repeated_flag_says_whether_a_pattern_matches_in_two_fields(texts: list[str]) -> None:
+    """The field screen's second member per pattern: set exactly when two fields or more hold a
+    match of its screen, so clear whenever fewer than two hold a match of the pattern."""
+    from cmp._redaction import _REPEATED, _field_screen
+
+    flagged = _field_screen().Match("\x00".join(texts).encode()) or []
+    for index, pattern in enumerate(PATTERNS):
+        holding = sum(re2.search(pattern.screened_by, text) is not None for text in texts)
+        assert (index + _REPEATED in flagged) == (holding >= 2), pattern.category
+        if index + _REPEATED not in flagged:
+            assert sum(re2.search(pattern.regex, text) is not None for text in texts) <= 1, pattern.category
+        assert (index in flagged) == (holding >= 1), pattern.category
+
+
+@pytest.mark.parametrize("found", ["AKIA…", "/home/me/x"])
+@pytest.mark.parametrize("at", [0, 7])
+def test_a_redaction_made_the_quick_way_is_the_constructors(found: str, at: int) -> None:
+    """_found sets every field the dataclass has, as its constructor sets them."""
+    from cmp._redaction import Redaction
+    from cmp._redaction import _found as made
+
+    quick, slow = made("goal", "aws-key", found, at, len(found)), Redaction("goal", "aws-key", found, at, len(found))
+    assert type(quick) is Redaction
+    for field in dataclasses.fields(Redaction):
+        assert getattr(quick, field.name) == getattr(slow, field.name), field.name
+    assert quick == slow and hash(quick) == hash(slow) and repr(quick) == repr(slow)
+    assert quick.to_json() == slow.to_json() and str(quick) == str(slow)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        quick.at = 1  # type: ignore[misc]
+
+
+def test_a_packet_read_the_quick_way_is_scanned_without_looking_for_a_nul() -> None:
+    """redact() trusts Known.escaped for NUL (no escape the quick path reads writes one)."""
+    from cmp._quick import _WRITES
+
+    assert "\x00" not in "".join(_WRITES.values())
+    raw = encode(put(put(full(), "goal", f"a {AWS} b"), "constraints[1]", f"C:\\Users\\x {AWS}"))
+    packet = cmp.loads(raw)
+    assert packet._known.escaped == "\\"
+    copy = dataclasses.replace(packet)  # knows nothing: looks for a NUL
+    assert copy._known.escaped is None
+    assert (
+        _found(cmp.redact(packet))
+        == _found(cmp.redact(copy))
+        == _one_search_per_field_and_pattern(list(texts_of(packet)))
+    )
+
+
+@settings(max_examples=300)
+@given(st.lists(_PLANTED, min_size=1, max_size=8))
+def test_past_the_repeats_limit_every_pattern_found_is_searched_field_to_field(texts: list[str]) -> None:
+    """Over _REPEATS_SCREENED bytes the scan takes the table's own screen (no repeated
+    flags) and searches from field to field: the same findings."""
+    from unittest import mock
+
+    from cmp import _redaction
+
+    fields = [(f"attempts[{i}].learned", text) for i, text in enumerate(texts)]
+    with mock.patch.object(_redaction, "_REPEATS_SCREENED", 0):
+        assert _found(scan(fields)) == _one_search_per_field_and_pattern(fields)
+
+
+def test_a_long_packet_is_scanned_past_the_repeats_limit() -> None:
+    from cmp._redaction import _REPEATS_SCREENED
+
+    filler = "plain words in a long constraint " * 25
+    texts = [f"{filler} {AWS} and {SLACK}" if i % 3 == 0 else filler + GH for i in range(12)]
+    packet = cmp.loads(encode(put(full(), "constraints", texts)))
+    assert len("\x00".join(t for _, t in texts_of(packet)).encode()) > _REPEATS_SCREENED
+    assert _found(cmp.redact(packet)) == _one_search_per_field_and_pattern(list(texts_of(packet)))
+    assert len(cmp.redact(packet)) == 4 * 2 + 8
