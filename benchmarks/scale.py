@@ -71,13 +71,37 @@ def _timed(argv: list[str]) -> tuple[float, bytes]:
 
 
 def report(count: int, rounds: int = 3, workers: int = 2) -> str:
-    """The table: seconds and packets per second per configuration, and the speed-up over one process."""
+    """The table: seconds and packets per second per configuration, and the speed-up over one process.
+
+    The local configurations run with no cluster up: its idle scheduler and workers
+    take some of the same two cores. The cluster is started for its own rows after.
+    """
     from distributed import LocalCluster
 
-    rows: list[list[str]] = []
+    command = [sys.executable, "-m", "cmp"]
+    times: dict[str, list[float]] = {}
+    expected: dict[str, bytes] = {}
+
+    def take_turns(runs: dict[str, list[str]]) -> None:
+        for _ in range(rounds):
+            for label, argv in runs.items():
+                elapsed, out = _timed(argv)
+                kind = label.split(",")[0].split(" --")[0]
+                assert expected.setdefault(kind, out) == out, f"{label} printed something else"
+                times.setdefault(label, []).append(elapsed)
+
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         jsonl, store = _jsonl(folder, count), _store(folder, count)
+        check, audit = [*command, "check", "--jsonl", str(jsonl)], [*command, "audit", str(store)]
+        take_turns(
+            {
+                "check --jsonl, one process": check,
+                f"check --jsonl --jobs {workers}": [*check, "--jobs", str(workers)],
+                "audit STORE, one process": audit,
+                f"audit STORE --jobs {workers}": [*audit, "--jobs", str(workers)],
+            }
+        )
         cluster = LocalCluster(
             n_workers=workers,
             threads_per_worker=1,
@@ -86,41 +110,28 @@ def report(count: int, rounds: int = 3, workers: int = 2) -> str:
             silence_logs=logging.CRITICAL,
         )
         try:
-            command = [sys.executable, "-m", "cmp"]
-            runs: dict[str, list[str]] = {
-                "check --jsonl, one process": [*command, "check", "--jsonl", str(jsonl)],
-                f"check --jsonl --jobs {workers}": [*command, "check", "--jobs", str(workers), "--jsonl", str(jsonl)],
-                f"check --jsonl --dask (local cluster, {workers} workers)": [
-                    *command,
-                    "check",
-                    "--dask",
-                    cluster.scheduler_address,
-                    "--jsonl",
-                    str(jsonl),
-                ],
-                "audit STORE, one process": [*command, "audit", str(store)],
-                f"audit STORE --jobs {workers}": [*command, "audit", str(store), "--jobs", str(workers)],
-                f"audit STORE --dask (local cluster, {workers} workers)": [
-                    *command,
-                    "audit",
-                    str(store),
-                    "--dask",
-                    cluster.scheduler_address,
-                ],
-            }
-            times: dict[str, list[float]] = {label: [] for label in runs}
-            expected: dict[str, bytes] = {}
-            for _ in range(rounds):
-                for label, argv in runs.items():
-                    elapsed, out = _timed(argv)
-                    kind = label.split(",")[0].split(" --")[0]
-                    assert expected.setdefault(kind, out) == out, f"{label} printed something else"
-                    times[label].append(elapsed)
+            take_turns(
+                {
+                    f"check --jsonl --dask (local cluster, {workers} workers)": [
+                        *check,
+                        "--dask",
+                        cluster.scheduler_address,
+                    ],
+                    f"audit STORE --dask (local cluster, {workers} workers)": [
+                        *audit,
+                        "--dask",
+                        cluster.scheduler_address,
+                    ],
+                }
+            )
         finally:
             cluster.close()
+    order = ["check", "audit"]
+    labels = sorted(times, key=lambda label: (order.index(label.split()[0]), "--dask" in label, "--jobs" in label))
+    rows: list[list[str]] = []
     base: dict[str, float] = {}
-    for label, taken in times.items():
-        seconds = statistics.median(taken)
+    for label in labels:
+        seconds = statistics.median(times[label])
         kind = label.split(",")[0].split(" --")[0]
         base.setdefault(kind, seconds)
         rows.append([label, f"{seconds:.2f}", f"{count / seconds:,.0f}", f"{base[kind] / seconds:.2f}x"])

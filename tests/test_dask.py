@@ -21,6 +21,7 @@ from pathlib import Path
 import distributed
 import pytest
 
+from cmp.cli._dask import DASK_SHARE_BYTES
 from cmp.cli._sources import SHARE_BYTES
 from tests.packets import encode, full, put
 
@@ -51,13 +52,26 @@ def shards(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+@pytest.fixture(scope="module")
+def big(shards: Path) -> Path:
+    """A file of several cluster shares (DASK_SHARE_BYTES each), long enough to kill a worker in the middle of."""
+    part = (shards / "part-0.jsonl").read_bytes()
+    path = shards.parent / "big.jsonl"
+    path.write_bytes(part * (3 * DASK_SHARE_BYTES // len(part) + 1))
+    return path
+
+
 def _cli(*args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run([sys.executable, "-m", "cmp", *args], capture_output=True, timeout=300)
 
 
 @pytest.mark.parametrize("format", ["text", "json", "sarif"])
-def test_check_on_a_cluster_prints_what_a_local_run_prints(scheduler: str, shards: Path, format: str) -> None:
-    files = [arg for path in sorted(shards.glob("*.jsonl")) for arg in ("--jsonl", str(path))]
+def test_check_on_a_cluster_prints_what_a_local_run_prints(
+    scheduler: str, shards: Path, big: Path, format: str
+) -> None:
+    # Several cluster shares of one file in text; the documents over the smaller shards.
+    paths = [*sorted(shards.glob("*.jsonl")), *([big] if format == "text" else [])]
+    files = [arg for path in paths for arg in ("--jsonl", str(path))]
     local = _cli("check", "--format", format, *files)
     cluster = _cli("check", "--format", format, "--dask", scheduler, *files)
     assert local.returncode == 1
@@ -77,10 +91,7 @@ def _worker_pids(scheduler: str) -> list[int]:
         return sorted(client.run(os.getpid).values())
 
 
-def test_a_worker_killed_mid_run_leaves_the_results_whole(scheduler: str, shards: Path) -> None:
-    path = shards / "part-0.jsonl"
-    big = shards.parent / "big.jsonl"
-    big.write_bytes(path.read_bytes() * 6)  # long enough to be killed in the middle of
+def test_a_worker_killed_mid_run_leaves_the_results_whole(scheduler: str, big: Path) -> None:
     local = _cli("check", "--jsonl", str(big))
     process = subprocess.Popen(
         [sys.executable, "-m", "cmp", "check", "--dask", scheduler, "--jsonl", str(big)],
@@ -172,17 +183,13 @@ if __name__ == "__main__":
 
 
 @pytest.mark.parametrize("format", ["text", "json"])
-def test_losing_the_scheduler_mid_run_is_one_line_and_a_whole_document(
-    shards: Path, tmp_path: Path, format: str
-) -> None:
+def test_losing_the_scheduler_mid_run_is_one_line_and_a_whole_document(big: Path, tmp_path: Path, format: str) -> None:
     script = tmp_path / "cluster.py"
     script.write_text(CLUSTER)
     cluster = subprocess.Popen(
         [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True
     )
     assert cluster.stdout is not None
-    big = tmp_path / "big.jsonl"
-    big.write_bytes((shards / "part-0.jsonl").read_bytes() * 6)
     try:
         address = cluster.stdout.readline().decode().strip()
         run = subprocess.Popen(

@@ -82,6 +82,7 @@ class Runner(Protocol):
 
     parallel: bool  # shares run elsewhere, at the same time: plan them ahead (counted line numbers)
     in_flight: int  # how many shares may be out at once
+    share_bytes: int  # how much of a JSON Lines file one share covers
 
     def submit(self, fn: Callable[..., T], *args: Any) -> Pending[T]:
         """Hand out ``fn(*args)``; :class:`WorkersFailed` if that cannot be done."""
@@ -98,6 +99,7 @@ class InProcess:
 
     parallel = False
     in_flight = 1
+    share_bytes = SHARE_BYTES
 
     def submit(self, fn: Callable[..., T], *args: Any) -> Pending[T]:
         future: Future[T] = Future()
@@ -120,6 +122,7 @@ class ProcessPool:
     """Shares judged by a pool of worker processes on this machine, started on the first share."""
 
     parallel = True
+    share_bytes = SHARE_BYTES
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
@@ -354,28 +357,29 @@ def jsonl_shares(
 
     In this process, one share from the start, which judging cuts as it goes (and
     which therefore knows its line numbers). Spread over workers, shares of
-    SHARE_BYTES each, the last one to the end of the file however long it has grown;
+    ``runner.share_bytes`` each, the last one to the end of the file however long it has grown;
     each share's first line number comes from the workers counting the newlines of the
     shares before it, some shares ahead of the one handed out, so the parent never
     reads the file.
     """
-    if not runner.parallel or size <= SHARE_BYTES:
+    step = runner.share_bytes
+    if not runner.parallel or size <= step:
         yield JsonlShare(path, file, 0, None, 0, inode)
         return
-    starts = list(range(0, size, SHARE_BYTES))
+    starts = list(range(0, size, step))
     counts: deque[Pending[int] | WorkersFailed] = deque()
     ahead = 2 * runner.in_flight
 
     def count(index: int) -> Pending[int] | WorkersFailed:
         try:
-            return runner.submit(count_newlines, path, starts[index], starts[index] + SHARE_BYTES, inode)
+            return runner.submit(count_newlines, path, starts[index], starts[index] + step, inode)
         except WorkersFailed as exc:
             return exc
 
     lines_before = 0
     for index, start in enumerate(starts):
         last = index == len(starts) - 1
-        yield JsonlShare(path, file, start, None if last else start + SHARE_BYTES, lines_before, inode)
+        yield JsonlShare(path, file, start, None if last else start + step, lines_before, inode)
         if last:
             return
         while len(counts) < ahead and index + len(counts) < len(starts) - 1:

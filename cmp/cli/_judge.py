@@ -139,8 +139,9 @@ class ShareReading:
 
 
 def jsonl_sources(share: JsonlShare, reading: ShareReading) -> Iterator[Source]:
-    """The packets of a JSON Lines share, stopping between two once SHARE_BYTES were read or
-    rendered (``reading.rest``); a file that cannot be opened or read on is a problem."""
+    """The packets of a JSON Lines share, stopping between two once SHARE_BYTES were rendered,
+    or read from a share with no end (``reading.rest``); a file that cannot be opened or
+    read on is a problem."""
     try:
         reader = share.open()
     except SourceError as exc:
@@ -151,7 +152,10 @@ def jsonl_sources(share: JsonlShare, reading: ShareReading) -> Iterator[Source]:
         began = reader.position
         for source in reader:
             yield source
-            if reader.more() and (reader.position - began >= SHARE_BYTES or reading.rendered >= SHARE_BYTES):
+            # A share with no end (in this process, the whole file) is cut every SHARE_BYTES
+            # read, so results stream; a bounded one only when its output grows large.
+            read_enough = share.end is None and reader.position - began >= SHARE_BYTES
+            if reader.more() and (read_enough or reading.rendered >= SHARE_BYTES):
                 reading.rest = share.rest(reader)
                 break
     except OSError as exc:
