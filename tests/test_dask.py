@@ -8,7 +8,6 @@ import contextlib
 import json
 import logging
 import os
-import select
 import signal
 import socket
 import subprocess
@@ -24,6 +23,7 @@ import pytest
 from cmp.cli._dask import DASK_SHARE_BYTES
 from cmp.cli._sources import SHARE_BYTES
 from tests.packets import encode, full, put
+from tests.running import under_way
 
 GOOD = encode(full())
 BAD = encode(put(full(), "tags[0]", "Bad"))
@@ -93,16 +93,8 @@ def _worker_pids(scheduler: str) -> list[int]:
 
 def test_a_worker_killed_mid_run_leaves_the_results_whole(scheduler: str, big: Path) -> None:
     local = _cli("check", "--jsonl", str(big))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "cmp", "check", "--dask", scheduler, "--jsonl", str(big)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    assert process.stdout is not None
+    process, first = under_way("check", "--dask", scheduler, "--jsonl", str(big))
     try:
-        ready, _, _ = select.select([process.stdout], [], [], 120)
-        assert ready, "no result within 120 s"
-        first = os.read(process.stdout.fileno(), 65536)  # the first results are out: the run is under way
         victim = _worker_pids(scheduler)[0]
         os.kill(victim, signal.SIGKILL)
         killed_at = time.monotonic()
@@ -192,15 +184,7 @@ def test_losing_the_scheduler_mid_run_is_one_line_and_a_whole_document(big: Path
     assert cluster.stdout is not None
     try:
         address = cluster.stdout.readline().decode().strip()
-        run = subprocess.Popen(
-            [sys.executable, "-m", "cmp", "check", "--format", format, "--dask", address, "--jsonl", str(big)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        assert run.stdout is not None
-        ready, _, _ = select.select([run.stdout], [], [], 120)
-        assert ready
-        first = os.read(run.stdout.fileno(), 65536)
+        run, first = under_way("check", "--format", format, "--dask", address, "--jsonl", str(big))
         os.killpg(cluster.pid, signal.SIGKILL)  # the scheduler and its workers, at once
         rest, err = run.communicate(timeout=120)
     finally:

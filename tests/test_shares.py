@@ -6,9 +6,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import select
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -24,6 +21,7 @@ from cmp.cli._judge import CheckOptions, check_share
 from cmp.cli._render import Block
 from cmp.cli._sources import SHARE_BYTES, JsonlShare, Source, SourceError, count_newlines, read_jsonl
 from tests.packets import encode, full, minimal, put
+from tests.running import under_way
 
 GOOD = encode(full())
 BAD = encode(put(full(), "tags[0]", "Bad"))
@@ -183,28 +181,21 @@ def test_a_file_changed_under_the_run_is_named_not_mixed(tmp_path: Path, jobs: s
     path = tmp_path / "live.jsonl"
     line = encode(minimal())
     path.write_bytes(b"\n".join([line] * (8 * SHARE_BYTES // len(line))) + b"\n")
-    run = subprocess.Popen(
-        [sys.executable, "-m", "cmp", "check", "--jobs", jobs, "--jsonl", str(path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    assert run.stdout is not None
+    run, first = under_way("check", "--jobs", jobs, "--jsonl", str(path))
     try:
-        ready, _, _ = select.select([run.stdout], [], [], 120)
-        assert ready  # results are coming, and the unread pipe holds the run up
-        time.sleep(0.5)
+        time.sleep(0.5)  # the unread pipe fills and holds the run up mid-file
         if change == "replace":
             other = tmp_path / "other.jsonl"
             other.write_bytes(b'{"another": "file"}\n' * 200_000)
             os.replace(other, path)
         else:
             os.truncate(path, SHARE_BYTES // 2)
-        out, err = run.communicate(timeout=120)
+        rest, err = run.communicate(timeout=120)
     finally:
         run.kill()
         run.wait()
     assert run.returncode == 2
-    lines = out.decode().splitlines()
+    lines = (first + rest).decode().splitlines()
     # What was printed is the first file's results, in order, and nothing of the other's.
     assert lines == [f"{path}:{number}: ok" for number in range(1, len(lines) + 1)]
     assert len(lines) < 8 * SHARE_BYTES // len(line)
