@@ -184,6 +184,7 @@ class StoreShare:
     first: int | None
     last: int | None
     include_deleted: bool
+    rows: int = SHARE_ROWS  # the most rows read before the rest is left for later
 
     def where(self) -> tuple[str, int | None]:
         return self.name, None
@@ -238,9 +239,13 @@ def _rows(share: StoreShare) -> Iterator[tuple[int, Row]]:
 
 
 def store_shares(
-    connection: sqlite3.Connection, share: StoreShare, *, parallel: bool
+    connection: sqlite3.Connection, share: StoreShare, runner: Runner
 ) -> Iterator[StoreShare | Unreadable]:
-    """The store as shares of SHARE_ROWS rows (for workers), or one share that auditing cuts as it goes.
+    """The store as shares of rows for workers, or one share that auditing cuts as it goes.
+
+    A share holds SHARE_ROWS rows, scaled as ``runner.share_bytes`` scales a file's
+    shares (a cluster's are 16 times larger: its scheduler spends about a millisecond
+    per task).
 
     The audit ends at the last row stored when it starts: a writer faster than the audit
     would otherwise keep it going for ever. The bounds come from stepping through the
@@ -253,15 +258,17 @@ def store_shares(
     except sqlite3.Error:
         last = None  # reading the rows will say what is wrong
     whole = dataclasses.replace(share, last=last)
-    if not parallel:
+    if not runner.parallel:
         yield whole
         return
+    rows = SHARE_ROWS * max(1, runner.share_bytes // SHARE_BYTES)
+    whole = dataclasses.replace(whole, rows=rows)
     step = "SELECT rowid FROM packets WHERE rowid >= ? AND rowid <= ? ORDER BY rowid LIMIT 1 OFFSET ?"
     first = None
     try:
         first = connection.execute("SELECT min(rowid) FROM packets").fetchone()[0]
         while first is not None:
-            found = connection.execute(step, (first, last, SHARE_ROWS)).fetchone()
+            found = connection.execute(step, (first, last, rows)).fetchone()
             if found is None:
                 break
             yield dataclasses.replace(whole, first=first, last=found[0] - 1)
@@ -323,10 +330,10 @@ def _audited(
 
 
 def _store_items(share: StoreShare, options: AuditOptions, reading: ShareReading) -> Iterator[Audited]:
-    """The share's rows audited; past SHARE_ROWS rows or SHARE_BYTES of output, the rest
+    """The share's rows audited; past ``share.rows`` rows or SHARE_BYTES of output, the rest
     (from the next row there is: no rowid arithmetic, no empty share) is left for later."""
     for count, (rowid, row) in enumerate(_rows(share)):
-        if count >= SHARE_ROWS or reading.rendered >= SHARE_BYTES:
+        if count >= share.rows or reading.rendered >= SHARE_BYTES:
             reading.rest = dataclasses.replace(share, first=rowid)
             return
         ident, owner, team = label(row.id), label(row.owner_id), label(row.team_id)
@@ -454,7 +461,7 @@ def run_audit(args: argparse.Namespace, out: Output) -> int:
             error_line(f"{name}: {exc}")
             return EXIT_USAGE
         whole = StoreShare(os.path.abspath(args.store), name, None, None, args.include_deleted)
-        shares = store_shares(connection, whole, parallel=runner.parallel)
+        shares = store_shares(connection, whole, runner)
     options = AuditOptions(args.rules, args.format, args.show_found, args.by, out.colour)
     run = ExitStatus()
     kinds: Counter[str] = Counter()
