@@ -54,7 +54,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "cmp.cli._render",  # a result as text lines or a JSON entry
     ),
     ("cmp.cli._github", "cmp.cli._sarif"),  # a result as GitHub workflow commands; as SARIF results
-    ("cmp.cli._status", "cmp.cli._judge", "cmp.cli._rewrite"),  # exit statuses; one source judged; fmt --write
+    # exit statuses; one source (and one share) judged; fmt --write; where a run's results go
+    ("cmp.cli._status", "cmp.cli._judge", "cmp.cli._rewrite", "cmp.cli._results"),
     # many sources, worker processes, input order; the parser; a packet turned into another, printed or rewritten
     ("cmp.cli._batch", "cmp.cli._args", "cmp.cli._transform"),
     ("cmp.cli._dask",),  # the same shares on a Dask cluster

@@ -39,22 +39,23 @@ from cmp._canonical import dumps, file_bytes
 from cmp._pipeline import Report, check
 from cmp._text import describe, display_name
 from cmp._timestamps import instant
-from cmp.cli._batch import Runner, WorkersFailed, jsonl_file_shares, merged
+from cmp.cli._batch import Runner, Share, WorkersFailed, jsonl_file_shares, merged
 from cmp.cli._dask import chosen_runner
 from cmp.cli._judge import ShareReading, Verdict, check_source, jsonl_sources, render_verdicts, verdict_size
-from cmp.cli._output import JsonResults, Output, error_line
+from cmp.cli._output import Output, error_line
 from cmp.cli._progress import Progress
-from cmp.cli._render import Block, Line, error_entry, json_entry, redaction_text
-from cmp.cli._sarif import SarifLog
+from cmp.cli._render import Block, Line, json_entry, redaction_text
+from cmp.cli._results import Results
 from cmp.cli._signals import StopSignals
 from cmp.cli._sources import (
     SHARE_BYTES,
     SHARE_PACKETS,
     JsonlShare,
+    SourceError,
     Unreadable,
     files_below,
     packet_in_file,
-    read_each,
+    read_source,
 )
 from cmp.cli._status import EXIT_FAIL, EXIT_USAGE, ExitStatus
 from cmp.findings import Finding, quote, unquoted
@@ -186,7 +187,7 @@ class StoreShare:
     include_deleted: bool
     rows: int = SHARE_ROWS  # the most rows read before the rest is left for later
 
-    def where(self) -> tuple[str, int | None]:
+    def first_packet(self, resume: tuple[str, int | None] | None) -> tuple[str, int | None]:
         return self.name, None
 
 
@@ -198,7 +199,7 @@ class FilesShare:
     paths: tuple[str, ...]
     base: str
 
-    def where(self) -> tuple[str, int | None]:
+    def first_packet(self, resume: tuple[str, int | None] | None) -> tuple[str, int | None]:
         return display_name(self.paths[0]), None
 
 
@@ -371,9 +372,11 @@ def _jsonl_items(share: JsonlShare, options: AuditOptions, reading: ShareReading
 
 def _file_items(share: FilesShare, options: AuditOptions) -> Iterator[Audited | Unreadable]:
     for path in share.paths:
-        (_, read), name = next(read_each([os.path.join(share.base, path)])), display_name(path)
-        if isinstance(read, Unreadable):
-            yield Unreadable(name, read.message)
+        name = display_name(path)
+        try:
+            read = read_source(os.path.join(share.base, path))
+        except SourceError as exc:
+            yield Unreadable(name, str(exc))
             continue
         source = packet_in_file(dataclasses.replace(read, file=name))
         report = check_source(source, lenient=False, allow_unredacted=False, rules=options.rules).located()
@@ -420,7 +423,7 @@ class Audited:
     group: dict[str, str | None]  # what --by counts it under
 
 
-def _export_shares(folder: str, runner: Runner) -> Iterator[object]:
+def _export_shares(folder: str, runner: Runner) -> Iterator[Share | Unreadable]:
     """An export: every ``*.json`` below the folder (a packet each, which should be its
     canonical bytes and a final newline, as fmt writes it) and every ``*.jsonl`` (a packet
     per line, which no canonical form fits on: only checked), as shares. Paths go to the
@@ -453,7 +456,7 @@ def run_audit(args: argparse.Namespace, out: Output) -> int:
         return EXIT_USAGE
     connection = None
     if os.path.isdir(args.store):
-        shares: Iterator[object] = _export_shares(args.store, runner)
+        shares: Iterator[Share | Unreadable] = _export_shares(args.store, runner)
     else:
         try:
             connection = open_store(args.store)
@@ -467,8 +470,8 @@ def run_audit(args: argparse.Namespace, out: Output) -> int:
     kinds: Counter[str] = Counter()
     groups: Counter[str | None] = Counter()
     audited = flagged = 0
-    sink = JsonResults(out) if args.format == "json" else SarifLog(out) if args.format == "sarif" else None
     progress = Progress(None, quiet=out.is_terminal)
+    results = Results(out, progress, format=args.format)
     blocks = merged(shares, audit_share, options, runner)
 
     def problem(file: str, message: str) -> bool:
@@ -476,7 +479,8 @@ def run_audit(args: argparse.Namespace, out: Output) -> int:
         store_lost = connection is not None
         if store_lost:
             message = f"{message}; {audited} packets were audited"
-        _not_audited(run, sink, progress, file, message)
+        run.fail(EXIT_USAGE)
+        results.error(file, None, message)
         return store_lost
 
     stop = StopSignals() if runner.parallel else nullcontext()
@@ -496,21 +500,19 @@ def run_audit(args: argparse.Namespace, out: Output) -> int:
                 groups.update(dict(block.groups))
                 if block.failed:
                     run.fail(EXIT_FAIL)
-                if sink is not None:
-                    sink.add_fragment(block.output, block.entries)
-                elif block.output:
-                    out.write(block.output)
+                results.block(block)
                 if any([problem(file, message) for file, message in block.problems]):
                     break
     except WorkersFailed as exc:
+        run.fail(EXIT_USAGE)
         where = exc.file if exc.file is not None else name
-        _not_audited(run, sink, progress, where, f"not audited: {exc}; nothing after it was audited either")
+        results.error(where, None, f"not audited: {exc}; nothing after it was audited either")
     finally:
         progress.close()
         if connection is not None:
             connection.close()
-    if sink is not None:
-        sink.close()
+    results.close()
+    if args.format != "text":
         return run.status
     counts = ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items())) or "nothing to report"
     out.line(f"audit: {audited} packets, {flagged} with findings: {counts}")
@@ -518,15 +520,3 @@ def run_audit(args: argparse.Namespace, out: Output) -> int:
         for group, count in sorted(groups.items(), key=lambda item: (item[0] is None, item[0] or "")):
             out.line(f"audit: {args.by} {group if group is not None else '(none)'}: {count} packets with findings")
     return run.status
-
-
-def _not_audited(
-    run: ExitStatus, sink: JsonResults | SarifLog | None, progress: Progress, file: str, message: str
-) -> None:
-    """One line on stderr, exit status 2; in the JSON document its own entry, in a SARIF log a notification."""
-    progress.clear()
-    run.file_error(file, message)
-    if isinstance(sink, SarifLog):
-        sink.not_checked(file, None, message)
-    elif sink is not None:
-        sink.add(error_entry(file, None, message))

@@ -19,22 +19,18 @@ from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from cmp._text import describe, display_name
 from cmp.cli._render import Block
 from cmp.cli._sources import (
     SHARE_BYTES,
     JsonlShare,
-    Source,
     SourceError,
-    SourcesShare,
     Unreadable,
     count_newlines,
     open_file,
-    open_source,
-    read_each,
-    read_jsonl,
+    packets,
     shares_of,
     unreadable,
 )
@@ -59,7 +55,7 @@ class WorkersFailed(Exception):
     unjudged, and every result before it was yielded.
     """
 
-    def __init__(self, message: str, share: object = None) -> None:
+    def __init__(self, message: str, share: Share | None = None) -> None:
         super().__init__(message)
         self.share = share
         self.file: str | None = None
@@ -75,6 +71,14 @@ class Pending(Protocol[T_co]):
     def done(self) -> bool: ...
 
     def result(self, timeout: float | None = None) -> T_co: ...
+
+
+class Share(Protocol):
+    """A part of a run's input that whoever judges it reads by itself (see the module's docstring)."""
+
+    def first_packet(self, resume: tuple[str, int | None] | None) -> tuple[str, int | None]:
+        """The file and line of its first packet, for the message when the share is lost;
+        ``resume`` is where the block before it stopped."""
 
 
 class Runner(Protocol):
@@ -222,24 +226,8 @@ def runner_for(workers: int) -> Runner:
     return InProcess() if workers <= 1 else ProcessPool(workers)
 
 
-def first_unjudged(share: object, resume: tuple[str, int | None] | None) -> tuple[str | None, int | None]:
-    """The first packet of a share that was lost, as precisely as it is known: a JSON Lines
-    share starts where the block before it in the same file stopped (``resume``), if that
-    is later than its own first line (the share may start inside a line the share before read)."""
-    if isinstance(share, SourcesShare):
-        first = share.sources[0]
-        return first.file, first.line
-    if isinstance(share, JsonlShare):
-        line = share.lines_before + 1
-        if resume is not None and resume[0] == share.file and resume[1] is not None:
-            line = max(line, resume[1])
-        return share.file, line
-    where = getattr(share, "where", None)
-    return where() if callable(where) else (None, None)
-
-
 def merged(
-    shares: Iterable[object | Unreadable],
+    shares: Iterable[Share | Unreadable],
     work: Callable[[Any, Any], Block],
     options: object,
     runner: Runner,
@@ -255,7 +243,7 @@ def merged(
     resume: tuple[str, int | None] | None = None
     completed = False
 
-    def hand_out(share: object) -> _Out:
+    def hand_out(share: Share) -> _Out:
         try:
             return _Out(share, runner.submit(work, share, options))
         except WorkersFailed as exc:
@@ -273,12 +261,14 @@ def merged(
                 raise out.submission
             block = runner.result(out.submission)
         except WorkersFailed as exc:
-            exc.file, exc.line = first_unjudged(out.share if exc.share is None else exc.share, resume)
+            lost = out.share if exc.share is None else exc.share
+            assert not isinstance(lost, Unreadable)
+            exc.file, exc.line = lost.first_packet(resume)
             raise
         resume = block.resume or resume
         yield block
         if block.rest is not None and not out.rest_out:
-            window.appendleft(hand_out(block.rest))
+            window.appendleft(hand_out(cast(Share, block.rest)))
 
     def hand_out_rests() -> None:
         """Hand out the rest of every share that is done, right behind it in the window.
@@ -302,7 +292,7 @@ def merged(
                 continue  # again, and reported, when the share is taken: its rest is handed out then
             out.rest_out = True
             if rest is not None:
-                window.insert(index, hand_out(rest))
+                window.insert(index, hand_out(cast(Share, rest)))
 
     planned = iter(shares)
     try:
@@ -312,6 +302,7 @@ def merged(
             except StopIteration:
                 break
             except WorkersFailed as exc:  # planning the shares (counting lines) needed the workers
+                assert exc.share is not None, "the planner names the share it could not plan"
                 window.append(_Out(exc.share, exc))
                 break
             if isinstance(share, Unreadable):
@@ -341,7 +332,7 @@ class _Out:
     """A share in the window: handed out (or why it could not be, or None for an Unreadable),
     and whether its rest, if it has one, is already in the window right behind it."""
 
-    share: object
+    share: Share | Unreadable
     submission: Pending[Block] | WorkersFailed | None
     rest_out: bool = False
 
@@ -401,20 +392,19 @@ def jsonl_shares(
 
 def input_shares(
     files: Sequence[str], jsonl: Sequence[str], runner: Runner
-) -> Generator[object | Unreadable, None, None]:
+) -> Generator[Share | Unreadable, None, None]:
     """What ``check`` judges, as shares: the FILE and DIR arguments (read here, a folder
     expanded in place), then each --jsonl file (read by whoever judges it; stdin read here).
 
     An unreadable source takes its place in the order.
     """
     one_by_one = not runner.parallel
-    yield from shares_of((read for _, read in read_each(files, folders=True)), one_by_one=one_by_one)
+    yield from shares_of(packets(files, ()), one_by_one=one_by_one)
     for raw_name in jsonl:
-        name = display_name(raw_name)
         if raw_name == "-":
-            yield from shares_of(_stdin_lines(name), one_by_one=one_by_one)
-            continue
-        yield from jsonl_file_shares(raw_name, runner)
+            yield from shares_of(packets((), ("-",)), one_by_one=one_by_one)
+        else:
+            yield from jsonl_file_shares(raw_name, runner)
 
 
 def jsonl_file_shares(raw_name: str, runner: Runner) -> Iterator[JsonlShare | Unreadable]:
@@ -431,10 +421,3 @@ def jsonl_file_shares(raw_name: str, runner: Runner) -> Iterator[JsonlShare | Un
         yield unreadable(name, exc)
         return
     yield from jsonl_shares(os.path.abspath(raw_name), name, info.st_size, runner, inode=info.st_ino)
-
-
-def _stdin_lines(name: str) -> Iterator[Source | Unreadable]:
-    try:
-        yield from read_jsonl(open_source("-"), name)
-    except (SourceError, OSError) as exc:
-        yield unreadable(name, exc)

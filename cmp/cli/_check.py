@@ -4,62 +4,16 @@ from __future__ import annotations
 
 import argparse
 from contextlib import closing, nullcontext
-from typing import TYPE_CHECKING
 
 from cmp.cli._batch import WorkersFailed, input_shares, merged
 from cmp.cli._dask import chosen_runner
 from cmp.cli._judge import CheckOptions, check_share
-from cmp.cli._output import JsonResults, Output, error_line
+from cmp.cli._output import Output, error_line
 from cmp.cli._progress import Progress
-from cmp.cli._render import Block, Format, error_entry
+from cmp.cli._results import Results
 from cmp.cli._signals import StopSignals
 from cmp.cli._sources import Unreadable
 from cmp.cli._status import EXIT_FAIL, EXIT_USAGE, ExitStatus
-
-if TYPE_CHECKING:
-    from cmp.cli._sarif import SarifLog
-
-
-class _Results:
-    """Where ``check`` results go: lines (text, github), or the streamed JSON document or SARIF log."""
-
-    def __init__(self, out: Output, progress: Progress, *, format: Format) -> None:
-        self.out = out
-        self.progress = progress
-        self.format = format
-        self.document = JsonResults(out) if format == "json" else None
-        self.log: SarifLog | None = None
-        if format == "sarif":
-            from cmp.cli._sarif import SarifLog
-
-            self.log = SarifLog(out)
-
-    def block(self, block: Block) -> None:
-        """A share's results, rendered where it was judged, written as they are."""
-        sink = self.document or self.log
-        if sink is not None:
-            sink.add_fragment(block.output, block.entries)
-        elif block.output:
-            self.out.write(block.output)
-
-    def error(self, file: str, line: int | None, message: str) -> None:
-        """One line on stderr and, in a document or on GitHub, its own entry in the source's place."""
-        self.progress.clear()
-        error_line(f"{file if line is None else f'{file}:{line}'}: {message}")
-        if self.document is not None:
-            self.document.add(error_entry(file, line, message))
-        elif self.log is not None:
-            self.log.not_checked(file, line, message)
-        elif self.format == "github":
-            from cmp.cli._github import unreadable_command
-
-            self.out.line(unreadable_command(file, line, message))
-
-    def close(self) -> None:
-        if self.document is not None:
-            self.document.close()
-        if self.log is not None:
-            self.log.close()
 
 
 def run_check(args: argparse.Namespace, out: Output) -> int:
@@ -73,7 +27,7 @@ def run_check(args: argparse.Namespace, out: Output) -> int:
     run = ExitStatus()
     # A counter on the terminal that also shows the results would break their lines.
     progress = Progress(None if args.jsonl else len(args.files), quiet=out.is_terminal)
-    results = _Results(out, progress, format=args.format)
+    results = Results(out, progress, format=args.format)
     options = CheckOptions(
         lenient=args.lenient,
         allow_unredacted=args.allow_unredacted,

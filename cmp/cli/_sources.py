@@ -278,6 +278,10 @@ class SourcesShare:
 
     sources: tuple[Source, ...]
 
+    def first_packet(self, resume: tuple[str, int | None] | None) -> tuple[str, int | None]:
+        """Its first packet: where a lost share's message points."""
+        return self.sources[0].file, self.sources[0].line
+
 
 def shares_of(items: Iterable[Source | Unreadable], *, one_by_one: bool) -> Iterator[SourcesShare | Unreadable]:
     """Sources in shares of at most SHARE_PACKETS sources or about SHARE_BYTES of packet
@@ -343,6 +347,15 @@ class JsonlShare:
             stream.close()
             raise
 
+    def first_packet(self, resume: tuple[str, int | None] | None) -> tuple[str, int | None]:
+        """Its first packet, as precisely as it is known: where the block before it in the same
+        file stopped (``resume``), if that is later than the line after ``lines_before``
+        (the share may start inside a line the share before read)."""
+        line = self.lines_before + 1
+        if resume is not None and resume[0] == self.file and resume[1] is not None:
+            line = max(line, resume[1])
+        return self.file, line
+
     def rest(self, reader: JsonlReader) -> JsonlShare:
         """What is left of this share after ``reader`` stopped between two packets."""
         return JsonlShare(self.path, self.file, reader.position, self.end, reader.line, self.inode)
@@ -390,12 +403,12 @@ def packets(files: Sequence[str], jsonl: Sequence[str]) -> Generator[Source | Un
         try:
             stream = open_source(raw_name)
         except SourceError as exc:
-            yield Unreadable(name, str(exc))
+            yield unreadable(name, exc)
             continue
         try:
             yield from read_jsonl(stream, name)
         except OSError as exc:
-            yield Unreadable(name, f"cannot read: {describe(exc)}")
+            yield unreadable(name, exc)
         finally:
             if raw_name != "-":
                 stream.close()
