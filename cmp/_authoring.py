@@ -16,8 +16,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from cmp._canonical import judged
+from cmp._messages import quote
 from cmp._validation import validate
-from cmp.findings import Finding, PacketError, quote
+from cmp.findings import Finding, PacketError
 from cmp.model import Known, Packet, build, from_obj
 
 NEW_VERSION = "0.2"  # what Packet.new writes unless told otherwise: the version that has every member

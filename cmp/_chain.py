@@ -30,8 +30,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
+from cmp._messages import quote
 from cmp._timestamps import instant
-from cmp.findings import Finding, quote
+from cmp.findings import Finding
 from cmp.model import Packet
 
 # The stable rule ids, each a Finding's keyword (code "chain"), with what each means.

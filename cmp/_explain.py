@@ -21,7 +21,8 @@ from typing import Any
 
 from cmp import _timestamps
 from cmp._matcher import Matcher
-from cmp.findings import MAX_FINDINGS, Finding, path_join, quote, truncated
+from cmp._messages import path_join, quote, truncated
+from cmp.findings import MAX_FINDINGS, Finding
 from cmp.schema import load_schema
 
 _JSON_TYPES = {

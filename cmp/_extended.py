@@ -43,10 +43,10 @@ from cmp._extended_patterns import JOIN, SET, matches, screen
 from cmp._extended_patterns import base62_crc32 as base62_crc32
 from cmp._extended_patterns import matches_anywhere as matches_anywhere
 from cmp._extended_patterns import matches_either as matches_either
+from cmp._messages import BoundedPath, field_name, quote
 from cmp._redaction import Pattern, Redaction, lenient_texts, texts
 from cmp._redaction import redact as redact_default
 from cmp._redaction import redact_obj as redact_default_obj
-from cmp.findings import BoundedPath, field_name, quote
 
 if TYPE_CHECKING:
     from cmp.model import Packet

@@ -17,7 +17,8 @@ from typing import Any
 
 import re2
 
-from cmp._matcher import compile_set
+from cmp._matcher import compile_set, without_lone_surrogates
+from cmp._memo import remembered
 from cmp._patterns import PATTERNS, Pattern
 
 _B64URL = "[A-Za-z0-9_-]"
@@ -205,28 +206,14 @@ def matches(index: int, text: str) -> Iterator[Any]:
             yield match
 
 
-# Short texts (member names, tags, ids) repeat from message to message: their answers
-# are kept, up to this many, then the memo starts again.
-_MEMO_TEXT_LIMIT = 64
-_MEMO_ENTRIES = 4096
-_memo: dict[str, str | None] = {}
-
-
+@remembered
 def first_category(text: str) -> str | None:
     """The first extended category, in table order, whose pattern (and check) matches
     somewhere in ``text``, or None. Any text: lone surrogates cannot match, so U+FFFD
     stands in for them."""
-    short = len(text) <= _MEMO_TEXT_LIMIT
-    if short and text in _memo:
-        return _memo[text]
     try:
         flagged = screen(text)
     except UnicodeEncodeError:
-        text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        text = without_lone_surrogates(text)
         flagged = screen(text)
-    found = next((EXTENDED_PATTERNS[i].category for i in flagged if next(matches(i, text), None) is not None), None)
-    if short:
-        if len(_memo) >= _MEMO_ENTRIES:
-            _memo.clear()
-        _memo[text] = found
-    return found
+    return next((EXTENDED_PATTERNS[i].category for i in flagged if next(matches(i, text), None) is not None), None)

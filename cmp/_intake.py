@@ -16,7 +16,8 @@ from itertools import accumulate
 from typing import Any
 
 from cmp import _deepjson
-from cmp.findings import BoundedPath, Finding, capped, quote
+from cmp._messages import BoundedPath, capped, quote
+from cmp.findings import Finding
 
 MAX_PACKET_BYTES = 32_768
 MAX_DEPTH = 10_000  # the reference's (Go encoding/json) nesting limit

@@ -30,7 +30,8 @@ from typing import Any, Literal
 import re2
 
 from cmp._matcher import compile_set
-from cmp.findings import Finding, capped, quote
+from cmp._messages import capped, quote
+from cmp.findings import Finding
 from cmp.model import Packet
 from cmp.schema import SUPPORTED_VERSIONS, load_schema
 

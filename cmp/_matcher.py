@@ -4,7 +4,7 @@ google-re2's ``search`` builds a match object and maps byte offsets back to
 characters in Python (about 8 µs a call); a one-pattern ``re2.Set`` answers "does it
 match" in about 1 µs. Validation only needs the answer, so it uses this. Tags and
 method names come from small vocabularies that repeat from packet to packet, so short
-texts remember their answer (a bounded memo, emptied when full).
+texts remember their answer (cmp._memo).
 """
 
 from __future__ import annotations
@@ -13,8 +13,17 @@ from typing import Any
 
 import re2
 
-MEMO_TEXT_LIMIT = 64
-MEMO_ENTRIES = 4096
+from cmp._memo import remembered
+
+
+def without_lone_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD.
+
+    RE2 reads UTF-8, which cannot hold a lone surrogate (only a hand-built model or a
+    ``\\ud800`` escape read leniently has one). It is no word character and no CMP
+    pattern names it, so U+FFFD stands in for it without changing any answer.
+    """
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
 def compile_set(regexes: list[str]) -> Any:
@@ -30,27 +39,22 @@ def compile_set(regexes: list[str]) -> Any:
 class Matcher:
     """Whether RE2 ``pattern`` matches somewhere in a string (``search`` semantics)."""
 
-    __slots__ = ("_memo", "_set", "pattern")
+    __slots__ = ("_remembered", "pattern")
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
-        self._set = compile_set([pattern])
-        self._memo: dict[str, bool] = {}
+        found = compile_set([pattern]).Match
+
+        def matches(text: str) -> bool:
+            try:
+                return found(text) is not None
+            except UnicodeEncodeError:
+                return False  # a lone surrogate: no CMP pattern matches one
+
+        self._remembered = remembered(matches)
 
     def __call__(self, text: str) -> bool:
-        known = self._memo.get(text)
-        if known is not None:
-            return known
-        try:
-            answer = self._set.Match(text) is not None
-        except UnicodeEncodeError:
-            # A lone surrogate cannot be UTF-8: no CMP pattern can match such text.
-            answer = False
-        if len(text) <= MEMO_TEXT_LIMIT:
-            if len(self._memo) >= MEMO_ENTRIES:
-                self._memo.clear()
-            self._memo[text] = answer
-        return answer
+        return self._remembered(text)
 
 
 # google-re2's compiled regexp wraps a C++ object whose Match(anchor, text, pos, endpos)

@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from cmp._authoring import from_dict
-from cmp.findings import Finding, PacketError, path_join, quote
+from cmp._messages import path_join, quote
+from cmp.findings import Finding, PacketError
 from cmp.model import Packet, to_obj
 from cmp.schema import SUPPORTED_VERSIONS, Member, layout, load_schema
 

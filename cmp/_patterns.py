@@ -17,7 +17,8 @@ from typing import Any
 
 import re2
 
-from cmp._matcher import Spans, compile_set
+from cmp._matcher import Spans, compile_set, without_lone_surrogates
+from cmp._memo import remembered
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,33 +316,17 @@ def matches_anywhere(text: str | bytes) -> bool:
     return bool(SCREEN.hits(text))
 
 
-# Short texts (member names, tags, ids) repeat from packet to packet: their answers are
-# kept, up to this many, then the memo starts again.
-_MEMO_TEXT_LIMIT = 64
-_MEMO_ENTRIES = 4096
-_memo: dict[str, tuple[str, ...]] = {}
-
-
+@remembered
 def categories_in(text: str) -> tuple[str, ...]:
     """The categories of the patterns that match somewhere in ``text``, in table order.
 
     Any text, lone surrogates included (no pattern matches one, so U+FFFD stands in).
     """
-    short = len(text) <= _MEMO_TEXT_LIMIT
-    if short:
-        known = _memo.get(text)
-        if known is not None:
-            return known
     try:
         hits = SCREEN.hits(text)
     except UnicodeEncodeError:
-        hits = SCREEN.hits(text.encode("utf-8", "surrogatepass").decode("utf-8", "replace"))
-    found = tuple(dict.fromkeys(PATTERNS[i].category for i in hits))
-    if short:
-        if len(_memo) >= _MEMO_ENTRIES:
-            _memo.clear()
-        _memo[text] = found
-    return found
+        hits = SCREEN.hits(without_lone_surrogates(text))
+    return tuple(dict.fromkeys(PATTERNS[i].category for i in hits))
 
 
 def first_category(text: str) -> str | None:

@@ -33,8 +33,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from cmp import _intake
+from cmp._messages import BoundedPath
 from cmp._redaction import Redaction
-from cmp.findings import BoundedPath, Finding, Position
+from cmp.findings import Finding, Position
 
 if TYPE_CHECKING:
     Located = TypeVar("Located", Finding, Redaction)

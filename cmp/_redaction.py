@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from cmp._compiler import _draft_class
 from cmp._matcher import compile_set
+from cmp._messages import BoundedPath, credential_in, field_name
 from cmp._patterns import (
     CATEGORIES,
     PATTERNS,
@@ -29,7 +30,7 @@ from cmp._patterns import (
     searches,
     shows_echo,
 )
-from cmp.findings import ECHO_LIMIT, BoundedPath, Position, credential_in, field_name
+from cmp.findings import ECHO_LIMIT, Position
 
 if TYPE_CHECKING:
     from cmp.model import Packet

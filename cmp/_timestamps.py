@@ -7,7 +7,7 @@ import datetime as _dt
 from rfc3339_validator import validate_rfc3339
 
 from cmp._matcher import Matcher
-from cmp.findings import quote
+from cmp._messages import quote
 
 # Uppercase T and Z only, one to nine fraction digits, numeric offsets. RE2's `$`
 # is end of text, so a trailing newline never slips through. Once the shape holds,

@@ -14,7 +14,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cmp._intake import data_findings
-from cmp.findings import MAX_FINDINGS, QUOTE_LIMIT, Finding, capped, withheld
+from cmp._messages import QUOTE_LIMIT, capped, withheld
+from cmp.findings import MAX_FINDINGS, Finding
 from cmp.schema import SUPPORTED_VERSIONS, load_schema
 
 if TYPE_CHECKING:

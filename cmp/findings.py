@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
-
-from cmp._patterns import first_category, first_credential
 
 # Stable finding codes. Renaming one is a breaking change: the CLI's JSON output,
 # the conformance vectors and other implementations' harnesses all key on them.
@@ -41,12 +38,12 @@ ADVICE_CODES: dict[AdviceCode, str] = {
 assert tuple(ADVICE_CODES) == get_args(AdviceCode), "every advice code is described, in the Literal's order"
 
 # The format's echo cut (specification 8.5): the echo of a redaction finding holds at most
-# this many code points of what it found. Messages quote no more of a packet's text
-# (QUOTE_LIMIT) and paths no more of a member name (NAME_LIMIT); and neither quotes text
-# that a redaction pattern matches at all (:func:`withheld`), so no message or path shows
-# what a redaction finding masks, and no log becomes the way a secret leaks.
+# this many code points of what it found. Messages and paths quote no more of a packet's
+# text than this, and no text a redaction pattern matches at all (cmp._messages).
 ECHO_LIMIT = 32
-QUOTE_LIMIT = ECHO_LIMIT
+
+# A report lists at most this many findings; one `truncated` finding stands for the rest.
+MAX_FINDINGS = 100
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -107,203 +104,3 @@ class PacketError(ValueError):
         first = str(self.findings[0]) if self.findings else "invalid packet"
         more = len(self.findings) - 1
         super().__init__(first + (f" (and {more} more)" if more > 0 else ""))
-
-
-def _withholding_category(text: str) -> str | None:
-    """The category a message names in place of ``text``: the first default pattern that
-    matches it, else the first extended one (every extended category is a credential),
-    whichever rule set a check runs with: a credential is not quoted either way.
-
-    Every step of every path asks (member names, mostly short and repeated), so short
-    texts' answers are kept, up to _MEMO_ENTRIES, then the memo starts again.
-    """
-    short = len(text) <= _MEMO_TEXT_LIMIT
-    if short:
-        known = _memo.get(text, _UNKNOWN)
-        if known is not _UNKNOWN:
-            return known  # type: ignore[return-value]
-    category = first_category(text) or _first_extended(text)
-    if short:
-        if len(_memo) >= _MEMO_ENTRIES:
-            _memo.clear()
-        _memo[text] = category
-    return category
-
-
-_MEMO_TEXT_LIMIT = 64
-_MEMO_ENTRIES = 4096
-_memo: dict[str, str | None] = {}
-_UNKNOWN = object()
-
-
-def _first_extended(text: str) -> str | None:
-    """cmp._extended_patterns.first_category, its table loaded on the first call."""
-    global _first_extended
-    from cmp._extended_patterns import first_category as first_extended
-
-    _first_extended = first_extended  # from now on, called directly
-    return first_extended(text)
-
-
-def credential_in(text: str) -> str | None:
-    """The first credential category (not abs-path) of either rule set that matches
-    somewhere in ``text``, or None."""
-    return first_credential(text) or _first_extended(text)
-
-
-def withheld(text: str) -> str | None:
-    """What a message says in place of ``text`` when a redaction pattern of either rule set
-    matches somewhere in it (``not shown: 20 characters matching aws-key``), else None."""
-    category = _withholding_category(text)
-    if category is None:
-        return None
-    return f"not shown: {_characters(len(text))} matching {category}"
-
-
-def _characters(count: int) -> str:
-    return "1 character" if count == 1 else f"{count:,} characters"
-
-
-def unquoted(text: str) -> str:
-    """``text`` as it is (an id a program prints whole), or ``(not shown: …)`` when a
-    redaction pattern matches somewhere in it."""
-    hidden = withheld(text)
-    return text if hidden is None else f"({hidden})"
-
-
-def quote(text: str, limit: int = QUOTE_LIMIT, *, within: str | None = None) -> str:
-    """Quote user text for a one-line message, showing at most ``limit`` code points.
-
-    Text that a redaction pattern of either rule set matches anywhere is not quoted at all:
-    ``(not shown: 20 characters matching aws-key)``. Nor is a snippet of a longer text
-    (``within``, such as the field it was found in) in which a credential pattern
-    matches, since the snippet may hold part of the credential.
-    """
-    hidden = withheld(text)
-    if hidden is not None:
-        return f"({hidden})"
-    if within is not None:
-        category = credential_in(within)
-        if category is not None:
-            return f"(not shown: {_characters(len(text))} of a text matching {category})"
-    if len(text) <= limit:
-        return repr(text)
-    return repr(text[:limit]) + "…"
-
-
-# Paths are compared across implementations, so their member steps follow one rule that
-# any language can reproduce (docs/specification.md, clause 1.4): ``.name`` for a name
-# of at most NAME_LIMIT code points matching _PLAIN_NAME (ASCII only: str.isidentifier
-# would take ``é``); otherwise ``['name']`` with ``\`` and ``'`` backslashed, the
-# characters of _ESCAPED_IN_NAME written ``\u`` + four lowercase hex digits, and a name
-# longer than NAME_LIMIT code points cut there, ``…`` following inside the quotes. A name
-# that a redaction pattern matches anywhere is not written at all: its step is
-# ``[<not shown: 20 characters matching aws-key>]``, which no name's step can be.
-NAME_LIMIT = ECHO_LIMIT
-_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_ESCAPED_IN_NAME = re.compile(r"[\\'\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
-
-def _escape_in_name(match: re.Match[str]) -> str:
-    char = match.group()
-    return "\\" + char if char in "\\'" else f"\\u{ord(char):04x}"
-
-
-def member_step(name: str) -> str:
-    """One member's step in a path: ``.goal``, ``['odd key']``, ``['it\\'s']``, ``['aaaa…']``,
-    ``[<not shown: 20 characters matching aws-key>]``."""
-    hidden = withheld(name)
-    if hidden is not None:
-        return f"[<{hidden}>]"
-    if len(name) <= NAME_LIMIT and _PLAIN_NAME.fullmatch(name):
-        return "." + name
-    shown = _ESCAPED_IN_NAME.sub(_escape_in_name, name[:NAME_LIMIT])
-    return "['" + shown + ("…" if len(name) > NAME_LIMIT else "") + "']"
-
-
-def path_join(parent: str, key: str | int) -> str:
-    """Path of a member or item: ``$.goal``, ``$.tags[0]``, ``$['odd key']`` (see :func:`member_step`)."""
-    if isinstance(key, int):
-        return f"{parent}[{key}]"
-    return parent + member_step(key)
-
-
-PATH_LIMIT = 200
-_HALF = PATH_LIMIT // 2
-
-
-def bounded_path(path: str) -> str:
-    """A path short enough for one line: its start and end around a ``…``."""
-    if len(path) <= PATH_LIMIT:
-        return path
-    return path[:_HALF] + "…" + path[-_HALF:]
-
-
-class BoundedPath:
-    """A JSONPath grown one key at a time, holding no more than :func:`bounded_path` shows.
-
-    ``child`` costs the same at any depth: a finding 10,000 levels down does not
-    rebuild its path from the root, so a document full of findings costs time and
-    memory in proportion to its size. ``text`` always equals ``bounded_path`` of the
-    full path (a property test holds it to that). A short path keeps its whole text;
-    a long one only its first and last PATH_LIMIT / 2 characters.
-    """
-
-    __slots__ = ("_head", "_tail", "_whole", "length")
-
-    def __init__(self, whole: str = "$") -> None:
-        self._whole: str | None = whole
-        self._head = self._tail = ""
-        self.length = len(whole)
-
-    @property
-    def text(self) -> str:
-        return self._whole if self._whole is not None else self._head + "…" + self._tail
-
-    def child(self, key: str | int) -> BoundedPath:
-        step = f"[{key}]" if isinstance(key, int) else member_step(key)
-        child = BoundedPath.__new__(BoundedPath)
-        child.length = self.length + len(step)
-        if self._whole is not None:
-            whole = self._whole + step
-            if child.length <= PATH_LIMIT:
-                child._whole = whole
-                child._head = child._tail = ""
-                return child
-            child._head, child._tail = whole[:_HALF], whole[-_HALF:]
-        else:
-            child._head, child._tail = self._head, (self._tail + step)[-_HALF:]
-        child._whole = None
-        return child
-
-
-def field_name(path: BoundedPath) -> str:
-    """A redaction finding's field for a value at ``path``: the path without its ``$`` and
-    the dot after it (``decisions[0].why``, ``['odd key'].k``)."""
-    text = path.text
-    return text[2:] if text.startswith("$.") else text[1:]
-
-
-# A report lists at most this many findings; one `truncated` finding stands for the rest.
-MAX_FINDINGS = 100
-
-
-def capped(findings: Iterable[Finding]) -> list[Finding]:
-    """The first :data:`MAX_FINDINGS` findings, then one ``truncated`` finding counting the rest.
-
-    Consumes ``findings`` lazily: the ones past the limit are counted, never kept.
-    """
-    listed: list[Finding] = []
-    more = 0
-    for finding in findings:
-        if len(listed) < MAX_FINDINGS:
-            listed.append(finding)
-        else:
-            more += 1
-    if more:
-        listed.append(truncated(more))
-    return listed
-
-
-def truncated(more: int) -> Finding:
-    return Finding("truncated", "$", f"{more:,} more findings not listed (a report lists the first {MAX_FINDINGS})")

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from cmp import _timestamps
-from cmp.findings import Finding, quote
+from cmp._messages import quote
+from cmp.findings import Finding
 from cmp.schema import members
 
 Outcome = Literal["succeeded", "failed", "partial"]

@@ -19,7 +19,8 @@ from jsonschema.protocols import Validator
 from cmp import _timestamps as timestamps
 from cmp._explain import type_name
 from cmp._matcher import Matcher
-from cmp.findings import Finding, path_join, quote
+from cmp._messages import path_join, quote
+from cmp.findings import Finding
 from cmp.schema import load_schema
 
 

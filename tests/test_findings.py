@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cmp.findings import NAME_LIMIT, BoundedPath, member_step, path_join, quote
+from cmp._messages import NAME_LIMIT, BoundedPath, member_step, path_join, quote
 
 
 @pytest.mark.parametrize(

@@ -181,7 +181,7 @@ def test_finding_paths_cost_the_same_at_any_depth(kind: str) -> None:
 @settings(max_examples=300)
 @given(st.lists(st.one_of(st.integers(0, 10**6), st.text(max_size=40)), max_size=60))
 def test_bounded_paths_grown_step_by_step_equal_the_whole_path_bounded(keys: list[str | int]) -> None:
-    from cmp.findings import BoundedPath, bounded_path, path_join
+    from cmp._messages import BoundedPath, bounded_path, path_join
 
     grown, whole = BoundedPath(), "$"
     for key in keys:

@@ -17,9 +17,10 @@ PACKAGE = Path(__file__).resolve().parent.parent / "cmp"
 
 # Lowest first.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    # the leaves; findings asks the redaction patterns (both tables, over _matcher) before quoting packet text
+    # the leaves: the public finding types, the bounded memo, the redaction patterns (both tables, over _matcher)
     (
         "cmp.findings",
+        "cmp._memo",
         "cmp._patterns",
         "cmp._extended_patterns",
         "cmp._deepjson",
@@ -27,7 +28,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "cmp.schema",
         "cmp._text",
     ),
-    ("cmp._timestamps", "cmp._intake"),  # created_at rules; bytes to Python data
+    # what messages show of packet text (they ask both pattern tables first); created_at rules; bytes to Python data
+    ("cmp._messages", "cmp._timestamps", "cmp._intake"),
     ("cmp.model", "cmp._compiler", "cmp._explain"),  # typed model; schema compiled, schema explained
     ("cmp._validation",),  # version routing and the schema of the routed version
     # the pre-flight over a typed packet; its opt-in extended rule set; the writing rules' advice
@@ -148,6 +150,12 @@ def test_the_import_graph_has_no_cycle() -> None:
 
     for module in sorted(graph):
         visit(module, ())
+
+
+def test_the_public_finding_types_import_nothing_from_cmp() -> None:
+    """cmp.findings is the vocabulary every layer shares: it depends on no other module of cmp."""
+    modules = _modules()
+    assert _imports(modules["cmp.findings"], set(modules)) == set()
 
 
 def test_the_checks_see_imports_inside_functions(tmp_path: Path) -> None:

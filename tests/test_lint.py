@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 
 import cmp
 from cmp import _lint
+from cmp._messages import QUOTE_LIMIT, capped
 from cmp.cli import main
-from cmp.findings import QUOTE_LIMIT, Finding, capped
+from cmp.findings import Finding
 from tests import strategies
 from tests.packets import encode, put
 

@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 
 import cmp
+from cmp._messages import member_step, quote, withheld
 from cmp._patterns import PATTERNS, PUBLIC_PREFIXES, public_prefix
 from cmp._redaction import scan
 from cmp.cli import main
-from cmp.findings import member_step, quote, withheld
 from tests.packets import encode, full
 
 # Synthetic, never real: AWS's documented example key id, and made-up ones of each format.

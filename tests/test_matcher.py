@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cmp import _matcher as patterns
+from cmp import _memo
 from cmp._matcher import Matcher
 
 TAG = "^[a-z0-9][a-z0-9-]{0,31}$"
@@ -35,11 +35,11 @@ def test_bad_pattern_is_refused() -> None:
 
 
 def test_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(patterns, "MEMO_ENTRIES", 3)
+    monkeypatch.setattr(_memo, "ENTRIES", 3)
     matcher = Matcher(TAG)
     for word in ("a", "b", "c", "d", "e"):
         assert matcher(word)
-        assert len(matcher._memo) <= 3
+        assert len(matcher._remembered.memo) <= 3
     long_text = "a" * 100
     assert not matcher(long_text)
-    assert long_text not in matcher._memo
+    assert long_text not in matcher._remembered.memo

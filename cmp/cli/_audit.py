@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote as url_quote
 
 from cmp._canonical import dumps, file_bytes
+from cmp._messages import quote, unquoted
 from cmp._pipeline import Report, check
 from cmp._text import describe, display_name
 from cmp._timestamps import instant
@@ -58,7 +59,7 @@ from cmp.cli._sources import (
     read_source,
 )
 from cmp.cli._status import EXIT_FAIL, EXIT_USAGE, ExitStatus
-from cmp.findings import Finding, quote, unquoted
+from cmp.findings import Finding
 
 if TYPE_CHECKING:
     from cmp._extended import Rules

@@ -15,12 +15,13 @@ from contextlib import closing
 from typing import Any, NamedTuple
 
 from cmp._chain import ChainReport, chain
+from cmp._messages import unquoted
 from cmp.cli._judge import check_source
 from cmp.cli._output import Output, error_line, render_line
 from cmp.cli._render import where
 from cmp.cli._sources import Source, Unreadable, packets, read_each
 from cmp.cli._status import EXIT_FAIL, EXIT_USAGE, ExitStatus
-from cmp.findings import Finding, unquoted
+from cmp.findings import Finding
 from cmp.model import Packet
 
 # Deeper than this, a tree line is indented no further and starts with its depth instead,

@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING, Any
 
 import cmp
 from cmp._canonical import dumps
+from cmp._messages import quote
 from cmp._pipeline import Report, check
 from cmp.cli._output import Output, error_line
 from cmp.cli._status import EXIT_USAGE
-from cmp.findings import Finding, PacketError, quote
+from cmp.findings import Finding, PacketError
 from cmp.schema import SUPPORTED_VERSIONS, annotated_schema
 
 if TYPE_CHECKING:

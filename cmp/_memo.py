@@ -1,0 +1,56 @@
+"""One bounded memo for functions of short texts.
+
+Member names, tags, method names and ids come from small vocabularies that repeat from
+packet to packet, so the answers about them (does a pattern match, which category does a
+message withhold) are worth keeping. Only texts of at most TEXT_LIMIT code points are
+kept, at most ENTRIES of them; when the memo is full it is emptied and starts again, so
+its memory is bounded whatever a stream of packets holds. A longer text is never
+hashed for the memo: hashing costs a pass over it, and it rarely repeats.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol, TypeVar, cast
+
+TEXT_LIMIT = 64
+ENTRIES = 4096
+
+Answer = TypeVar("Answer")
+
+
+class Remembered(Protocol[Answer]):
+    """A function of one text whose answers for short texts are kept in ``memo``."""
+
+    @property
+    def memo(self) -> dict[str, Answer]: ...
+
+    def __call__(self, text: str) -> Answer: ...
+
+
+def remembered(function: Callable[[str], Answer]) -> Remembered[Answer]:
+    """``function`` with its answers for short texts kept (see the module docstring).
+
+    ``function`` must be pure: the same text always gets the same answer.
+    """
+    memo: dict[str, Answer] = {}
+
+    def answer(text: str) -> Answer:
+        if len(text) > TEXT_LIMIT:
+            return function(text)
+        try:
+            return memo[text]
+        except KeyError:
+            pass
+        found = function(text)
+        if len(memo) >= ENTRIES:
+            memo.clear()
+        memo[text] = found
+        return found
+
+    answer.__doc__ = function.__doc__
+    answer.__name__ = function.__name__
+    answer.__qualname__ = function.__qualname__
+    answer.__wrapped__ = function  # type: ignore[attr-defined]
+    answer.memo = memo  # type: ignore[attr-defined]
+    return cast("Remembered[Answer]", answer)
