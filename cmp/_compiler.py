@@ -6,19 +6,18 @@ one walk. It knows only the keywords the CMP schemas use; the rule walker
 (:mod:`cmp._explain`) runs when it says "not valid", to explain why. Both read the same
 schema file, and the tests hold them to identical verdicts over the conformance vectors
 and generated packets. A keyword the compiler does not know makes compilation fail, so a
-schema change cannot silently weaken it. The generated source is registered with
-``linecache``, so tracebacks, ``inspect.getsource`` and debuggers show its lines.
+schema change cannot silently weaken it. The generated source is defined by
+:func:`cmp._codegen.define`, so tracebacks and debuggers show its lines.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import itertools
-import linecache
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from cmp import _timestamps
+from cmp._codegen import define, draft_class
 from cmp._matcher import Matcher
 
 _IGNORED = {"$schema", "$id", "title", "description"}
@@ -153,7 +152,7 @@ class _Compiler:
         return cls
 
     def construct(self, cls: type, members: Mapping[str, str], var: str, indent: int, marks: Mapping[str, Any]) -> None:
-        draft = self.constant(_draft_class(cls))
+        draft = self.constant(draft_class(cls))
         built = self.variable()
         self.emit(indent, f"{built} = _new({draft})")
         for field in dataclasses.fields(cls):
@@ -195,42 +194,6 @@ class _Compiler:
         header = f"def {name}(packet, {defaults}):\n"
         source = header + "\n".join(["    " + first, *self.lines, "    " + last]) + "\n"
         return define(name, label, source, self.names)
-
-
-def define(name: str, label: str, source: str, names: Mapping[str, Any]) -> Callable[..., Any]:
-    """The function ``name`` that ``source`` defines, with ``names`` as its globals.
-
-    Each compilation gets a file name of its own, kept in linecache (an entry without an
-    mtime is never dropped by checkcache), so tracebacks, ``inspect.getsource`` and
-    debuggers show the generated lines.
-    """
-    filename = f"<cmp compiled {label} #{next(_COMPILATIONS)}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
-    namespace = dict(names)
-    exec(compile(source, filename, "exec"), namespace)
-    function: Callable[..., Any] = namespace[name]
-    return function
-
-
-_COMPILATIONS = itertools.count(1)
-
-
-def _draft_class(cls: type) -> type:
-    """A plain class with the same slots as frozen ``cls``, to fill in and then turn into one.
-
-    A frozen dataclass sets each field through object.__setattr__; plain slot stores
-    and one ``__class__`` assignment at the end cost about half. CPython allows that
-    assignment only between classes of identical layout, which is tried here, once.
-    """
-    if "__slots__" not in cls.__dict__:
-        raise ValueError(f"the schema compiler cannot build {cls.__name__}: it has no __slots__")
-    draft = type(f"_{cls.__name__}Draft", (), {"__slots__": cls.__dict__["__slots__"]})
-    probe: Any = object.__new__(draft)
-    try:
-        probe.__class__ = cls
-    except TypeError as exc:
-        raise ValueError(f"the schema compiler cannot build {cls.__name__}: {exc}") from None
-    return draft
 
 
 def _default(cls: type, name: str) -> Any:

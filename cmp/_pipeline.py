@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from cmp import _intake, _quick, _validation
 from cmp._canonical import growth_finding
-from cmp._compiler import _draft_class
+from cmp._codegen import draft_class
 from cmp._redaction import Redaction, redact_obj
 from cmp._redaction import redact as _redaction_default
 from cmp._validation import builder, validate
@@ -208,7 +208,7 @@ def _conforming(
     return report
 
 
-_REPORT_DRAFT = _draft_class(Report)
+_REPORT_DRAFT = draft_class(Report)
 _new = object.__new__
 
 

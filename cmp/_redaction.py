@@ -16,7 +16,7 @@ from dataclasses import dataclass, is_dataclass
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
-from cmp._compiler import _draft_class
+from cmp._codegen import draft_class
 from cmp._matcher import compile_set
 from cmp._messages import BoundedPath, credential_in, field_name
 from cmp._patterns import (
@@ -158,7 +158,7 @@ class Redaction:
 # a draft with Redaction's slots is filled in, then becomes a Redaction, for a quarter of
 # what the frozen dataclass's __init__ costs. It sets every field the constructor would
 # (the tests hold the two to equal objects, field by field).
-_DRAFT = _draft_class(Redaction)
+_DRAFT = draft_class(Redaction)
 _new = object.__new__
 
 

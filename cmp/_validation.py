@@ -11,15 +11,14 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from cmp._compiler import compile_builder
 from cmp._intake import data_findings
 from cmp._messages import QUOTE_LIMIT, capped, withheld
 from cmp.findings import MAX_FINDINGS, Finding
+from cmp.model import CONFORMING, SCHEMA_CLASSES, Packet
 from cmp.schema import SUPPORTED_VERSIONS, load_schema
-
-if TYPE_CHECKING:
-    from cmp.model import Packet
 
 
 def route(obj: Mapping[str, Any]) -> str | Finding:
@@ -92,9 +91,6 @@ def validate(obj: Any) -> list[Finding]:
 @functools.cache
 def builder(version: str) -> Callable[[Any], tuple[Packet, int] | None]:
     """The compiled builder of ``version``: (packet, strings counted) or None."""
-    from cmp._compiler import compile_builder
-    from cmp.model import CONFORMING, SCHEMA_CLASSES
-
     return compile_builder(load_schema(version), SCHEMA_CLASSES, {"_known": CONFORMING})
 
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import cmp
 from cmp import model
-from cmp._canonical import _writer, compile_writer
+from cmp._writer import compile_writer, shipped_writer
 from cmp.schema import Member
 from tests.packets import GENERATOR, encode, full, hand_built, minimal
 from tests.strategies import mutated, packets, renderings
@@ -457,7 +457,7 @@ def test_the_writer_refuses_a_rule_it_does_not_know() -> None:
 def test_the_writers_generated_source_can_be_read_back() -> None:
     import inspect
 
-    write = _writer()
+    write = shipped_writer()
     source = inspect.getsource(write)
     assert source.startswith("def write(packet, identity, ")
     assert write.__code__.co_filename.startswith("<cmp compiled canonical writer #")
@@ -476,7 +476,7 @@ def test_the_layout_holds_no_character_to_escape_but_quote_and_line_break(packet
     from cmp._canonical import _IN_LAYOUT
 
     for identity in (True, False):
-        layout = "".join(_writer()(packet, identity)[0::2])
+        layout = "".join(shipped_writer()(packet, identity)[0::2])
         assert {char for char in layout if encode_basestring(char) != f'"{char}"'} <= _IN_LAYOUT
 
 

@@ -17,10 +17,11 @@ PACKAGE = Path(__file__).resolve().parent.parent / "cmp"
 
 # Lowest first.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    # the leaves: the public finding types, the bounded memo, the redaction patterns (both tables, over _matcher)
+    # the leaves: the public finding types, the bounded memo, generated code, the redaction patterns (both tables)
     (
         "cmp.findings",
         "cmp._memo",
+        "cmp._codegen",
         "cmp._patterns",
         "cmp._extended_patterns",
         "cmp._deepjson",
@@ -30,7 +31,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ),
     # what messages show of packet text (they ask both pattern tables first); created_at rules; bytes to Python data
     ("cmp._messages", "cmp._timestamps", "cmp._intake"),
-    ("cmp.model", "cmp._compiler", "cmp._explain"),  # typed model; schema compiled, schema explained
+    # typed model; schema compiled into a builder, schema explained; the canonical writer generated from the schemas
+    ("cmp.model", "cmp._compiler", "cmp._explain", "cmp._writer"),
     ("cmp._validation",),  # version routing and the schema of the routed version
     # the pre-flight over a typed packet; its opt-in extended rule set; the writing rules' advice
     ("cmp._redaction", "cmp._extended", "cmp._lint"),

@@ -1,0 +1,201 @@
+"""The canonical writer, generated from the schemas' members.
+
+The layout rules (two-space indent, one member per line, members in schema order, an
+optional member written only when it is not empty) are turned into one straight-line
+Python function per set of schemas, so the writer cannot drift from the schemas'
+``properties``. It returns the text as pieces that alternate layout and string; the
+escaping of the strings is :mod:`cmp._canonical`'s.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import NamedTuple
+
+from cmp._codegen import define
+from cmp._timestamps import canonical as canonical_time
+from cmp.model import Packet
+from cmp.schema import Member, members
+
+# The members the state digest leaves out (specification 9.7): the writer writes them
+# only when asked for the packet's identity.
+_IDENTITY = frozenset({"id", "created_at"})
+_QUOTE, _NEWLINE = '"', "\n"
+_NEXT = ",\n"  # what follows every member but an object's or array's last
+
+
+class _State(NamedTuple):
+    """The layout written since the last string, as far as the generator knows it.
+
+    The text is the generated function's variable ``p`` when ``runtime``, followed by
+    ``suffix``; or, when there is an ``alternative`` (condition, text), that text when the
+    condition holds at run time and ``suffix`` when not (an optional boolean, whose
+    ``true`` is layout). Between members it always ends with what the next member needs
+    before its indent: ``,\n`` after a member, ``{\n`` at the start of an object.
+    ``started`` says whether a member of the innermost open object is sure to have been
+    written.
+    """
+
+    runtime: bool
+    suffix: str
+    started: bool = False
+    alternative: tuple[str, str] | None = None
+
+    def code(self, more: str = "") -> str:
+        """A Python expression for this layout followed by ``more``."""
+        text = self.suffix + more
+        if self.alternative is not None:
+            condition, other = self.alternative
+            return f"({other + more!r} if {condition} else {text!r})"
+        if not self.runtime:
+            return repr(text)
+        return f"p + {text!r}" if text else "p"
+
+    def then(self, more: str) -> _State:
+        alternative = self.alternative and (self.alternative[0], self.alternative[1] + more)
+        return self._replace(suffix=self.suffix + more, alternative=alternative)
+
+    def known(self) -> bool:
+        """Whether the text is a constant (or a choice of two), known while generating."""
+        return not self.runtime
+
+    def held(self) -> bool:
+        """Whether ``p`` holds all of it."""
+        return self.runtime and not self.suffix
+
+
+class _WriterSource:
+    """The canonical writer as straight-line Python, generated from :func:`cmp.schema.members`.
+
+    The member order, which members are required and "an optional member is written only
+    when it is not empty" come from the schemas, so the writer cannot drift from them.
+    The generated function returns the text as pieces that alternate layout and string
+    (see ``cmp._canonical._ESCAPE_SPLIT``): one ``+=`` per string, the layout between two strings folded
+    into one constant wherever it is known while generating. It is not known only after
+    an optional member that may or may not have been written; then it is kept in ``p``.
+    """
+
+    def __init__(self, objects: Mapping[str, tuple[Member, ...]]) -> None:
+        self.objects = objects  # the members of each object, by location (cmp.schema.layout)
+        self.lines: list[str] = []
+        self.counter = 0
+
+    def emit(self, level: int, line: str) -> None:
+        self.lines.append("    " * level + line)
+
+    def variable(self, stem: str) -> str:
+        self.counter += 1
+        return f"{stem}{self.counter}"
+
+    def object(self, location: str, value: str, indent: str, state: _State, level: int, trail: str) -> _State:
+        """Write the object ``value``, whose ``{\n`` ends ``state``; the state after its ``}`` and ``trail``."""
+        outer = state.started
+        state = state._replace(started=False)
+        for member in self.objects[location]:
+            access = f"{value}.{member.name}"
+            if member.required and not (location == "$" and member.name in _IDENTITY):
+                state = self.member(member, access, indent + "  ", state, level)._replace(started=True)
+                continue
+            condition = access
+            if location == "$" and member.name in _IDENTITY:
+                condition = "identity"
+            elif member.kind in ("object", "objects", "strings"):  # used again inside: read once
+                held = self.variable("v")
+                condition, access = f"({held} := {access})", held
+                if member.kind == "object":
+                    condition += " is not None"
+            state = self.optional(member, condition, access, indent + "  ", state, level)
+        return self.close(state, indent, "}", trail, level)._replace(started=outer)
+
+    def optional(self, member: Member, condition: str, access: str, indent: str, state: _State, level: int) -> _State:
+        """Write ``member`` under ``if condition:``: a state that holds whichever way the ``if`` went."""
+        if state.alternative is not None or (state.runtime and state.suffix):
+            self.emit(level, f"p = {state.code()}")
+            state = _State(True, "", state.started)
+        mark = len(self.lines)
+        self.emit(level, f"if {condition}:")
+        after = self.member(member, access, indent, state, level + 1)
+        if after.known() and state.known():
+            if after.suffix == state.suffix:
+                return state  # the same layout either way
+            if len(self.lines) == mark + 1 and after.alternative is None:  # only layout: choose where used
+                self.lines.pop()
+                return state._replace(alternative=(condition, after.suffix))
+        if state.known():
+            self.lines.insert(mark, "    " * level + f"p = {state.code()}")
+        if not after.held():
+            self.emit(level + 1, f"p = {after.code()}")
+        return _State(True, "", state.started)
+
+    def member(self, member: Member, access: str, indent: str, state: _State, level: int) -> _State:
+        """Write ``member`` (its value is ``access``) at ``indent``, unconditionally."""
+        head = f'{indent}"{member.name}": '
+        if member.required and member.kind not in ("string", "timestamp"):
+            raise ValueError(f"the canonical writer has no rule for a required {member.kind} ({member.name})")
+        if member.kind in ("string", "timestamp"):
+            text = f"_time({access})" if member.kind == "timestamp" else access
+            self.emit(level, f"out += ({state.code(head + _QUOTE)}, {text})")
+            return _State(False, _QUOTE + _NEXT, state.started)
+        if member.kind == "boolean":  # optional: written only when true
+            return state.then(head + "true" + _NEXT)
+        if member.kind == "strings":
+            item, between = self.variable("s"), _QUOTE + _NEXT + indent + "  " + _QUOTE
+            self.emit(level, f"out += ({state.code(head + '[' + _NEWLINE + indent + '  ' + _QUOTE)}, {access}[0])")
+            self.emit(level, f"for {item} in {access}[1:]:")
+            self.emit(level + 1, f"out += ({between!r}, {item})")
+            return _State(False, _QUOTE + _NEWLINE + indent + "]" + _NEXT, state.started)
+        if member.kind == "object":
+            return self.object(member.location, access, indent, state.then(head + "{" + _NEWLINE), level, _NEXT)
+        # objects: each item's layout is known only at run time, so it is kept in p
+        item = self.variable("o")
+        self.emit(level, f"p = {state.code(head + '[' + _NEWLINE)}")
+        self.emit(level, f"for {item} in {access}:")
+        after = self.object(
+            member.location, item, indent + "  ", _State(True, indent + "  {" + _NEWLINE), level + 1, _NEXT
+        )
+        if not after.held():
+            self.emit(level + 1, f"p = {after.code()}")
+        return self.close(_State(True, "", True), indent, "]", _NEXT, level)._replace(started=state.started)
+
+    def close(self, state: _State, indent: str, bracket: str, trail: str, level: int) -> _State:
+        """The state after an object's or array's closing ``bracket`` and ``trail``."""
+        end = _NEWLINE + indent + bracket + trail
+
+        def closed(text: str) -> str:
+            if text.endswith(_NEXT):  # a member was written last
+                return text[: -len(_NEXT)] + end
+            return text[: -len(_NEWLINE)] + bracket + trail  # nothing was written: {} on one line
+
+        if state.known():
+            alternative = state.alternative and (state.alternative[0], closed(state.alternative[1]))
+            return state._replace(suffix=closed(state.suffix), alternative=alternative)
+        if state.suffix:
+            return state._replace(suffix=closed(state.suffix))
+        if state.started:
+            self.emit(level, f"p = p[:{-len(_NEXT)}] + {end!r}")
+        else:
+            empty = bracket + trail
+            self.emit(level, f"p = p[:{-len(_NEXT)}] + {end!r} if p[-2] == ',' else p[:-1] + {empty!r}")
+        return _State(True, "")
+
+
+@functools.cache
+def shipped_writer() -> Callable[[Packet, bool], list[str]]:
+    """The canonical writer of the shipped schemas, generated once (on the first packet written)."""
+    return compile_writer(members())
+
+
+def compile_writer(objects: Mapping[str, tuple[Member, ...]]) -> Callable[[Packet, bool], list[str]]:
+    """A canonical writer for objects with these members: ``write(packet, identity)`` returns
+    the pieces of the text; ``identity`` False leaves out the members the state digest does
+    not cover. Raises ValueError for a member the layout rules do not cover.
+    """
+    source = _WriterSource(objects)
+    end = source.object("$", "packet", "", _State(False, "{" + _NEWLINE), 1, trail="")
+    lines = ["def write(packet, identity, _time=_time):", "    out = []", *source.lines]
+    lines += [f"    out.append({end.code()})", "    return out"]
+    write: Callable[[Packet, bool], list[str]] = define(
+        "write", "canonical writer", "\n".join(lines) + "\n", {"_time": canonical_time}
+    )
+    return write
