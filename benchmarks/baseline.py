@@ -14,7 +14,7 @@ from typing import Any
 import re2
 from jsonschema import Draft202012Validator, FormatChecker
 
-from cmp._redaction import PATTERNS, texts
+from cmp._redaction._scan import PATTERNS, texts
 from cmp.schema import load_schema
 
 _VALIDATORS = {v: Draft202012Validator(load_schema(v), format_checker=FormatChecker()) for v in ("0.1", "0.2")}

@@ -32,7 +32,7 @@ import cmp  # noqa: E402
 from cmp import _intake as intake  # noqa: E402
 from cmp import _validation as schemas  # noqa: E402
 from cmp._quick import parse_counted  # noqa: E402
-from cmp._redaction import matches_anywhere, redact, redact_obj  # noqa: E402
+from cmp._redaction._scan import matches_anywhere, redact, redact_obj  # noqa: E402
 
 BUDGET = 0.05  # seconds per timing round
 

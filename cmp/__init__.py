@@ -35,8 +35,9 @@ from typing import TYPE_CHECKING, Any
 from cmp._canonical import dumps, state_digest
 from cmp._intake import MAX_PACKET_BYTES
 from cmp._pipeline import Report, check, loads, redact, validate
-from cmp._redaction import CATEGORIES as REDACTION_CATEGORIES
-from cmp._redaction import SCANNED_FIELDS, Redaction
+from cmp._redaction._hit import Redaction
+from cmp._redaction._scan import CATEGORIES as REDACTION_CATEGORIES
+from cmp._redaction._scan import SCANNED_FIELDS
 from cmp.findings import CODES as FINDING_CODES
 from cmp.findings import Finding, PacketError, Position
 from cmp.model import Attempt, Decision, Method, Packet, Project, Provenance

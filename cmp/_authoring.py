@@ -119,7 +119,7 @@ def _pydantic_dump(packet: Packet) -> dict[str, Any]:
 def _pydantic_validate(value: Any) -> Packet:
     from pydantic_core import PydanticCustomError
 
-    from cmp._redaction import redact
+    from cmp._redaction._scan import redact
 
     hits: list[Any] = []
     if isinstance(value, Packet):

@@ -1,5 +1,5 @@
 """The extended rule set's patterns: what each matches, the checks that rule look-alikes
-out, and the one-pass screen over them (:mod:`cmp._extended` walks packets with them).
+out, and the one-pass screen over them (:mod:`cmp._redaction._extended` walks packets with them).
 
 They live at the bottom of the import layers, beside the default table
 (:mod:`cmp._patterns`), so that every module that writes a message can ask whether an

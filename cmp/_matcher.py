@@ -9,6 +9,7 @@ texts remember their answer (cmp._memo).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import re2
@@ -34,6 +35,24 @@ def compile_set(regexes: list[str]) -> Any:
             raise ValueError(f"bad RE2 pattern {regex!r}")
     pattern_set.Compile()
     return pattern_set
+
+
+# Escaped characters and character classes anchor nothing (`[^a]`, `\$`), so they are
+# removed before looking for an anchor; the escapes that are anchors are kept.
+_ESCAPE_OR_CLASS = re.compile(r"\\.|\[(?:\\.|[^\]\\])*\]")
+_AN_ANCHOR = re.compile(r"[\^$]|\\[AzZ]|\(\?[a-zA-Z]*m")
+
+
+def anchored(regex: str) -> bool:
+    """Whether an RE2 regex can match only at a text's start or end (or at line ends)."""
+    bare = _ESCAPE_OR_CLASS.sub(_keep_anchor_escapes, regex)
+    return _AN_ANCHOR.search(bare) is not None
+
+
+def _keep_anchor_escapes(match: re.Match[str]) -> str:
+    """Drop a class or an escaped character, but keep the escapes that are anchors."""
+    text = match.group()
+    return text if text[0] == "\\" and text[1] in "AzZ" else ""
 
 
 class Matcher:

@@ -103,7 +103,7 @@ PUBLIC_PREFIXES: dict[str, str | None] = {
     "slack-token": r"xox[baprs]-",
     "stripe-key": r"(?:sk|rk)_(?:live|test)_|whsec_",
     "ssh-public-key": r"ssh-(?:rsa|ed25519|dss|ecdsa)[ \t\n\f\r]",  # the key type and one space
-    # The extended rules' categories (cmp._extended, opt-in), for display only.
+    # The extended rules' categories (cmp._redaction._extended, opt-in), for display only.
     "github-token": r"gh[pousr]_",
     "github-fine-grained-token": r"github_pat_",
     "openai-key": r"sk-(?:(?:proj|svcacct|admin)-)?",

@@ -2,20 +2,54 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cmp import _intake, _quick, _validation
 from cmp._canonical import growth_finding
 from cmp._codegen import draft_class
-from cmp._redaction import Redaction, redact_obj
-from cmp._redaction import redact as _redaction_default
+from cmp._redaction._hit import Redaction
+from cmp._redaction._rules import RULES, Rules, RuleSet, rule_set
 from cmp._validation import builder, validate
 from cmp.findings import Finding, PacketError
 from cmp.model import Packet
 
-if TYPE_CHECKING:
-    from cmp._extended import Rules
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """How :func:`check` judges: ``lenient`` (schema errors do not refuse the packet, and
+    its raw data is scanned), ``allow_unredacted`` (redaction findings do not block it)
+    and ``rules`` (the rule set the pre-flight runs). ``rule_set`` is the rule set
+    ``rules`` names; an unknown name is a ValueError (a TypeError for a non-string).
+    """
+
+    lenient: bool = False
+    allow_unredacted: bool = False
+    rules: Rules = "default"
+    rule_set: RuleSet = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rule_set", rule_set(self.rules))
+
+
+# A check names its policy by three values; the eight that are valid are made once, so a
+# check looks its policy up instead of building and validating one (about 1 µs).
+_POLICIES: dict[tuple[object, object, object], Policy] = {
+    (lenient, allow, rules): Policy(lenient, allow, rules)
+    for lenient in (False, True)
+    for allow in (False, True)
+    for rules in RULES
+}
+DEFAULT_POLICY = Policy()
+
+
+def policy_of(lenient: bool = False, allow_unredacted: bool = False, rules: Rules = "default") -> Policy:
+    """The :class:`Policy` of these values (one object for each valid combination)."""
+    try:
+        return _POLICIES[lenient, allow_unredacted, rules]
+    except (KeyError, TypeError):  # not a bool, or not a rule set's name: Policy says what
+        return Policy(lenient, allow_unredacted, rules)
 
 
 @dataclass(frozen=True, slots=True, repr=False, kw_only=True)
@@ -26,19 +60,50 @@ class Report:
     ``ok``: conforming and no redaction finding blocks it (specification 8.7).
     ``accepted``: what a server in the chosen mode would do: ``ok``, or in lenient
     mode a packet whose only errors are schema errors, still blocked by redactions.
-    ``rules``: the rule set the pre-flight applied ("default", or "extended": then the
-    extended findings follow the default ones, each with ``profile="extended"``).
+    ``policy``: how it was judged (:class:`Policy`); ``lenient``, ``allow_unredacted`` and
+    ``rules`` are its values (``rules``: "default", or "extended": then the extended
+    findings follow the default ones, each with ``profile="extended"``).
     """
 
     version: str | None
     errors: tuple[Finding, ...]
     redactions: tuple[Redaction, ...]
     packet: Packet | None
-    lenient: bool = False
-    allow_unredacted: bool = False
-    rules: str = "default"
+    policy: Policy = DEFAULT_POLICY
     # What was judged, kept (not copied) so that located() can find positions later.
     source: bytes | str | None = field(default=None, compare=False)
+
+    @classmethod
+    def refused(
+        cls,
+        policy: Policy,
+        source: bytes | str | None,
+        errors: Sequence[Finding],
+        *,
+        version: str | None = None,
+        redactions: Sequence[Redaction] = (),
+    ) -> Report:
+        """The report of ``source`` judged under ``policy`` without a packet: ``errors`` say why."""
+        return cls(
+            version=version,
+            errors=tuple(errors),
+            redactions=tuple(redactions),
+            packet=None,
+            policy=policy,
+            source=source,
+        )
+
+    @property
+    def lenient(self) -> bool:
+        return self.policy.lenient
+
+    @property
+    def allow_unredacted(self) -> bool:
+        return self.policy.allow_unredacted
+
+    @property
+    def rules(self) -> Rules:
+        return self.policy.rules
 
     @property
     def conforming(self) -> bool:
@@ -94,8 +159,9 @@ class Report:
             "errors": [f.to_json() for f in self.errors],
             "redactions": [r.to_json(show_found=show_found) for r in self.redactions],
         }
-        if self.rules != "default":  # default output stays as it was
-            out["rules"] = self.rules
+        named = self.policy.rule_set.named
+        if named is not None:  # default output stays as the reference's
+            out["rules"] = named
         return out
 
 
@@ -110,99 +176,68 @@ def check(
 
     The quick path (:mod:`cmp._quick`) answers for a conforming packet written without
     a backslash; everything else, and every finding, comes from :func:`check_long`.
-    ``rules="extended"`` adds the extended rule set (:mod:`cmp._extended`) to the
-    pre-flight; a ValueError names an unknown rule set.
+    ``rules="extended"`` adds the extended rule set (:mod:`cmp._redaction._extended`) to
+    the pre-flight; a ValueError names an unknown rule set.
     """
+    return judge(data, policy_of(lenient, allow_unredacted, rules))
+
+
+def judge(data: bytes | bytearray | memoryview | str, policy: Policy) -> Report:
+    """:func:`check` under ``policy``."""
     data = _readable(data)
-    _checked_rules(rules)
     raw = _utf8_or_none(data) if isinstance(data, str) else data
-    quick = _quick.conforming(raw, rules) if raw is not None else None
+    quick = _quick.read_quickly(raw, policy.rule_set) if raw is not None else None
     if quick is None:
-        # Text already encoded goes on as bytes: encoded once, not again by check_long.
-        return check_long(data if raw is None else raw, lenient=lenient, allow_unredacted=allow_unredacted, rules=rules)
+        # Text already encoded goes on as bytes: encoded once, not again by the long way.
+        return _long(data, data if raw is None else raw, policy)
     version, packet, redactions = quick
-    return _conforming(
-        version, packet, redactions, lenient=lenient, allow_unredacted=allow_unredacted, rules=rules, source=data
-    )
-
-
-def _checked_rules(rules: object) -> None:
-    """Nothing for the default rules; the extended table loads only when asked for."""
-    if rules != "default":
-        from cmp._extended import checked_rules
-
-        checked_rules(rules)
+    return _conforming(version, packet, redactions, policy, data)
 
 
 def check_long(
     data: bytes | str, *, lenient: bool = False, allow_unredacted: bool = False, rules: Rules = "default"
 ) -> Report:
     """The long way: every check in order, writing findings; the same report check() gives."""
-    _checked_rules(rules)
     raw = _utf8_or_none(data) if isinstance(data, str) else data
-    obj, findings = _intake.parse_packet(data if raw is None else raw)  # str: encoded once
+    return _long(data, data if raw is None else raw, policy_of(lenient, allow_unredacted, rules))
+
+
+def _long(source: bytes | str, data: bytes | str, policy: Policy) -> Report:
+    """The long way for ``source``, read as ``data`` (its UTF-8 bytes, or the text itself
+    when it cannot be UTF-8: the intake says where)."""
+    obj, findings = _intake.parse_packet(data)
     if obj is None:
-        return Report(
-            version=None,
-            errors=tuple(findings),
-            redactions=(),
-            packet=None,
-            lenient=lenient,
-            allow_unredacted=allow_unredacted,
-            rules=rules,
-            source=data,
-        )
-    assert raw is not None  # text that parsed is valid UTF-8
+        return Report.refused(policy, source, findings)
+    assert isinstance(data, bytes)  # text that parsed is valid UTF-8
     routed = _validation.route(obj)
     if isinstance(routed, Finding):
-        return _refused(
-            None, [routed], obj, lenient=lenient, allow_unredacted=allow_unredacted, rules=rules, source=data
-        )
+        return _refused(None, [routed], obj, policy, source)
     built = builder(routed)(obj)
-    escaped = _intake.escaped_members(raw, _intake.RAW_TEXT_MEMBERS)
+    escaped = _intake.escaped_members(data, _intake.RAW_TEXT_MEMBERS)
     if built is None or escaped:
         from cmp._explain import explain  # only a refused packet pays for the import
 
-        errors = explain(obj, routed, escaped=escaped)
-        return _refused(
-            routed, errors, obj, lenient=lenient, allow_unredacted=allow_unredacted, rules=rules, source=data
-        )
+        return _refused(routed, explain(obj, routed, escaped=escaped), obj, policy, source)
     packet = built[0]
-    grown = growth_finding(packet, len(raw))
+    grown = growth_finding(packet, len(data))
     if grown is not None:
-        return _refused(
-            routed, [grown], obj, lenient=lenient, allow_unredacted=allow_unredacted, rules=rules, source=data
-        )
-    redactions = tuple(_redaction_default(packet))
-    if rules != "default":
-        from cmp._extended import redact_extended
-
-        redactions += tuple(redact_extended(packet))
-    return _conforming(
-        routed, packet, redactions, lenient=lenient, allow_unredacted=allow_unredacted, rules=rules, source=data
-    )
+        return _refused(routed, [grown], obj, policy, source)
+    return _conforming(routed, packet, tuple(policy.rule_set.redact(packet)), policy, source)
 
 
 def _conforming(
-    version: str,
-    packet: Packet,
-    redactions: tuple[Redaction, ...],
-    *,
-    lenient: bool,
-    allow_unredacted: bool,
-    rules: Rules,
-    source: bytes | str,
+    version: str, packet: Packet, redactions: tuple[Redaction, ...], policy: Policy, source: bytes | str
 ) -> Report:
     """The report of a conforming packet, read either way.
 
-    Made as the schema compiler makes the model (cmp._compiler): a draft with Report's
-    slots is filled in, then becomes a Report, for a fifth of what the frozen dataclass's
-    __init__ costs (about 1 µs of every check). It sets every field the constructor
-    would (the tests hold the two to equal reports, field by field).
+    Made as the schema compiler makes the model (cmp._codegen.draft_class): a draft with
+    Report's slots is filled in, then becomes a Report, for a fifth of what the frozen
+    dataclass's __init__ costs (about 1 µs of every check). It sets every field the
+    constructor would (the tests hold the two to equal reports, field by field).
     """
     made: Any = _new(_REPORT_DRAFT)
     made.version, made.errors, made.redactions, made.packet = version, (), redactions, packet
-    made.lenient, made.allow_unredacted, made.rules, made.source = lenient, allow_unredacted, rules, source
+    made.policy, made.source = policy, source
     made.__class__ = Report
     report: Report = made
     return report
@@ -215,11 +250,7 @@ _new = object.__new__
 def redact(packet: Packet, *, rules: Rules = "default") -> list[Redaction]:
     """Redaction findings for a typed :class:`cmp.Packet`, in the reference's order; with
     ``rules="extended"``, the extended rule set's findings follow (``profile="extended"``)."""
-    if rules == "default":
-        return _redaction_default(packet)
-    from cmp._extended import redact as redact_with
-
-    return redact_with(packet, rules=rules)
+    return rule_set(rules).redact(packet)
 
 
 def _readable(data: object) -> bytes | str:
@@ -235,34 +266,12 @@ def _readable(data: object) -> bytes | str:
 
 
 def _refused(
-    version: str | None,
-    errors: list[Finding],
-    obj: dict[str, Any],
-    *,
-    lenient: bool,
-    allow_unredacted: bool,
-    rules: Rules = "default",
-    source: bytes | str,
+    version: str | None, errors: list[Finding], obj: dict[str, Any], policy: Policy, source: bytes | str
 ) -> Report:
     """The report of a packet that parsed but does not conform; lenient mode still scans it
     (with the extended rules, every string and member name in it as well)."""
-    redactions: tuple[Redaction, ...] = ()
-    if lenient:
-        redactions = tuple(redact_obj(obj))
-        if rules != "default":
-            from cmp._extended import redact_extended_obj
-
-            redactions += tuple(redact_extended_obj(obj))
-    return Report(
-        version=version,
-        errors=tuple(errors),
-        redactions=redactions,
-        packet=None,
-        lenient=lenient,
-        allow_unredacted=allow_unredacted,
-        rules=rules,
-        source=source,
-    )
+    redactions = policy.rule_set.redact_obj(obj) if policy.lenient else ()
+    return Report.refused(policy, source, errors, version=version, redactions=redactions)
 
 
 def _utf8_or_none(text: str) -> bytes | None:
@@ -284,4 +293,4 @@ def loads(data: bytes | bytearray | memoryview | str) -> Packet:
     return report.packet
 
 
-__all__ = ["Report", "check", "loads", "redact", "validate"]
+__all__ = ["Policy", "Report", "check", "judge", "loads", "redact", "validate"]

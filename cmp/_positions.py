@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 from cmp import _intake
 from cmp._messages import BoundedPath
-from cmp._redaction import Redaction
+from cmp._redaction._hit import Redaction
+from cmp._redaction._rules import rule_set
 from cmp.findings import Finding, Position
 
 if TYPE_CHECKING:
@@ -219,25 +220,25 @@ class _Text:
         self._turns[key] = turn + 1
         return writings[min(turn, len(writings) - 1)]
 
-    def string_hits(self, path: str, profile: str) -> dict[_HitKey, deque[_Node]]:
+    def string_hits(self, path: str, rules: str) -> dict[_HitKey, deque[_Node]]:
         """The hits of a rule set in the strings written at a path that several values
         render as, not yet placed: each string is scanned once."""
-        key = (path, profile)
+        key = (path, rules)
         if key not in self._string_hits:
             strings = [(node, node.string) for node in self.places.more[path] if node.string is not None]
             found: dict[_HitKey, deque[_Node]] = {}
-            for index, hits in _hits_by_text([_decoded(token) for _, token in strings], profile):
+            for index, hits in _hits_by_text([_decoded(token) for _, token in strings], rules):
                 for hit in hits:
                     found.setdefault(hit, deque()).append(strings[index][0])
             self._string_hits[key] = found
         return self._string_hits[key]
 
-    def name_hits(self, holder: str, profile: str) -> dict[_HitKey, deque[tuple[int, str]]]:
+    def name_hits(self, holder: str, rules: str) -> dict[_HitKey, deque[tuple[int, str]]]:
         """The hits of a rule set in the member names of the object at ``holder``, not yet
         placed: each name is scanned once, however many hits are asked for."""
-        key = (holder, profile)
+        key = (holder, rules)
         if key not in self._name_hits:
-            self._name_hits[key] = _hits_in_names(self.places.names.get(holder, []), profile)
+            self._name_hits[key] = _hits_in_names(self.places.names.get(holder, []), rules)
         return self._name_hits[key]
 
     def position(self, offset: int) -> Position:
@@ -352,25 +353,21 @@ def _member_name_offset(redaction: Redaction, source: _Text) -> int | None:
     return at + _inside(token, redaction.at)
 
 
-def _hits_in_names(names: list[tuple[str, int, str]], profile: str) -> dict[_HitKey, deque[tuple[int, str]]]:
+def _hits_in_names(names: list[tuple[str, int, str]], rules: str) -> dict[_HitKey, deque[tuple[int, str]]]:
     """Where each hit of a rule set in an object's member names is written."""
     found: dict[_HitKey, deque[tuple[int, str]]] = {}
-    for index, hits in _hits_by_text([name for name, _, _ in names], profile):
+    for index, hits in _hits_by_text([name for name, _, _ in names], rules):
         _, at, token = names[index]
         for hit in hits:
             found.setdefault(hit, deque()).append((at, token))
     return found
 
 
-def _hits_by_text(texts: list[str], profile: str) -> Iterator[tuple[int, list[_HitKey]]]:
+def _hits_by_text(texts: list[str], rules: str) -> Iterator[tuple[int, list[_HitKey]]]:
     """The hits of a rule set in each of ``texts``, by index: one scan, each text its own
     field (named by its place in the list)."""
-    if profile == "default":
-        from cmp._redaction import scan
-    else:
-        from cmp._extended import scan
     by_index: dict[int, list[_HitKey]] = {}
-    for hit in scan([(str(index), text) for index, text in enumerate(texts)]):
+    for hit in rule_set(rules).scan([(str(index), text) for index, text in enumerate(texts)]):
         by_index.setdefault(int(hit.field), []).append((hit.category, hit.at, hit.length))
     yield from by_index.items()
 

@@ -17,7 +17,7 @@ It rests on four facts about JSON text, stated here once:
    and string values) number half of those quotes. The C decoder keeps the last of two
    duplicate members silently; the compiled builder counts the strings it met, and a
    shortfall means a member was dropped: the long way reports the duplicate.
-   (:func:`parse_counted`, the count checked in :func:`conforming`.)
+   (:func:`parse_counted`, the count checked in :func:`read_quickly`.)
 2. **Without a ``\\u`` escape, nothing the long way refuses for its escapes is there.**
    Only ``\\u`` writes a lone surrogate (clause 2.7); every other escape stands for a
    quote, a backslash, a slash or a control character, and no conforming member name or
@@ -28,8 +28,9 @@ It rests on four facts about JSON text, stated here once:
    quote, like the edge of a field, is not a word character, so every ``\\b`` a pattern
    needs at a field's edge it finds in the text too; and no pattern is anchored (``^``,
    ``$``, ``\\A``, ``\\z``), so none needs a field's start or end. The last condition is
-   asserted below, when this module is imported. (:func:`conforming` skips the scan of
-   the fields; with a backslash, escapes may hide a match, and the fields are scanned.)
+   asserted for each pattern table when it loads (:mod:`cmp._redaction._rules`).
+   (:func:`read_quickly` skips the scan of the fields; with a backslash, escapes may
+   hide a match, and the fields are scanned.)
 4. **A string holds a quote, a backslash or a control character only where an escape
    wrote it**, since JSON text cannot hold one in a string as it is. So the characters
    the canonical writer must escape are among those the text's escapes write: in a text
@@ -41,18 +42,14 @@ It rests on four facts about JSON text, stated here once:
 
 from __future__ import annotations
 
-import functools
 import json
 import re
-from typing import TYPE_CHECKING
 
 from cmp import _intake, _validation
 from cmp._canonical import growth_finding
-from cmp._redaction import PATTERNS, Redaction, matches_anywhere, redact
+from cmp._redaction._hit import Redaction
+from cmp._redaction._rules import DEFAULT, RuleSet
 from cmp.model import CONFORMING, Known, Packet
-
-if TYPE_CHECKING:
-    from types import ModuleType
 
 # What each escape the quick path reads writes (every JSON escape but \u, fact 2), said
 # by JSON itself: the characters a packet's strings may hold that need escaping (fact 4).
@@ -63,54 +60,6 @@ _WRITES = {
 # The facts a packet read here carries, by the characters escaped (at most 2**8 sets):
 # each made once, not per packet.
 _KNOWN: dict[str, Known] = {}
-
-# Fact 3 needs patterns that no field edge can anchor. Escaped characters and
-# character classes are removed first: `[^a]` and `\$` anchor nothing.
-_ESCAPE_OR_CLASS = re.compile(r"\\.|\[(?:\\.|[^\]\\])*\]")
-_ANCHOR = re.compile(r"[\^$]|\\[AzZ]|\(\?[a-zA-Z]*m")
-
-
-def anchored(regex: str) -> bool:
-    """Whether an RE2 regex can match only at a text's start or end (or at line ends)."""
-    bare = _ESCAPE_OR_CLASS.sub(_keep_anchor_escapes, regex)
-    return _ANCHOR.search(bare) is not None
-
-
-def _keep_anchor_escapes(match: re.Match[str]) -> str:
-    """Drop a class or an escaped character, but keep the escapes that are anchors."""
-    text = match.group()
-    return text if text[0] == "\\" and text[1] in "AzZ" else ""
-
-
-_ANCHORED = [p.category for p in PATTERNS if anchored(p.regex) or anchored(p.screened_by)]
-if _ANCHORED:  # pragma: no cover - a change to the pattern table would have to cause it
-    raise AssertionError(f"the quick path's clean-text rule needs unanchored patterns; anchored: {_ANCHORED}")
-
-
-def _extended_redactions(raw: bytes, packet: Packet) -> tuple[Redaction, ...]:
-    """The extended rule set's findings for a packet :func:`conforming` read from ``raw``.
-
-    Fact 3 holds for the extended table too (its patterns and screens are unanchored,
-    asserted when it is first used), and the extra fields it reads (``project``,
-    ``provenance``, ``tags``, method names) sit in ``raw`` verbatim like the others: one
-    pass over ``raw`` rules most packets clean.
-    """
-    extended = _extended_table()
-    if b"\\" not in raw and not extended.matches_anywhere(raw):  # fact 3
-        return ()
-    return tuple(extended.redact_extended(packet))
-
-
-@functools.cache
-def _extended_table() -> ModuleType:
-    """cmp._extended, loaded on first use (a default check never pays for it), its table checked."""
-    from cmp import _extended
-
-    found = [p.category for p in _extended.EXTENDED_PATTERNS if anchored(p.regex) or anchored(p.screened_by)]
-    if found:  # pragma: no cover - a change to the extended table would have to cause it
-        raise AssertionError(f"the quick path's clean-text rule needs unanchored patterns; anchored: {found}")
-    return _extended
-
 
 # Text with more backslashes than this, and more than one in this many bytes, goes the
 # long way: taking out thousands of escapes to count the strings costs more than the
@@ -161,9 +110,9 @@ def _read(raw: bytes) -> tuple[dict[str, object], int, str] | None:
     return value, quotes // 2, escaped
 
 
-def conforming(raw: bytes, rules: str = "default") -> tuple[str, Packet, tuple[Redaction, ...]] | None:
-    """(version, packet, redactions) of a conforming packet read the quick way, else None;
-    with ``rules="extended"``, the extended rule set's findings follow the default ones."""
+def read_quickly(raw: bytes, rules: RuleSet = DEFAULT) -> tuple[str, Packet, tuple[Redaction, ...]] | None:
+    """(version, packet, the findings of ``rules``) of a conforming packet read the quick
+    way, else None."""
     read = _read(raw)
     if read is None:
         return None
@@ -182,12 +131,4 @@ def conforming(raw: bytes, rules: str = "default") -> tuple[str, Packet, tuple[R
     plain = not escaped  # every backslash starts an escape, and every escape writes a character
     if growth_finding(packet, len(raw)) is not None:
         return None  # the long way reports the size
-    if rules == "default":
-        if plain and not matches_anywhere(raw):  # fact 3
-            return routed, packet, ()
-        return routed, packet, tuple(redact(packet))
-    # Both rule sets: one pass over the text with both tables' screens rules it clean
-    # for both (fact 3), where a pass per table would read it twice.
-    if plain and not _extended_table().matches_either(raw):
-        return routed, packet, ()
-    return routed, packet, (*redact(packet), *_extended_redactions(raw, packet))
+    return routed, packet, rules.redact_quick(raw, packet, plain)  # fact 3, for each rule set

@@ -3,7 +3,7 @@
 Writers must redact before they emit (specification 8). :func:`scrub` does it for them:
 in every scanned field, each match of each pattern becomes a placeholder naming its
 category (``[redacted:aws-key]``), pass after pass until no pattern matches. That ends:
-no placeholder matches any pattern (asserted when this module is imported), so every
+no placeholder matches any pattern (asserted for each table by cmp._redaction._rules), so every
 match a pass finds consumes at least one character of the text the writer gave, and
 that text runs out. Nothing outside the matches changes.
 
@@ -17,30 +17,16 @@ field's schema (a tag allows no brackets): then the result does not conform and
 
 from __future__ import annotations
 
-import functools
 import re
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cmp._authoring import from_dict
-from cmp._redaction import CATEGORIES, Pattern, Redaction, matches_anywhere, replace_matches, texts
+from cmp._patterns import Pattern
+from cmp._redaction._hit import Redaction
+from cmp._redaction._rules import Replacer, Rules, RuleSet, placeholder, rule_set
 from cmp.model import Packet, to_obj
 
-if TYPE_CHECKING:
-    from cmp._extended import Rules
-
-# One pass of replacements over a text (cmp._redaction.replace_matches and the like).
-_Pass = Callable[[str, Callable[[Pattern, str, int], str]], str]
-
-
-def placeholder(category: str) -> str:
-    """What a match of ``category`` becomes: ``[redacted:aws-key]``."""
-    return f"[redacted:{category}]"
-
-
-_MATCHING = [category for category in CATEGORIES if matches_anywhere(placeholder(category))]
-if _MATCHING:  # pragma: no cover - a change to the pattern table would have to cause it
-    raise AssertionError(f"scrub's placeholders must match no pattern; these do: {_MATCHING}")
+__all__ = ["placeholder", "scrub"]
 
 # A scanned field's name as the pre-flight gives it: goal, constraints[0], decisions[1].why,
 # and with the extended rules project.ref, tags[0], methods[0].name.
@@ -57,17 +43,9 @@ def scrub(packet: Packet, *, rules: Rules = "default") -> tuple[Packet, list[Red
     """
     if not isinstance(packet, Packet):
         raise TypeError(f"scrub() takes a cmp.Packet, not {type(packet).__name__}")
-    passes: list[tuple[list[tuple[str, str]], list[_Pass]]] = []
     data = to_obj(packet)
-    if rules == "default":
-        passes.append((list(texts(data)), [replace_matches]))
-    else:
-        extended = _extended_table(rules)
-        both: list[_Pass] = [replace_matches, extended.replace_matches]
-        passes.append((list(texts(data)), both))
-        passes.append((list(extended.extra_texts(data)), [extended.replace_matches]))
     replaced: list[Redaction] = []
-    for fields, replacers in passes:
+    for fields, replacers in rule_set(rules).scrub_passes(data):
         for name, text in fields:
             clean = _scrubbed(name, text, replaced, replacers)
             if clean != text:
@@ -75,31 +53,20 @@ def scrub(packet: Packet, *, rules: Rules = "default") -> tuple[Packet, list[Red
     return from_dict(data), replaced
 
 
-@functools.cache
-def _extended_table(rules: str) -> Any:
-    """cmp._extended for ``rules`` (a ValueError for an unknown rule set), its placeholders checked."""
-    from cmp import _extended
-
-    _extended.checked_rules(rules)
-    matching = [c for c in (*CATEGORIES, *_extended.EXTENDED_CATEGORIES) if _extended.matches_anywhere(placeholder(c))]
-    matching += [c for c in _extended.EXTENDED_CATEGORIES if matches_anywhere(placeholder(c))]
-    if matching:  # pragma: no cover - a change to a pattern table would have to cause it
-        raise AssertionError(f"scrub's placeholders must match no pattern; these do: {matching}")
-    return _extended
-
-
-def _scrubbed(field: str, text: str, replaced: list[Redaction], replacers: list[_Pass]) -> str:
+def _scrubbed(field: str, text: str, replaced: list[Redaction], replacers: list[tuple[RuleSet, Replacer]]) -> str:
     """``text`` with no match left, each replacement recorded in ``replaced`` (pass by pass)."""
 
+    finder = ""  # the name of the rule set whose replacer runs
+
     def replacement(pattern: Pattern, match: str, at: int) -> str:
-        profile = "default" if replacer is replace_matches else "extended"
         found = pattern.mask or match
-        replaced.append(Redaction(field, pattern.category, found, at, len(match), profile=profile))
+        replaced.append(Redaction(field, pattern.category, found, at, len(match), profile=finder))
         return placeholder(pattern.category)
 
     while True:
         before = len(replaced)
-        for replacer in replacers:
+        for rules, replacer in replacers:
+            finder = rules.name
             text = replacer(text, replacement)
         if len(replaced) == before:
             return text

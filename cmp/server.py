@@ -42,7 +42,7 @@ except ImportError as exc:  # pragma: no cover - the extra is installed where th
     raise ImportError("cmp.server needs Starlette: pip install 'core-memory-packet[server]'") from exc
 
 if TYPE_CHECKING:
-    from cmp._extended import Rules
+    from cmp._redaction._rules import Rules
 
 PROBLEM_TYPE = "application/problem+json"
 

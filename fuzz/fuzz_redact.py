@@ -10,7 +10,7 @@ with atheris.instrument_imports():
     import cmp
     import cmp._compiler
     import cmp._explain  # imported lazily by cmp; instrument it up front
-    from cmp._redaction import scan
+    from cmp._redaction._scan import scan
 
 
 def test_one_input(data: bytes) -> None:

@@ -12,8 +12,8 @@ from typing import Any
 
 
 def _generator() -> ModuleType:
-    """conformance-vectors/generate.py, whose base packets the tests share."""
-    path = Path(__file__).resolve().parent.parent / "conformance-vectors" / "generate.py"
+    """tools/generate_vectors.py, whose base packets the tests share."""
+    path = Path(__file__).resolve().parent.parent / "tools" / "generate_vectors.py"
     spec = importlib.util.spec_from_file_location("cmp_vector_generator", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -21,7 +21,7 @@ from tests.packets import encode, full, put
 GOOD = encode(full())
 BAD = encode(put(full(), "tags[0]", "Bad"))
 LEAKY = encode(put(full(), "goal", "AKIAIOSFODNN7EXAMPLE"))
-PLAIN = CheckOptions(lenient=False, allow_unredacted=False)
+PLAIN = CheckOptions()
 
 
 @pytest.fixture
@@ -125,7 +125,7 @@ def test_unreadable_sources_keep_their_place(workers: int) -> None:
 
 
 def test_json_blocks_carry_their_entries_as_document_text() -> None:
-    as_json = CheckOptions(lenient=False, allow_unredacted=False, format="json")
+    as_json = CheckOptions(format="json")
     (block,) = judged([Source("f", 7, BAD, None)], as_json, 1)
     assert isinstance(block, Block) and block.entries == 1
     entry = json.loads(block.output)

@@ -1,4 +1,4 @@
-"""The extended rule set (cmp._extended): each rule's hits and near misses, the benign
+"""The extended rule set (cmp._redaction._extended): each rule's hits and near misses, the benign
 corpus, the extra fields, and the default profile left exactly as it was.
 
 Every secret here is synthetic and assembled at run time from parts (``_j``), with
@@ -23,9 +23,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cmp
-from cmp import _extended
-from cmp._extended import EXTENDED_CATEGORIES, EXTENDED_PATTERNS, base62_crc32, scan
-from cmp._quick import anchored
+from cmp import _extended_patterns
+from cmp._extended_patterns import EXTENDED_CATEGORIES, EXTENDED_PATTERNS, base62_crc32
+from cmp._matcher import anchored
+from cmp._redaction import _extended
+from cmp._redaction._extended import scan
 from cmp.conformance import load_vectors, vector_input
 from tests.packets import encode, full, put
 from tests.strategies import packets
@@ -287,7 +289,7 @@ def test_the_checksum_alphabet_and_scheme_match_githubs_published_example() -> N
 
 def test_checksum_look_alikes_are_refused() -> None:
     rng = random.Random(15)
-    alphabet = _extended.BASE62
+    alphabet = _extended_patterns.BASE62
     refused = 0
     for _ in range(500):
         body = "".join(rng.choice(alphabet) for _ in range(36))
@@ -328,7 +330,7 @@ _BOTH_TABLES = [
 @settings(max_examples=300)
 @given(st.lists(st.sampled_from([*_BOTH_TABLES, "", " ", "é", "\n", "x", "_"]), max_size=6).map("".join))
 def test_one_pass_with_both_screens_matches_exactly_when_either_table_does(text: str) -> None:
-    """The quick path's one pass over a packet's text with both rule sets (cmp._extended.matches_either)."""
+    """The quick path's one pass over a packet's text with both rule sets (cmp._extended_patterns.matches_either)."""
     from cmp._extended_patterns import SET, matches_either
     from cmp._patterns import SCREEN
 
@@ -338,11 +340,11 @@ def test_one_pass_with_both_screens_matches_exactly_when_either_table_does(text:
 
 
 def test_placeholders_match_no_pattern() -> None:
-    from cmp._redaction import CATEGORIES
+    from cmp._redaction._scan import CATEGORIES
     from cmp._scrub import placeholder
 
     for category in (*CATEGORIES, *EXTENDED_CATEGORIES):
-        assert not _extended.matches_anywhere(placeholder(category))
+        assert not _extended_patterns.matches_anywhere(placeholder(category))
 
 
 # --- the benign corpus ---------------------------------------------------------------------------

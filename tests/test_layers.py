@@ -1,9 +1,9 @@
 """The import graph: data flows one way, and no module imports one above it.
 
 Read from the source with ``ast``, so imports inside functions (the lazy ones) and under
-TYPE_CHECKING count too. The layers below are the ones the README's "How it works"
-describes; a module may import from its own layer or lower ones, never higher, and the
-graph has no cycle.
+TYPE_CHECKING count too. The layers below are the ones docs/architecture.md shows (its
+table is checked against them here); a module may import from its own layer or lower
+ones, never higher, and the graph has no cycle.
 """
 
 from __future__ import annotations
@@ -34,8 +34,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # typed model; schema compiled into a builder, schema explained; the canonical writer generated from the schemas
     ("cmp.model", "cmp._compiler", "cmp._explain", "cmp._writer"),
     ("cmp._validation",),  # version routing and the schema of the routed version
-    # the pre-flight over a typed packet; its opt-in extended rule set; the writing rules' advice
-    ("cmp._redaction", "cmp._extended", "cmp._lint"),
+    # the redaction wing, lowest first: its finding; the format's scan; the extended rules; the rule sets by name
+    ("cmp._redaction", "cmp._redaction._hit"),
+    ("cmp._redaction._scan",),
+    ("cmp._redaction._extended", "cmp._lint"),  # the extended rules; the writing rules' advice
+    ("cmp._redaction._rules",),
     ("cmp._canonical", "cmp._positions"),  # typed packet to canonical bytes; findings placed in the text
     ("cmp._quick", "cmp._authoring"),  # the quick path; writing packets: values in, a conforming packet out
     ("cmp._pipeline", "cmp._scrub", "cmp._migrate", "cmp._chain"),  # check, loads; scrub; migrate; chains
@@ -127,7 +130,7 @@ def test_the_facade_edges_exist_and_are_imports_inside_functions() -> None:
 
 
 def test_every_module_has_a_layer() -> None:
-    assert set(_modules()) == set(LAYER_OF), "add the new module to LAYERS (and to the README's How it works)"
+    assert set(_modules()) == set(LAYER_OF), "add the new module to LAYERS (and to docs/architecture.md's table)"
 
 
 @pytest.mark.parametrize("module", sorted(LAYER_OF))
@@ -158,6 +161,36 @@ def test_the_public_finding_types_import_nothing_from_cmp() -> None:
     """cmp.findings is the vocabulary every layer shares: it depends on no other module of cmp."""
     modules = _modules()
     assert _imports(modules["cmp.findings"], set(modules)) == set()
+
+
+def _compared_names(tree: ast.AST, names: frozenset[str]) -> list[int]:
+    """The lines where a comparison has one of ``names`` as a string constant on a side
+    (``rules == "extended"``, ``profile in ("default", "extended")``)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            constants = [n for side in sides for n in ast.walk(side) if isinstance(n, ast.Constant)]
+            if any(isinstance(c.value, str) and c.value in names for c in constants):
+                found.append(node.lineno)
+    return found
+
+
+def test_only_the_redaction_wing_compares_rule_set_names() -> None:
+    """Which rule set runs what is cmp._redaction._rules' to say: no other module asks for a name."""
+    from cmp._redaction._rules import RULES
+
+    names = frozenset(RULES)
+    wing = PACKAGE / "_redaction"
+    found = {
+        _module_name(path): lines
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if wing not in path.parents
+        and (lines := _compared_names(ast.parse(path.read_text(encoding="utf-8")), names))
+    }
+    assert not found, f"rule-set names compared outside cmp._redaction: {found}"
+    probe = ast.parse('if rules != "default": pass\nok = profile in ("extended",)\n')
+    assert _compared_names(probe, names) == [1, 2]
 
 
 def test_the_checks_see_imports_inside_functions(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ import pytest
 import cmp
 from cmp._messages import member_step, quote, withheld
 from cmp._patterns import PATTERNS, PUBLIC_PREFIXES, public_prefix
-from cmp._redaction import scan
+from cmp._redaction._scan import scan
 from cmp.cli import main
 from tests.packets import encode, full
 
@@ -395,7 +395,7 @@ def _extended_secrets() -> list[Any]:
 
     A webhook's match starts at its host, so ``https://`` and the host are public too.
     """
-    from cmp._extended import scan as scan_extended
+    from cmp._redaction._extended import scan as scan_extended
     from tests.test_extended import RULES
 
     cases = []

@@ -162,7 +162,7 @@ def test_check_refuses_a_released_memoryview_with_a_type_error() -> None:
 def both_ways(data: bytes, **options: Any) -> tuple[cmp.Report, cmp.Report, bool]:
     """(report as check() gives it, report of the long way alone, whether the quick path answered)."""
     raw = data if isinstance(data, bytes) else data.encode("utf-8")
-    return cmp.check(data, **options), check_long(data, **options), _quick.conforming(raw) is not None
+    return cmp.check(data, **options), check_long(data, **options), _quick.read_quickly(raw) is not None
 
 
 def assert_same_both_ways(data: bytes, **options: Any) -> bool:
@@ -323,18 +323,19 @@ def test_validate_says_what_a_huge_version_number_is() -> None:
 @pytest.mark.parametrize("allow_unredacted", [False, True])
 def test_a_conforming_report_made_the_quick_way_is_the_constructors(lenient: bool, allow_unredacted: bool) -> None:
     """_conforming sets every field the dataclass has, as its constructor sets them."""
-    from cmp._pipeline import Report, _conforming
+    from cmp._pipeline import Policy, Report, _conforming
 
     raw = encode(put(full(), "goal", "key AKIAIOSFODNN7EXAMPLE"))
     packet = cmp.loads(raw)
     redactions = tuple(cmp.redact(packet))
-    options: dict[str, Any] = {"lenient": lenient, "allow_unredacted": allow_unredacted, "rules": "extended"}
-    quick = _conforming("0.2", packet, redactions, source=raw, **options)
-    slow = Report(version="0.2", errors=(), redactions=redactions, packet=packet, source=raw, **options)
+    policy = Policy(lenient, allow_unredacted, "extended")
+    quick = _conforming("0.2", packet, redactions, policy, raw)
+    slow = Report(version="0.2", errors=(), redactions=redactions, packet=packet, source=raw, policy=policy)
     assert type(quick) is Report
     for each in dataclasses.fields(Report):
         assert getattr(quick, each.name) is getattr(slow, each.name), each.name
     assert quick == slow and repr(quick) == repr(slow) and quick.to_json() == slow.to_json()
     assert (quick.ok, quick.accepted, quick.blocked) == (slow.ok, slow.accepted, slow.blocked)
+    assert (quick.lenient, quick.allow_unredacted, quick.rules) == (lenient, allow_unredacted, "extended")
     with pytest.raises(dataclasses.FrozenInstanceError):
-        quick.lenient = not lenient  # type: ignore[misc]
+        quick.policy = Policy()  # type: ignore[misc]

@@ -25,7 +25,7 @@ import cmp
 from cmp._intake import MAX_DEPTH, MAX_PACKET_BYTES
 from cmp._messages import path_join
 from cmp._pipeline import Report, check, check_long
-from cmp._redaction import Redaction
+from cmp._redaction._hit import Redaction
 from cmp.conformance import load_vectors, vector_input
 from cmp.findings import Finding, Position
 from tests.strategies import mutated, packets, renderings

@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cmp._extended import EXTENDED_PATTERNS
-from cmp._quick import anchored, parse_counted
-from cmp._redaction import PATTERNS
+from cmp._extended_patterns import EXTENDED_PATTERNS
+from cmp._matcher import anchored
+from cmp._quick import parse_counted
+from cmp._redaction._scan import PATTERNS
 from tests.packets import encode, full
 from tests.strategies import packets, renderings
 

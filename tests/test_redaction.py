@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cmp
-from cmp._redaction import PATTERNS, matches_anywhere, redact_obj, scan
-from cmp._redaction import texts as texts_of
+from cmp._redaction._scan import PATTERNS, matches_anywhere, redact_obj, scan
+from cmp._redaction._scan import texts as texts_of
 from tests.packets import encode, full, minimal, put
 from tests.vectors import assert_passes, params
 
@@ -270,7 +270,7 @@ def test_joined_prefilter_never_hides_a_field_hit(texts: list[str]) -> None:
 
 def test_raw_objects_are_scanned_whatever_their_shape() -> None:
     """Lenient mode stores a packet as it came: every string under a scanned member counts."""
-    from cmp._redaction import redact_obj
+    from cmp._redaction._scan import redact_obj
 
     raw: dict[str, Any] = {
         "goal": 5,
@@ -352,7 +352,7 @@ def test_a_clean_source_never_hides_a_field_hit(texts: list[str], site: str) -> 
 @settings(max_examples=500)
 @given(st.lists(st.sampled_from([*FRAGMENTS, "-AIza", "AIza", "0123456789abcdefghijABCDEFGHIJ_-xyz"]), max_size=12))
 def test_the_screen_agrees_with_one_search_per_pattern(parts: list[str]) -> None:
-    from cmp._redaction import _SCREEN
+    from cmp._redaction._scan import _SCREEN
 
     text = "".join(parts)
     expected = [i for i, p in enumerate(PATTERNS) if re2.search(p.regex, text)]
@@ -401,7 +401,7 @@ def test_fixed_width_forms_find_what_re2_finds(parts: list[str]) -> None:
 
 def test_crafted_google_key_text_gets_the_exact_answer() -> None:
     """Text thick with overlapping AIza starts (the DFA's worst case) still gets RE2's answer."""
-    from cmp._redaction import _SCREEN
+    from cmp._redaction._scan import _SCREEN
 
     for text in (("-AIza" * 6000 + "a").encode(), ("AIza" * 8000).encode(), ("-AIza" * 7 + "-").encode() * 900):
         assert _SCREEN.hits(text) == [i for i, p in enumerate(PATTERNS) if re2.search(p.regex, text)]
@@ -423,7 +423,7 @@ def test_lenient_mode_scans_member_names_below_scanned_members(member: str, valu
     assert AWS not in report.redactions[0].field and GH_TOKEN not in report.redactions[0].field
 
 
-# --- the joined scan and the seeks (cmp._redaction._findings, cmp._patterns._Screen.first_match) ---
+# --- the joined scan and the seeks (cmp._redaction._scan._findings, cmp._patterns._Screen.first_match) ---
 
 # Texts crowded with near misses of every pattern, non-ASCII characters, and the
 # characters at a field's edge that decide a \b: the seeks' places that do not hold,
@@ -514,7 +514,7 @@ def test_every_match_starts_where_its_seek_matches(text: str) -> None:
 @settings(max_examples=500)
 @given(st.lists(st.sampled_from(_NEAR), max_size=16).map("".join), st.data())
 def test_first_match_is_the_leftmost_search_from_there(text: str, data: st.DataObject) -> None:
-    from cmp._redaction import _SCREEN
+    from cmp._redaction._scan import _SCREEN
 
     encoded = text.encode()
     pos = data.draw(st.integers(0, len(encoded)))
@@ -525,7 +525,7 @@ def test_first_match_is_the_leftmost_search_from_there(text: str, data: st.DataO
 
 def test_a_seek_crowded_with_near_misses_still_finds_the_match() -> None:
     """Past _SEEK_TRIES places where a seek matches and its pattern does not, one plain search finishes."""
-    from cmp._redaction import _SCREEN
+    from cmp._redaction._scan import _SCREEN
 
     for near, key in (("xAKIA", "AKIAIOSFODNN7EXAMPLE"), ("x:\\ ", "C:\\Users"), ("axoxb-", "xoxb-1234567890")):
         text = (near * 40 + " " + key).encode()
@@ -538,21 +538,21 @@ def test_a_seek_crowded_with_near_misses_still_finds_the_match() -> None:
     "regex", [".", "a.b", "[^a]", "\\W", "\\S", "\\D", "\\C", "\\pL", "\\x00", "\\0", "[[:cntrl:]]", "^a", "a$", "\\Aa"]
 )
 def test_a_regex_that_may_match_a_nul_or_an_edge_is_not_field_local(regex: str) -> None:
-    from cmp._redaction import field_local
+    from cmp._redaction._scan import field_local
 
     assert not field_local(regex)
 
 
 @pytest.mark.parametrize("regex", ["\\.", "[.]", "[A-Za-z0-9._/-]+", "\\bAKIA\\b", "\\B/home", "[ \\t\\n]+", "\\$5"])
 def test_what_only_looks_like_it_is_field_local(regex: str) -> None:
-    from cmp._redaction import field_local
+    from cmp._redaction._scan import field_local
 
     assert field_local(regex)
 
 
 def test_every_pattern_screen_and_fixed_width_form_is_field_local() -> None:
     """The import-time guard of the joined scan, restated."""
-    from cmp._redaction import field_local
+    from cmp._redaction._scan import field_local
 
     for pattern in PATTERNS:
         for regex in (pattern.regex, pattern.screened_by, (pattern.fixed_width or b"").decode("ascii")):
@@ -616,7 +616,7 @@ def test_every_byte_before_a_boundary_pattern_decides_alike(byte: int) -> None:
         assert (re2.compile(pattern.regex).match(data, 1) is None) == word, pattern.category
 
 
-# --- the one-pass field screen, the repeated flags and the quick Redaction (cmp._redaction._findings) ---
+# --- the one-pass field screen, the repeated flags and the quick Redaction (cmp._redaction._scan._findings) ---
 
 # Real secrets of every pattern, the near misses around them, and text that is neither,
 # so generated fields hold zero, one or several matches of a pattern, next to each other,
@@ -648,7 +648,7 @@ def test_planted_secrets_are_found_as_one_search_per_field_and_pattern_finds_the
 @given(st.lists(_PLANTED, min_size=1, max_size=8))
 def test_a_nul_free_scan_finds_what_the_careful_one_finds(texts: list[str]) -> None:
     """``nul_free`` only skips looking for a NUL inside a field; told truly, nothing changes."""
-    from cmp._redaction import _findings
+    from cmp._redaction._scan import _findings
 
     names = [f"open_questions[{i}]" for i in range(len(texts))]
     assert _found(_findings(names, texts, nul_free=True)) == _found(_findings(names, texts))
@@ -659,7 +659,7 @@ def test_a_nul_free_scan_finds_what_the_careful_one_finds(texts: list[str]) -> N
 def test_the_repeated_flag_says_whether_a_pattern_matches_in_two_fields(texts: list[str]) -> None:
     """The field screen's second member per pattern: set exactly when two fields or more hold a
     match of its screen, so clear whenever fewer than two hold a match of the pattern."""
-    from cmp._redaction import _REPEATED, _field_screen
+    from cmp._redaction._scan import _REPEATED, _field_screen
 
     flagged = _field_screen().Match("\x00".join(texts).encode()) or []
     for index, pattern in enumerate(PATTERNS):
@@ -674,8 +674,8 @@ def test_the_repeated_flag_says_whether_a_pattern_matches_in_two_fields(texts: l
 @pytest.mark.parametrize("at", [0, 7])
 def test_a_redaction_made_the_quick_way_is_the_constructors(found: str, at: int) -> None:
     """_found sets every field the dataclass has, as its constructor sets them."""
-    from cmp._redaction import Redaction
-    from cmp._redaction import _found as made
+    from cmp._redaction._hit import Redaction
+    from cmp._redaction._hit import make_redaction as made
 
     quick, slow = made("goal", "aws-key", found, at, len(found)), Redaction("goal", "aws-key", found, at, len(found))
     assert type(quick) is Redaction
@@ -711,15 +711,15 @@ def test_past_the_repeats_limit_every_pattern_found_is_searched_field_to_field(t
     flags) and searches from field to field: the same findings."""
     from unittest import mock
 
-    from cmp import _redaction
+    from cmp._redaction import _scan
 
     fields = [(f"attempts[{i}].learned", text) for i, text in enumerate(texts)]
-    with mock.patch.object(_redaction, "_REPEATS_SCREENED", 0):
+    with mock.patch.object(_scan, "_REPEATS_SCREENED", 0):
         assert _found(scan(fields)) == _one_search_per_field_and_pattern(fields)
 
 
 def test_a_long_packet_is_scanned_past_the_repeats_limit() -> None:
-    from cmp._redaction import _REPEATS_SCREENED
+    from cmp._redaction._scan import _REPEATS_SCREENED
 
     filler = "plain words in a long constraint " * 25
     texts = [f"{filler} {AWS} and {SLACK}" if i % 3 == 0 else filler + GH for i in range(12)]

@@ -158,7 +158,7 @@ def test_a_share_of_a_file_that_changed_is_refused(tmp_path: Path) -> None:
 def test_a_share_stops_early_once_its_output_is_large_and_its_rest_reads_on(tmp_path: Path) -> None:
     path = tmp_path / "noisy.jsonl"
     path.write_bytes(b"\n".join([NOISY] * 400))
-    as_json = CheckOptions(lenient=False, allow_unredacted=False, format="json")
+    as_json = CheckOptions(format="json")
     share: object = JsonlShare(str(path), "n", 0, None, 0)
     blocks = []
     while share is not None:
@@ -238,7 +238,7 @@ class _SlowToFetch:
 def test_a_rest_is_never_lost_when_a_result_is_not_fetchable_at_first(tmp_path: Path) -> None:
     path = tmp_path / "noisy.jsonl"
     path.write_bytes(b"\n".join([NOISY] * 400))
-    as_json = CheckOptions(lenient=False, allow_unredacted=False, format="json")
+    as_json = CheckOptions(format="json")
     shares = [JsonlShare(str(path), "n", 0, None, 0)]
     blocks = list(merged(shares, check_share, as_json, _SlowToFetch()))
     assert len(blocks) > 3 and sum(block.packets for block in blocks if isinstance(block, Block)) == 400

@@ -12,7 +12,7 @@ import pytest
 
 import cmp
 from cmp._intake import MAX_DEPTH, MAX_PACKET_BYTES
-from cmp._redaction import PATTERNS, SCANNED_FIELDS
+from cmp._redaction._scan import PATTERNS, SCANNED_FIELDS
 from cmp.findings import CODES, MAX_FINDINGS
 from tests.packets import encode, full
 

@@ -32,12 +32,12 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import closing, nullcontext
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 from urllib.parse import quote as url_quote
 
 from cmp._canonical import dumps, file_bytes
 from cmp._messages import quote, unquoted
-from cmp._pipeline import Report, check
+from cmp._pipeline import DEFAULT_POLICY, Policy, Report, judge, policy_of
 from cmp._text import describe, display_name
 from cmp._timestamps import instant
 from cmp.cli._batch import Runner, Share, WorkersFailed, jsonl_file_shares, merged
@@ -60,9 +60,6 @@ from cmp.cli._sources import (
 )
 from cmp.cli._status import EXIT_FAIL, EXIT_USAGE, ExitStatus
 from cmp.findings import Finding
-
-if TYPE_CHECKING:
-    from cmp._extended import Rules
 
 # Rows in one share of a store: about 40 ms of work for typical packets, so opening the
 # store and running the share's query cost little next to it.
@@ -166,10 +163,10 @@ def row_findings(row: Row, report: Report) -> list[Finding]:
 
 @dataclass(frozen=True, slots=True)
 class AuditOptions:
-    """How ``audit`` judges and renders: its --rules, --format, --show-found, --by, and
+    """How ``audit`` judges (its --rules, as a policy) and renders: its --format, --show-found, --by, and
     whether text lines are coloured."""
 
-    rules: Rules = "default"
+    policy: Policy = DEFAULT_POLICY
     format: Literal["text", "json", "sarif"] = "text"
     show_found: bool = False
     by: Literal["owner", "team"] | None = None
@@ -346,27 +343,18 @@ def _store_items(share: StoreShare, options: AuditOptions, reading: ShareReading
             found = [_audit_finding("row-body", "$", message)]
             yield Audited(f"{share.name}[{ident}]", share.name, None, _no_report(options), found, about, group)
             continue
-        report = check(row.body, rules=options.rules).located()
+        report = judge(row.body, options.policy).located()
         yield Audited(f"{share.name}[{ident}]", share.name, None, report, row_findings(row, report), about, group)
 
 
 def _no_report(options: AuditOptions) -> Report:
     """The report of a body that holds no bytes to check: nothing found, nothing conforming."""
-    return Report(
-        version=None,
-        errors=(),
-        redactions=(),
-        packet=None,
-        lenient=False,
-        allow_unredacted=False,
-        rules=options.rules,
-        source=b"",
-    )
+    return Report.refused(options.policy, b"", ())
 
 
 def _jsonl_items(share: JsonlShare, options: AuditOptions, reading: ShareReading) -> Iterator[Audited]:
     for source in jsonl_sources(share, reading):
-        report = check_source(source, lenient=False, allow_unredacted=False, rules=options.rules).located()
+        report = check_source(source, options.policy).located()
         about: dict[str, Any] = {"file": source.file, "line": source.line}
         yield Audited(source.name, source.file, source.line, report, [], about, _NO_GROUP)
 
@@ -380,7 +368,7 @@ def _file_items(share: FilesShare, options: AuditOptions) -> Iterator[Audited | 
             yield Unreadable(name, str(exc))
             continue
         source = packet_in_file(dataclasses.replace(read, file=name))
-        report = check_source(source, lenient=False, allow_unredacted=False, rules=options.rules).located()
+        report = check_source(source, options.policy).located()
         found = []
         if report.packet is not None and file_bytes(dumps(report.packet)) != read.data:
             found.append(_audit_finding("not-canonical", "$", "the file is not the packet's canonical bytes"))
@@ -466,7 +454,7 @@ def run_audit(args: argparse.Namespace, out: Output) -> int:
             return EXIT_USAGE
         whole = StoreShare(os.path.abspath(args.store), name, None, None, args.include_deleted)
         shares = store_shares(connection, whole, runner)
-    options = AuditOptions(args.rules, args.format, args.show_found, args.by, out.colour)
+    options = AuditOptions(policy_of(rules=args.rules), args.format, args.show_found, args.by, out.colour)
     run = ExitStatus()
     kinds: Counter[str] = Counter()
     groups: Counter[str | None] = Counter()

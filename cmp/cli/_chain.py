@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from cmp._chain import ChainReport, chain
 from cmp._messages import unquoted
+from cmp._pipeline import policy_of
 from cmp.cli._judge import check_source
 from cmp.cli._output import Output, error_line, render_line
 from cmp.cli._render import where
@@ -66,7 +67,7 @@ class _Reading:
                 error_line(f"{item.file}: {item.message}")
                 self.left_out.append(LeftOut(item.file, None, item.message, ()))
                 continue
-            report = check_source(item, lenient=False, allow_unredacted=True)
+            report = check_source(item, policy_of(allow_unredacted=True))
             if report.packet is None or not report.conforming:
                 self.run.fail(EXIT_FAIL)
                 self.left_out.append(LeftOut(item.file, item.line, None, report.errors))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from contextlib import closing, nullcontext
 
+from cmp._pipeline import policy_of
 from cmp.cli._batch import WorkersFailed, input_shares, merged
 from cmp.cli._dask import chosen_runner
 from cmp.cli._judge import CheckOptions, check_share
@@ -29,11 +30,9 @@ def run_check(args: argparse.Namespace, out: Output) -> int:
     progress = Progress(None if args.jsonl else len(args.files), quiet=out.is_terminal)
     results = Results(out, progress, format=args.format)
     options = CheckOptions(
-        lenient=args.lenient,
-        allow_unredacted=args.allow_unredacted,
+        policy_of(args.lenient, args.allow_unredacted, args.rules),
         format=args.format,
         show_found=args.show_found,
-        rules=args.rules,
         quiet=args.quiet,
         colour=out.colour,
     )

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from cmp._canonical import dumps, file_bytes
+from cmp._pipeline import policy_of
 from cmp.cli._judge import check_source
 from cmp.cli._output import Output, error_line
 from cmp.cli._render import place, redaction_text
@@ -16,14 +17,14 @@ from cmp.cli._transform import bad_write_options, rewrite
 from cmp.findings import Finding, Position
 
 if TYPE_CHECKING:
-    from cmp._extended import Rules
+    from cmp._redaction._rules import Rules
 
 
 def _canonical(
     source: Source, *, allow_unredacted: bool, show_found: bool, rules: Rules
 ) -> tuple[bytes | None, list[tuple[Position | None, str]]]:
     """Canonical bytes of a source, or the one-line reasons it has none, each with where it is."""
-    report = check_source(source, lenient=False, allow_unredacted=allow_unredacted, rules=rules)
+    report = check_source(source, policy_of(allow_unredacted=allow_unredacted, rules=rules))
     if report.packet is None:
         return None, [(f.position, str(f)) for f in report.located().errors]
     if report.blocked:

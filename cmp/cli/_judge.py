@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from cmp._intake import MAX_PACKET_BYTES, size_finding
-from cmp._pipeline import Report, check
+from cmp._pipeline import DEFAULT_POLICY, Policy, Report
+from cmp._pipeline import judge as judge_data
 from cmp.cli._output import JsonResults, coloured_line
 from cmp.cli._render import Block, Format, Line, file_line, json_entry, report_lines, where
 from cmp.cli._sources import (
@@ -25,21 +25,16 @@ from cmp.cli._sources import (
 )
 from cmp.findings import Position
 
-if TYPE_CHECKING:
-    from cmp._extended import Rules
-
 
 @dataclass(frozen=True, slots=True)
 class CheckOptions:
-    """How ``check`` judges and renders: its --lenient, --allow-unredacted, --rules, --format,
-    --show-found and --quiet (a source that is accepted prints nothing); ``colour`` colours
+    """How ``check`` judges (its --lenient, --allow-unredacted and --rules, as one policy) and
+    renders: its --format, --show-found and --quiet (a source that is accepted prints nothing); ``colour`` colours
     text lines by tone (the output is a terminal that takes colour)."""
 
-    lenient: bool
-    allow_unredacted: bool
+    policy: Policy = DEFAULT_POLICY
     format: Format = "text"
     show_found: bool = False
-    rules: Rules = "default"
     quiet: bool = False
     colour: bool = False
 
@@ -61,27 +56,16 @@ class Verdict:
     entries: tuple[str, ...] = ()
 
 
-def check_source(source: Source, *, lenient: bool, allow_unredacted: bool, rules: Rules = "default") -> Report:
+def check_source(source: Source, policy: Policy = DEFAULT_POLICY) -> Report:
     """``check`` of what was read, or the size finding for a source that was cut at the read limit."""
     if len(source.data) > MAX_PACKET_BYTES:
-        return Report(
-            version=None,
-            errors=(size_finding(source.size),),
-            redactions=(),
-            packet=None,
-            lenient=lenient,
-            allow_unredacted=allow_unredacted,
-            rules=rules,
-            source=source.data,
-        )
-    return check(source.data, lenient=lenient, allow_unredacted=allow_unredacted, rules=rules)
+        return Report.refused(policy, source.data, [size_finding(source.size)])
+    return judge_data(source.data, policy)
 
 
 def judge(source: Source, options: CheckOptions) -> Verdict:
     """One source judged and rendered in ``options.format``."""
-    report = check_source(
-        source, lenient=options.lenient, allow_unredacted=options.allow_unredacted, rules=options.rules
-    )
+    report = check_source(source, options.policy)
     if options.quiet and report.accepted:
         return Verdict(source.name, True)
     file, line, show_found = source.file, source.line, options.show_found

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from cmp._lint import lint
+from cmp._pipeline import policy_of
 from cmp._positions import locate
 from cmp.cli._judge import check_source
 from cmp.cli._output import JsonResults, Output
@@ -31,7 +32,7 @@ def run_lint(args: argparse.Namespace, out: Output) -> int:
             if document is not None:
                 document.add(json_entry(error_result(source.file, None, source.message, lint=[])))
             continue
-        report = check_source(source, lenient=False, allow_unredacted=False, rules=args.rules)
+        report = check_source(source, policy_of(rules=args.rules))
         findings = locate(source.data, lint(report.packet)) if report.packet is not None else []
         if not report.accepted or (findings and args.strict):
             run.fail(EXIT_FAIL)

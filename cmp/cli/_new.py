@@ -7,7 +7,8 @@ import os
 
 from cmp._canonical import dumps, file_bytes
 from cmp._migrate import migrate
-from cmp._redaction import redact
+from cmp._pipeline import policy_of
+from cmp._redaction._scan import redact
 from cmp._text import describe
 from cmp.cli._judge import check_source
 from cmp.cli._output import Output, error_line
@@ -31,7 +32,7 @@ def _parent(name: str) -> Packet:
     except SourceError as exc:
         error_line(f"--parent {name}: {exc}")
         raise _Refused(EXIT_USAGE) from None
-    report = check_source(packet_in_file(source), lenient=False, allow_unredacted=True)
+    report = check_source(packet_in_file(source), policy_of(allow_unredacted=True))
     if report.packet is None:
         more = f" (and {len(report.errors) - 1} more)" if len(report.errors) > 1 else ""
         error_line(f"--parent {source.file}: not a packet: {report.errors[0]}{more}")

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from cmp._pipeline import Report
-from cmp._redaction import Redaction
+from cmp._redaction._hit import Redaction
+from cmp._redaction._rules import finder
 from cmp.findings import Position
 
 # check's output formats: lines (text, github) or one document (json, sarif).
@@ -53,7 +54,8 @@ def error_result(file: str, line: int | None, message: str, **more: Any) -> dict
 def redaction_text(redaction: Redaction, *, show_found: bool = False) -> str:
     """A redaction hit as text lines show it: masked unless ``show_found``, and marked
     ``(extended)`` when the extended rules found it."""
-    mark = "" if redaction.profile == "default" else f"({redaction.profile}) "
+    named = finder(redaction).named
+    mark = "" if named is None else f"({named}) "
     return mark + redaction.line(show_found=show_found)
 
 

@@ -21,7 +21,7 @@ from urllib.parse import quote
 
 from cmp import __version__
 from cmp._pipeline import Report
-from cmp._redaction import CATEGORIES
+from cmp._redaction._rules import EXTENDED, RuleSet, finder
 from cmp.cli._output import Output
 from cmp.cli._render import Tone, file_line, redaction_text, tones
 from cmp.findings import ADVICE_CODES, CODES, Finding, Position
@@ -31,15 +31,14 @@ TOOL_NAME = "core-memory-packet"
 _LEVEL: dict[Tone, str] = {"fail": "error", "warn": "warning", "ok": "note"}
 
 
-def _redaction_rule_id(category: str, profile: str) -> str:
-    return f"redaction/{category}" if profile == "default" else f"redaction/{profile}/{category}"
+def _redaction_rule_id(category: str, rules: RuleSet) -> str:
+    """``redaction/aws-key`` for the format's rules; ``redaction/extended/openai-key`` for the extended ones."""
+    return f"redaction/{category}" if rules.named is None else f"redaction/{rules.named}/{category}"
 
 
 @functools.cache
 def rules() -> tuple[dict[str, Any], ...]:
     """The driver's rules: each finding code, then each redaction category of each rule set."""
-    from cmp._extended import EXTENDED_CATEGORIES, PROFILE
-
     out: list[dict[str, Any]] = []
     for code, description in CODES.items():
         out.append(
@@ -52,14 +51,16 @@ def rules() -> tuple[dict[str, Any], ...]:
                 "defaultConfiguration": {"level": "error"},
             }
         )
-    for profile, categories in (("default", CATEGORIES), (PROFILE, EXTENDED_CATEGORIES)):
-        for category in categories:
+    for rules in EXTENDED.tables:  # every rule set's own table, the format's first
+        for category in rules.categories:
             which = (
-                "the format's redaction pre-flight" if profile == "default" else "the extended rules (--rules extended)"
+                "the format's redaction pre-flight"
+                if rules.named is None
+                else f"the {rules.named} rules (--rules {rules.name})"
             )
             out.append(
                 {
-                    "id": _redaction_rule_id(category, profile),
+                    "id": _redaction_rule_id(category, rules),
                     "shortDescription": {"text": f"text matching {category}, found by {which}"},
                     "help": {
                         "text": (
@@ -190,7 +191,7 @@ def _report_results(
             )
         )
     for hit in report.redactions:
-        rule = _redaction_rule_id(hit.category, hit.profile)
+        rule = _redaction_rule_id(hit.category, finder(hit))
         text = redaction_text(hit, show_found=show_found)
         out.append(_result(rule, hit_tone, text, file, jsonl_line, hit.position, logical, field=hit.field))
     return out

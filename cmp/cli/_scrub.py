@@ -12,7 +12,7 @@ from cmp.cli._transform import run_transform
 from cmp.model import Packet
 
 if TYPE_CHECKING:
-    from cmp._extended import Rules
+    from cmp._redaction._rules import Rules
 
 
 def _scrubbed(packet: Packet, rules: Rules) -> tuple[Packet, list[str]]:

@@ -13,6 +13,7 @@ import argparse
 from collections.abc import Callable
 
 from cmp._canonical import dumps, file_bytes
+from cmp._pipeline import policy_of
 from cmp._text import describe
 from cmp.cli._judge import check_source
 from cmp.cli._output import Output, error_line
@@ -38,7 +39,7 @@ def run_transform(args: argparse.Namespace, out: Output, command: str, transform
             run.file_error(source.file, source.message)
             continue
         name = source.file
-        report = check_source(packet_in_file(source), lenient=False, allow_unredacted=True)
+        report = check_source(packet_in_file(source), policy_of(allow_unredacted=True))
         try:
             if report.packet is None:
                 raise PacketError(report.errors)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the conformance vector files of this folder.
+"""Writes the conformance vector files of conformance-vectors/.
 
 The committed JSON files are the contract; this script is how they were made, and a
 test fails when the two disagree. Expectations are stated here from the numbered
@@ -7,7 +7,7 @@ clauses of docs/specification.md, never computed by the `cmp` library: error cod
 paths and keywords and redaction strings are written out by hand, and canonical bytes
 come from the small, separate encoder below. Standard library only.
 
-Usage: python conformance-vectors/generate.py [--check]
+Usage: python tools/generate_vectors.py [--check]
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
+# The vector folder: the wheel ships it as cmp.vectors, data only; this script stays behind.
+VECTORS = Path(__file__).resolve().parent.parent / "conformance-vectors"
 MAX = 32768
 ULID = "01J9X8K2QZ7N4M0WXYZV3R8ABC"
 PARENT = "01J9X3K2QZ7N4M0WXYZV3R8Z01"
@@ -1622,7 +1623,7 @@ def main(argv: list[str]) -> int:
     documents = build()
     stale = []
     for area, document in documents.items():
-        path = HERE / f"{area}.json"
+        path = VECTORS / f"{area}.json"
         text = render(document)
         if "--check" in argv:
             if not path.exists() or path.read_text("utf-8") != text:

@@ -2,7 +2,7 @@
 
 ``rules="extended"`` (``--rules extended``) adds these to the pre-flight. They are this
 implementation's extension, not part of the format: the reference's ten patterns
-(:mod:`cmp._redaction`) stay the conformance contract, and with the default rules
+(:mod:`cmp._redaction._scan`) stay the conformance contract, and with the default rules
 nothing here runs. With the extended rules:
 
 - the default ten patterns run over the default fields exactly as before, and their
@@ -27,35 +27,26 @@ screen is anchored, so the quick path's fact 2 holds for this table too
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import is_dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 # The patterns, their checks and screens are cmp._extended_patterns' (the bottom layer,
-# where messages ask them too); the names other modules read through this one are
-# re-exported.
-from cmp._extended_patterns import BASE62 as BASE62
-from cmp._extended_patterns import CHECKS as CHECKS
-from cmp._extended_patterns import EXTENDED_CATEGORIES as EXTENDED_CATEGORIES
-from cmp._extended_patterns import EXTENDED_PATTERNS as EXTENDED_PATTERNS
-from cmp._extended_patterns import JOIN, SET, matches, screen
-from cmp._extended_patterns import base62_crc32 as base62_crc32
-from cmp._extended_patterns import matches_anywhere as matches_anywhere
-from cmp._extended_patterns import matches_either as matches_either
-from cmp._messages import BoundedPath, field_name, quote
-from cmp._redaction import Pattern, Redaction, lenient_texts, texts
-from cmp._redaction import redact as redact_default
-from cmp._redaction import redact_obj as redact_default_obj
+# where messages ask them too).
+from cmp._extended_patterns import EXTENDED_PATTERNS, JOIN, SET, matches, screen
+from cmp._matcher import without_lone_surrogates
+from cmp._messages import BoundedPath, field_name
+from cmp._patterns import Pattern
+from cmp._redaction._hit import Redaction
+from cmp._redaction._scan import SCANNED_FIELDS, lenient_texts, member_of, texts
 
 if TYPE_CHECKING:
     from cmp.model import Packet
 
-Rules = Literal["default", "extended"]
-RULES: tuple[Rules, ...] = ("default", "extended")
-PROFILE = "extended"
+# The name its findings carry (Redaction.profile) and that ``rules=`` takes.
+NAME = "extended"
 
-# Scanned with the extended patterns after the default fields (cmp._redaction.SCANNED_FIELDS),
+# Scanned with the extended patterns after the default fields (SCANNED_FIELDS),
 # in this order, under these names (`tags[0]`, `methods[1].name`, `provenance.author_model`).
 EXTRA_FIELDS: tuple[str, ...] = (
     "project.name",
@@ -78,7 +69,7 @@ def scan(fields: list[tuple[str, str]]) -> list[Redaction]:
     except UnicodeEncodeError:
         # Lone surrogates (hand-built models only) cannot be UTF-8 for RE2; as in the
         # default scan, U+FFFD stands in for them (no pattern matches either).
-        return scan([(name, text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")) for name, text in fields])
+        return scan([(name, without_lone_surrogates(text)) for name, text in fields])
     found: list[Redaction] = []
     for name, text in fields:
         for index in screen(text):
@@ -87,7 +78,7 @@ def scan(fields: list[tuple[str, str]]) -> list[Redaction]:
                 pattern = EXTENDED_PATTERNS[index]
                 text_found = pattern.mask or match.group()
                 found.append(
-                    Redaction(name, pattern.category, text_found, match.start(), len(match.group()), profile=PROFILE)
+                    Redaction(name, pattern.category, text_found, match.start(), len(match.group()), profile=NAME)
                 )
     return found
 
@@ -95,35 +86,29 @@ def scan(fields: list[tuple[str, str]]) -> list[Redaction]:
 # --- the fields ------------------------------------------------------------------------------
 
 
-def _get(container: Any, name: str) -> Any:
-    if isinstance(container, Mapping):
-        return container.get(name)
-    return getattr(container, name, None)
-
-
 def extra_texts(packet: Any) -> Iterator[tuple[str, str]]:
     """(name, text) for every string in :data:`EXTRA_FIELDS`, typed packet or parsed JSON alike."""
     for spec in EXTRA_FIELDS:
         if spec.endswith("[]"):
             top = spec[:-2]
-            items = _get(packet, top)
+            items = member_of(packet, top)
             if isinstance(items, (list, tuple)):
                 for index, item in enumerate(items):
                     if isinstance(item, str):
                         yield f"{top}[{index}]", item
             continue
         top, _, member = spec.partition("[].") if "[]." in spec else spec.partition(".")
-        value = _get(packet, top)
+        value = member_of(packet, top)
         if "[]." in spec:
             if isinstance(value, (list, tuple)):
                 for index, item in enumerate(value):
                     if isinstance(item, Mapping) or is_dataclass(item):
-                        text = _get(item, member)
+                        text = member_of(item, member)
                         if isinstance(text, str):
                             yield f"{top}[{index}].{member}", text
             continue
         if isinstance(value, Mapping) or is_dataclass(value):
-            text = _get(value, member)
+            text = member_of(value, member)
             if isinstance(text, str):
                 yield spec, text
 
@@ -168,13 +153,13 @@ _ROOT = BoundedPath()
 
 
 def every_text(obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
-    """Lenient mode's texts: :func:`cmp._redaction.lenient_texts` (every string under a
+    """Lenient mode's texts: :func:`cmp._redaction._scan.lenient_texts` (every string under a
     scanned member, named the same way), then every other top-level member in document
     order, and every member name in it, with its strings named by path. A top-level
     member name is named ``(member name)``. No recursion: values may nest 10,000 deep.
     """
     yield from lenient_texts(obj)
-    done = {name.partition("[")[0] for name in _default_tops()}
+    done = _DEFAULT_TOPS
     for top in obj:
         if top in done:
             continue
@@ -194,47 +179,13 @@ def every_text(obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
                 stack.extend((value[i], path, i) for i in range(len(value) - 1, -1, -1))
 
 
-@functools.cache
-def _default_tops() -> frozenset[str]:
-    from cmp._redaction import SCANNED_FIELDS
-
-    return frozenset(spec.partition("[")[0] for spec in SCANNED_FIELDS)
+# The top-level members the default fields are under: lenient_texts has read them.
+_DEFAULT_TOPS = frozenset(spec.partition("[")[0] for spec in SCANNED_FIELDS)
 
 
 def redact_extended_obj(obj: Mapping[str, Any]) -> list[Redaction]:
     """The extended findings for raw parsed JSON in lenient mode: every string and name in it."""
     return scan(list(every_text(obj)))
-
-
-# --- the public entry points --------------------------------------------------------------------
-
-
-def checked_rules(rules: object) -> Rules:
-    """``rules`` if it names a rule set, else a ValueError (a TypeError for a non-string)."""
-    if not isinstance(rules, str):
-        raise TypeError(f"rules must be a str, not {type(rules).__name__}")
-    if rules == "default":
-        return "default"
-    if rules == "extended":
-        return "extended"
-    raise ValueError(f"rules must be one of {', '.join(map(repr, RULES))}, not {quote(rules)}")
-
-
-def redact(packet: Packet, *, rules: Rules = "default") -> list[Redaction]:
-    """Redaction findings for a typed :class:`cmp.Packet`: the reference's, in its order;
-    with ``rules="extended"``, the extended rules' findings after them (``profile="extended"``)."""
-    found = redact_default(packet)
-    if checked_rules(rules) == "extended":
-        found.extend(redact_extended(packet))
-    return found
-
-
-def redact_obj(obj: Mapping[str, Any], *, rules: Rules = "default") -> list[Redaction]:
-    """:func:`cmp._redaction.redact_obj`, and with the extended rules every string of ``obj`` too."""
-    found = redact_default_obj(obj)
-    if checked_rules(rules) == "extended":
-        found.extend(redact_extended_obj(obj))
-    return found
 
 
 def replace_matches(text: str, replacement: Callable[[Pattern, str, int], str]) -> str:

@@ -1,24 +1,23 @@
-"""Redaction pre-flight: the reference's ten RE2 patterns over the packet's visible text.
+"""The format's redaction scan: the reference's ten RE2 patterns over the packet's visible text.
 
 The tables are the whole rule set: SCANNED_FIELDS below, and the patterns with what a
 finding shows of each category in :mod:`cmp._patterns` (imported here under the same
 names); the walk, the CLI and the docs read them from here. Adding a scanned field is
-one more line in SCANNED_FIELDS.
+one more line in SCANNED_FIELDS. Which rule sets exist and what each runs is
+:mod:`cmp._redaction._rules`'.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, is_dataclass
+from dataclasses import is_dataclass
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
-from cmp._codegen import draft_class
-from cmp._matcher import compile_set
-from cmp._messages import BoundedPath, credential_in, field_name
+from cmp._matcher import compile_set, without_lone_surrogates
+from cmp._messages import BoundedPath, field_name
 from cmp._patterns import (
     CATEGORIES,
     PATTERNS,
@@ -26,11 +25,9 @@ from cmp._patterns import (
     SCREEN,
     Pattern,
     matches_anywhere,
-    public_prefix,
     searches,
-    shows_echo,
 )
-from cmp.findings import ECHO_LIMIT, Position
+from cmp._redaction._hit import Redaction, make_redaction
 
 if TYPE_CHECKING:
     from cmp.model import Packet
@@ -52,124 +49,6 @@ SCANNED_FIELDS: tuple[str, ...] = (
     "attempts[].learned",
     "open_questions[]",
 )
-
-
-@dataclass(frozen=True, slots=True, repr=False)
-class Redaction:
-    """One (field, pattern) hit.
-
-    ``found`` is the leftmost match (masked for key headers: ``-----BEGIN …``), ``at``
-    its offset in the field in code points, ``length`` its length in code points (-1
-    when constructing: the length of ``found``). ``echo`` is the format's echo
-    (specification 8.5): ``found`` cut after 32 code points, what the conformance
-    protocol carries.
-
-    ``str()``, ``repr()`` and :meth:`to_json` show a credential masked: its public
-    prefix, its length and where it is (``constraints[0]/aws-key: AKIA… (20 chars) at
-    0``); an absolute path, which is not one, shows its echo (``goal/abs-path:
-    /home/me/x at 6``) unless it holds one. ``line(show_found=True)`` and ``to_json(show_found=True)``
-    show the echo instead.
-    """
-
-    field: str
-    category: str
-    found: str
-    at: int = 0
-    length: int = -1
-
-    def __post_init__(self) -> None:
-        if self.length < 0:
-            object.__setattr__(self, "length", len(self.found))
-
-    # Which rule set found it: "default" (the reference's, clause 8) or "extended"
-    # (cmp._extended, opt-in). Shown only when it is not the default, so default
-    # output stays as it was.
-    profile: str = dataclasses.field(default="default", kw_only=True)
-    # Where the match starts in the source text, once asked for (cmp.Report.located,
-    # cmp.locate); None until then.
-    position: Position | None = dataclasses.field(default=None, kw_only=True)
-
-    @property
-    def echo(self) -> str:
-        """The format's echo: ``found`` cut after 32 code points, then ``…``."""
-        if len(self.found) > ECHO_LIMIT:
-            return self.found[:ECHO_LIMIT] + "…"
-        return self.found
-
-    @property
-    def shows_echo(self) -> bool:
-        """Whether the echo is shown by default: for a category that is no credential (an
-        absolute path), unless what it found holds one (``/home/me/AKIA…`` is masked like
-        the key: a path's characters take in most tokens)."""
-        return shows_echo(self.category) and credential_in(self.found) is None
-
-    @property
-    def prefix(self) -> str:
-        """What the category's format publishes of every key (``AKIA``, ``ghp_``); "" for none."""
-        return public_prefix(self.category, self.found)
-
-    @property
-    def masked(self) -> str:
-        """What is shown by default: ``AKIA… (20 chars) at 0``, or an absolute path's echo and offset."""
-        if self.shows_echo:
-            return f"{self.echo} at {self.at}"
-        return f"{self.prefix}… ({self.length} chars) at {self.at}"
-
-    def line(self, *, show_found: bool = False) -> str:
-        """``field/category: <masked>``; with ``show_found`` the format's finding, ``field/category: <echo>``."""
-        return f"{self.field}/{self.category}: {self.echo if show_found else self.masked}"
-
-    def __str__(self) -> str:
-        return self.line()
-
-    def __repr__(self) -> str:
-        shown = self.echo if self.shows_echo else self.prefix + "…"
-        more = "" if self.profile == "default" else f", profile={self.profile!r}"
-        return (
-            f"Redaction(field={self.field!r}, category={self.category!r}, found={shown!r}, "
-            f"at={self.at}, length={self.length}{more})"
-        )
-
-    def to_json(self, *, show_found: bool = False) -> dict[str, str | int]:
-        """``field``, ``category``, ``found`` (the public prefix and ``…``, an absolute path's echo,
-        or with ``show_found`` the echo), ``at``, ``length``, ``text`` (:meth:`line`),
-        ``profile`` for a finding of the extended rules, and ``line`` and ``column`` once located."""
-        if show_found or self.shows_echo:
-            found = self.echo
-        else:
-            found = self.prefix + "…"
-        out: dict[str, str | int] = {
-            "field": self.field,
-            "category": self.category,
-            "found": found,
-            "at": self.at,
-            "length": self.length,
-            "text": self.line(show_found=show_found),
-        }
-        if self.profile != "default":
-            out["profile"] = self.profile
-        if self.position is not None:
-            out["line"] = self.position.line
-            out["column"] = self.position.column
-        return out
-
-
-# What the scan finds is made as the schema compiler makes the model (cmp._compiler):
-# a draft with Redaction's slots is filled in, then becomes a Redaction, for a quarter of
-# what the frozen dataclass's __init__ costs. It sets every field the constructor would
-# (the tests hold the two to equal objects, field by field).
-_DRAFT = draft_class(Redaction)
-_new = object.__new__
-
-
-def _found(field: str, category: str, found: str, at: int, length: int) -> Redaction:
-    """``Redaction(field, category, found, at, length)``, made the quick way."""
-    made: Any = _new(_DRAFT)
-    made.field, made.category, made.found, made.at, made.length = field, category, found, at, length
-    made.profile, made.position = "default", None
-    made.__class__ = Redaction
-    redaction: Redaction = made
-    return redaction
 
 
 _SCREEN = SCREEN
@@ -230,7 +109,8 @@ def _groups() -> tuple[tuple[str, tuple[str, ...] | None], ...]:
 _GROUPS = _groups()
 
 
-def _get(container: Any, name: str) -> Any:
+def member_of(container: Any, name: str) -> Any:
+    """Member ``name`` of parsed JSON or field ``name`` of a typed object; None if it has none."""
     if isinstance(container, Mapping):
         return container.get(name)
     return getattr(container, name, None)
@@ -243,7 +123,7 @@ def texts(packet: Any) -> Iterator[tuple[str, str]]:
     shape in raw JSON is skipped, never guessed at.
     """
     for top, members in _GROUPS:
-        value = _get(packet, top)
+        value = member_of(packet, top)
         if members == ():
             if isinstance(value, str):
                 yield top, value
@@ -257,7 +137,7 @@ def texts(packet: Any) -> Iterator[tuple[str, str]]:
                 continue
             if isinstance(item, Mapping) or is_dataclass(item):
                 for member in members:
-                    text = _get(item, member)
+                    text = member_of(item, member)
                     if isinstance(text, str):
                         yield f"{top}[{index}].{member}", text
 
@@ -271,7 +151,7 @@ def scan(fields: list[tuple[str, str]]) -> list[Redaction]:
     except UnicodeEncodeError:
         # Lone surrogates (only in hand-built models) cannot be UTF-8 for RE2. They are
         # not word characters and no pattern matches them, so U+FFFD stands in for them.
-        fields = [(name, text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")) for name, text in fields]
+        fields = [(name, without_lone_surrogates(text)) for name, text in fields]
         return scan(fields)
 
 
@@ -336,7 +216,7 @@ def _findings(
             # RE2 matches whole UTF-8 characters, so a match and what precedes it decode.
             at, text = len(data[field_start:start].decode("utf-8")), data[start:end].decode("utf-8")
         pattern = PATTERNS[index]
-        found.append(_found(names[field], pattern.category, pattern.mask or text, at, len(text)))
+        found.append(make_redaction(names[field], pattern.category, pattern.mask or text, at, len(text)))
     return found
 
 
@@ -501,9 +381,9 @@ __all__ = [
     "PUBLIC_PREFIXES",
     "SCANNED_FIELDS",
     "Pattern",
-    "Redaction",
     "lenient_texts",
     "matches_anywhere",
+    "member_of",
     "redact",
     "redact_obj",
     "replace_matches",

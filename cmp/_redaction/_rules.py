@@ -1,0 +1,225 @@
+"""The redaction rule sets by name: the one place that knows which exist and what each runs.
+
+``rules="default"`` is the format's pre-flight (specification 8): the reference's ten
+patterns over the scanned fields (:mod:`cmp._redaction._scan`). ``rules="extended"`` is
+this implementation's opt-in extension (:mod:`cmp._redaction._extended`): the default
+rules exactly as they are, then more patterns over more fields, their findings marked
+``profile="extended"``. Everything that differs between the two (which findings a
+packet gets, in the quick path, the long way and lenient mode; what scrub replaces; how
+a finding is placed in the text; which categories a report can name) is a method of
+:class:`RuleSet`, so no other module compares rule-set names.
+
+The extended table is loaded on the first use of :data:`EXTENDED`: a default check never
+pays for it. Its invariants are checked once, when it loads, as the default table's are
+when this module is imported:
+
+- no pattern or screen is anchored (the quick path's fact 3, :mod:`cmp._quick`);
+- no scrub placeholder matches a pattern of either table (scrub's passes end,
+  :mod:`cmp._scrub`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable, Mapping
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
+
+from cmp._matcher import anchored
+from cmp._messages import quote
+from cmp._patterns import CATEGORIES, PATTERNS, Pattern
+from cmp._redaction import _scan
+from cmp._redaction._hit import DEFAULT_RULES, Redaction
+
+if TYPE_CHECKING:
+    from cmp.model import Packet
+
+Rules = Literal["default", "extended"]
+RULES: tuple[Rules, ...] = get_args(Rules)
+assert RULES[0] == DEFAULT_RULES, "the default rule set comes first"
+
+# One pass of replacements over a text (:func:`cmp._redaction._scan.replace_matches` and
+# the extended table's), each replacement written by ``replacement(pattern, match, offset)``.
+Replacer = Callable[[str, Callable[[Pattern, str, int], str]], str]
+# What scrub replaces: fields, and the rule sets' replacers to run over them in turn.
+ScrubPass = tuple[list[tuple[str, str]], list[tuple["RuleSet", Replacer]]]
+
+
+def placeholder(category: str) -> str:
+    """What scrub writes in place of a match of ``category``: ``[redacted:aws-key]``."""
+    return f"[redacted:{category}]"
+
+
+def _unanchored(patterns: Iterable[Pattern]) -> None:
+    found = [p.category for p in patterns if anchored(p.regex) or anchored(p.screened_by)]
+    if found:  # pragma: no cover - a change to a pattern table would have to cause it
+        raise AssertionError(f"the quick path's clean-text rule needs unanchored patterns; anchored: {found}")
+
+
+def _placeholders_match_nothing(categories: Iterable[str], matches_anywhere: Iterable[Callable[[str], bool]]) -> None:
+    tests = list(matches_anywhere)
+    found = [c for c in categories if any(test(placeholder(c)) for test in tests)]
+    if found:  # pragma: no cover - a change to a pattern table would have to cause it
+        raise AssertionError(f"scrub's placeholders must match no pattern; these do: {found}")
+
+
+_unanchored(PATTERNS)
+_placeholders_match_nothing(CATEGORIES, [_scan.matches_anywhere])
+
+
+class RuleSet:
+    """A rule set the pre-flight can run, by its name (``rules=``).
+
+    ``name`` is what ``rules=`` takes and what its own findings carry in
+    ``Redaction.profile``; ``named`` is the name output shows (None for the default
+    rules, so default output stays as the reference's); ``categories`` are the
+    categories of its own table, and ``tables`` the rule sets whose findings it reports,
+    in the order it reports them (the extended rules report the default findings first).
+    """
+
+    name: Rules
+    named: str | None
+    categories: tuple[str, ...]
+    tables: tuple[RuleSet, ...]
+
+    def redact(self, packet: Packet) -> list[Redaction]:
+        """The findings for a typed packet."""
+        raise NotImplementedError
+
+    def redact_obj(self, obj: Mapping[str, Any]) -> list[Redaction]:
+        """Lenient mode's findings for parsed JSON that does not conform."""
+        raise NotImplementedError
+
+    def redact_quick(self, raw: bytes, packet: Packet, plain: bool) -> tuple[Redaction, ...]:
+        """The findings for ``packet``, read by the quick path from ``raw``; ``plain`` when
+        no escape wrote a character of it (then fact 3 lets one pass over ``raw`` rule it clean)."""
+        raise NotImplementedError
+
+    def scan(self, fields: list[tuple[str, str]]) -> list[Redaction]:
+        """Its own table's findings for (name, text) pairs (not the tables before it)."""
+        raise NotImplementedError
+
+    def scrub_passes(self, data: Mapping[str, Any]) -> list[ScrubPass]:
+        """What scrub replaces in a packet's data: (fields, the rule sets' replacers to run over them in turn)."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<rules {self.name!r}>"
+
+    def __reduce__(self) -> tuple[Callable[[object], RuleSet], tuple[str]]:
+        # One object per rule set, in a worker process too: it travels as its name.
+        return rule_set, (self.name,)
+
+
+class _Default(RuleSet):
+    name: Rules = "default"
+    named = None
+    categories = CATEGORIES
+
+    def __init__(self) -> None:
+        self.tables = (self,)
+
+    def redact(self, packet: Packet) -> list[Redaction]:
+        return _scan.redact(packet)
+
+    def redact_obj(self, obj: Mapping[str, Any]) -> list[Redaction]:
+        return _scan.redact_obj(obj)
+
+    def redact_quick(self, raw: bytes, packet: Packet, plain: bool) -> tuple[Redaction, ...]:
+        if plain and not _scan.matches_anywhere(raw):  # the quick path's fact 3
+            return ()
+        return tuple(_scan.redact(packet))
+
+    def scan(self, fields: list[tuple[str, str]]) -> list[Redaction]:
+        return _scan.scan(fields)
+
+    def scrub_passes(self, data: Mapping[str, Any]) -> list[ScrubPass]:
+        return [(list(_scan.texts(data)), [(self, _scan.replace_matches)])]
+
+
+class _Extended(RuleSet):
+    name: Rules = "extended"
+    named = "extended"
+
+    def __init__(self) -> None:
+        self.tables = (DEFAULT, self)
+
+    @property
+    def categories(self) -> tuple[str, ...]:  # type: ignore[override]
+        return _extended_table().patterns.EXTENDED_CATEGORIES  # type: ignore[no-any-return]
+
+    def redact(self, packet: Packet) -> list[Redaction]:
+        found = _scan.redact(packet)
+        found.extend(_extended_table().walks.redact_extended(packet))
+        return found
+
+    def redact_obj(self, obj: Mapping[str, Any]) -> list[Redaction]:
+        found = _scan.redact_obj(obj)
+        found.extend(_extended_table().walks.redact_extended_obj(obj))
+        return found
+
+    def redact_quick(self, raw: bytes, packet: Packet, plain: bool) -> tuple[Redaction, ...]:
+        table = _extended_table()
+        # One pass over the text with both tables' screens rules it clean for both (fact
+        # 3), where a pass per table would read it twice.
+        if plain and not table.patterns.matches_either(raw):
+            return ()
+        found = tuple(_scan.redact(packet))
+        # The extra fields the extended table reads (project, provenance, tags, method
+        # names) sit in ``raw`` verbatim like the others: fact 3 holds for them too.
+        if b"\\" not in raw and not table.patterns.matches_anywhere(raw):
+            return found
+        return (*found, *table.walks.redact_extended(packet))
+
+    def scan(self, fields: list[tuple[str, str]]) -> list[Redaction]:
+        return _extended_table().walks.scan(fields)  # type: ignore[no-any-return]
+
+    def scrub_passes(self, data: Mapping[str, Any]) -> list[ScrubPass]:
+        walks = _extended_table().walks
+        both: list[tuple[RuleSet, Replacer]] = [(DEFAULT, _scan.replace_matches), (self, walks.replace_matches)]
+        return [(list(_scan.texts(data)), both), (list(walks.extra_texts(data)), [(self, walks.replace_matches)])]
+
+
+class _Table(NamedTuple):
+    patterns: ModuleType  # cmp._extended_patterns: the patterns, their checks and screens
+    walks: ModuleType  # cmp._redaction._extended: the fields they read and the walks over them
+
+
+@functools.cache
+def _extended_table() -> _Table:
+    """The extended table, loaded on first use, its invariants checked (see the module docstring)."""
+    from cmp import _extended_patterns
+    from cmp._redaction import _extended
+
+    _unanchored(_extended_patterns.EXTENDED_PATTERNS)
+    _placeholders_match_nothing(
+        (*CATEGORIES, *_extended_patterns.EXTENDED_CATEGORIES),
+        [_scan.matches_anywhere, _extended_patterns.matches_anywhere],
+    )
+    return _Table(_extended_patterns, _extended)
+
+
+DEFAULT: RuleSet = _Default()
+EXTENDED: RuleSet = _Extended()
+_BY_NAME: dict[str, RuleSet] = {rules.name: rules for rules in (DEFAULT, EXTENDED)}
+assert tuple(_BY_NAME) == RULES, "every name in Rules has its rule set"
+
+
+def rule_set(rules: object) -> RuleSet:
+    """The rule set ``rules`` names; a ValueError for an unknown name (a TypeError for a non-string)."""
+    if not isinstance(rules, str):
+        raise TypeError(f"rules must be a str, not {type(rules).__name__}")
+    found = _BY_NAME.get(rules)
+    if found is None:
+        raise ValueError(f"rules must be one of {', '.join(map(repr, RULES))}, not {quote(rules)}")
+    return found
+
+
+def finder(redaction: Redaction) -> RuleSet:
+    """The rule set whose own table found ``redaction``."""
+    return _BY_NAME[redaction.profile]
+
+
+def checked_rules(rules: object) -> Rules:
+    """``rules`` if it names a rule set, else the error :func:`rule_set` raises."""
+    return rule_set(rules).name
