@@ -55,7 +55,7 @@ def test_the_example_chain_as_a_tree(monkeypatch: pytest.MonkeyPatch, capsys: py
 
 
 def test_the_readme_shows_what_chain_prints() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     block = readme[readme.index("$ core-memory-packet chain ") :]
     block = block[: block.index("```")]
     command, *shown = block.splitlines()

@@ -270,10 +270,10 @@ def test_a_folder_is_every_json_file_below_it_in_sorted_order(packets: dict[str,
 
 
 def test_the_readme_actions_steps_run_as_written(packets: dict[str, Path]) -> None:
-    """Each check command of the README's workflow, run in a checkout with a packets/ folder."""
+    """Each check command of docs/integrations.md's workflow, run in a checkout with a packets/ folder."""
     import shlex
 
-    readme = Path(__file__).resolve().parent.parent.joinpath("README.md").read_text(encoding="utf-8")
+    readme = Path(__file__).resolve().parent.parent.joinpath("docs", "integrations.md").read_text(encoding="utf-8")
     block = readme[readme.index("<!-- GitHub Actions snippet:") :]
     block = block[block.index("```yaml\n") : block.index("\n```", block.index("```yaml\n"))]
     commands = [line.split("- run: ", 1)[1] for line in block.splitlines() if "- run: core-memory-packet" in line]

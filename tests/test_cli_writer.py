@@ -224,7 +224,7 @@ def test_migrate_up_down_and_drop(here: Path, capsysbinary: pytest.CaptureFixtur
 
 
 def test_a_writers_session(here: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
-    """new, then lint, scrub, check and fmt, as the README shows it."""
+    """new, then lint, scrub, check and fmt, as docs/cli.md shows it."""
     args = ["new", "--goal", "Rotate the CI deploy key.", "--next-step", f"Revoke {AWS} in the console."]
     assert run(capsysbinary, *args, "--allow-unredacted", "-o", "next.json")[0] == 0
     assert run(capsysbinary, "lint", "next.json")[0] == 1  # check's redaction hit fails it first
@@ -256,10 +256,10 @@ def test_the_commands_on_the_shipped_examples(here: Path, capsysbinary: pytest.C
 
 
 def test_the_readme_session_prints_what_the_readme_says(here: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
-    """Every command of the README's writer's session, run in order, prints exactly the lines shown."""
+    """Every command of docs/cli.md's writer's session, run in order, prints exactly the lines shown."""
     import shlex
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     block = readme[readme.index("### Writing packets") :]
     block = block[block.index("```console\n") + len("```console\n") :]
     block = block[: block.index("\n```")]

@@ -82,14 +82,14 @@ def test_the_hooks_pass_good_packets_fail_leaky_ones_masked_and_rewrite_the_rest
 
 
 def _readme_snippet(marker: str) -> str:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "integrations.md").read_text(encoding="utf-8")
     block = readme[readme.index(marker) :]
     block = block[block.index("```yaml\n") + len("```yaml\n") :]
     return block[: block.index("\n```")] + "\n"
 
 
 def test_the_readme_config_works_as_written(tmp_path: Path, home: Path) -> None:
-    """The README's .pre-commit-config.yaml, with its repo and rev pointed at this checkout's HEAD."""
+    """docs/integrations.md's .pre-commit-config.yaml, with its repo and rev pointed at this checkout's HEAD."""
     snippet = _readme_snippet("<!-- pre-commit snippet:")
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
     config, swaps = re.subn(r"(?m)^(    rev: ).*$", rf"\g<1>{head.stdout.strip()}", snippet)

@@ -16,7 +16,8 @@ Precision comes first, since one finding blocks a whole packet: every pattern st
 from a format's public prefix or fixed structure, and where a format carries a
 checksum (GitHub's classic tokens and npm's end in a CRC32 of their random part) or a
 value must look random, a check in :data:`CHECKS` rules look-alikes out. No rule rests
-on entropy alone. The README lists each rule, an example shape and why it is precise.
+on entropy alone. docs/extended-rules.md lists each rule, an example shape and why it
+is precise.
 
 Each pattern also has a ``screen``: its public prefix, which matches wherever the
 pattern does. One RE2 set pass over the screens rules most texts clean; a flagged text
