@@ -193,6 +193,19 @@ def test_only_the_redaction_wing_compares_rule_set_names() -> None:
     assert _compared_names(probe, names) == [1, 2]
 
 
+def _layer_table() -> str:
+    rows = [f"| {number} | {', '.join(f'`{module}`' for module in layer)} |" for number, layer in enumerate(LAYERS)]
+    return "\n".join(["| layer | modules |", "|---|---|", *rows])
+
+
+def test_the_architecture_page_shows_these_layers() -> None:
+    """docs/architecture.md's table between its layer markers is LAYERS, row for row."""
+    text = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    start, end = text.index("<!-- layers -->\n"), text.index("<!-- /layers -->")
+    shown = text[start + len("<!-- layers -->\n") : end].strip()
+    assert shown == _layer_table(), "docs/architecture.md's layer table should read:\n" + _layer_table()
+
+
 def test_the_checks_see_imports_inside_functions(tmp_path: Path) -> None:
     """A lazy import is an edge too: the walk finds one written inside a function."""
     source = tmp_path / "probe.py"
