@@ -178,11 +178,6 @@ class Known(NamedTuple):
     # (cmp._canonical.growth_finding): dumps returns them.
     canonical: bytes | None = None
 
-    @property
-    def escape_free(self) -> bool:
-        """No string holds a character JSON must escape: the writer has no escaping to do."""
-        return self.escaped == ""
-
 
 CONFORMING = Known(conforming=True)
 

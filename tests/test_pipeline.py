@@ -232,7 +232,7 @@ def test_escapes_other_than_backslash_u_take_the_quick_path_too() -> None:
     report, long_way, quick = both_ways(raw)
     assert quick and report == long_way
     assert [r.category for r in report.redactions] == ["abs-path"]  # found in the field, not the text
-    assert report.packet is not None and not report.packet._known.escape_free
+    assert report.packet is not None and report.packet._known.escaped != ""
     assert cmp.dumps(report.packet) == cmp.dumps(long_way.packet)  # type: ignore[arg-type]
 
 
@@ -270,14 +270,14 @@ def test_escapes_take_either_path_to_the_same_bytes(escape: str) -> None:
     report = cmp.check(text.encode())
     assert report.packet is not None
     assert report.packet.goal.startswith(json.loads(f'"{escape}"'))
-    assert report.packet._known.escape_free is False
+    assert report.packet._known.escaped != ""
 
 
 def test_escape_free_text_marks_the_packet() -> None:
     packet = cmp.loads(encode(full()))
-    assert packet._known.escape_free and packet._known.conforming
+    assert packet._known.escaped == "" and packet._known.conforming
     copy = dataclasses.replace(packet)
-    assert not copy._known.escape_free and not copy._known.conforming
+    assert copy._known.escaped != "" and not copy._known.conforming
     assert cmp.dumps(copy) == cmp.dumps(packet)
 
 

@@ -8,16 +8,9 @@ file (the other files are still processed), a file ``fmt --write`` could not or 
 not rewrite, or worker processes that failed; 128 + N when stopped by signal N.
 Text output is one result per physical line (:func:`render_line`).
 
-Data flows one way through the modules, each one concern; lowest first, a semicolon
-between layers: ``_output`` (where the CLI writes, escaped lines), ``_progress`` (the
-terminal's counter), ``_signals`` (stop signals), ``_sources`` (files, stdin, JSON
-Lines: one :class:`~cmp.cli._sources.Source` each), ``_render`` (a result as text lines
-or a JSON entry); ``_status`` (exit statuses), ``_judge`` (one source checked and
-rendered, and one share of them), ``_rewrite`` (fmt --write's atomic replacement),
-``_results`` (where a run's results go); ``_batch`` (shares judged here or in worker
-processes, merged in input order), ``_args`` (the parser); ``_dask`` (the same shares on
-a Dask cluster); ``_check``, ``_fmt``, ``_conformance``, ``_lint``, ``_audit`` and the
-others (the commands); ``_main`` (parse, run the command, exit status).
+Data flows one way through the modules, each one concern: arguments, then sources, then
+judging (here, in worker processes or on a Dask cluster), then rendering, then writing.
+Their layers are docs/architecture.md's, held by tests/test_layers.py.
 """
 
 from __future__ import annotations

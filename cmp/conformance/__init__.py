@@ -14,12 +14,9 @@ Findings are compared as the vectors' ``expect`` says: every one of ``errors`` m
 reported, each of ``optional_errors`` may be (at most once), at least one of each group
 of ``error_choices`` must be (each at most once), and nothing else may be.
 
-The modules, lowest first: ``_text`` (text from elsewhere, on one line), ``_protocol``
-(the messages: a request, this library's answer, reading another's), ``_compare`` (an
-answer against a vector's expectation), ``_vectors`` (the vector folder, read and
-checked) and ``_implementation`` (another program behind the protocol), ``_runner``
-(every vector, one result each), ``_report`` (the results as text, JSON or JUnit XML).
-The ``conformance`` command's options and exit statuses are the CLI's (cmp.cli).
+Each concern is one module (the messages, comparing an answer, the vector folder, another
+program, the run, its report); their layers are docs/architecture.md's. The
+``conformance`` command's options and exit statuses are the CLI's (cmp.cli).
 """
 
 from __future__ import annotations
