@@ -34,7 +34,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cmp._redaction", "cmp._extended", "cmp._lint"),
     ("cmp._canonical", "cmp._positions"),  # typed packet to canonical bytes; findings placed in the text
     ("cmp._quick", "cmp._authoring"),  # the quick path; writing packets: values in, a conforming packet out
-    ("cmp._pipeline", "cmp._scrub", "cmp._migrate", "cmp._chain"),  # check, loads; scrub; migrate; chains
+    # check, loads; scrub; migrate; chains; the example packet of each version
+    ("cmp._pipeline", "cmp._scrub", "cmp._migrate", "cmp._chain", "cmp._example"),
     ("cmp",),  # the public API
     # programs: the conformance runner (a library the adapter and the CLI use), lowest first
     ("cmp.conformance._protocol",),  # the messages: a request, this library's answer, reading another's

@@ -178,7 +178,7 @@ def build_server() -> MCPServer:
         return _text(fresh)
 
     def example_packet(version: str = "0.2") -> str:
-        from cmp.cli._new import example_packet as example
+        from cmp._example import example_packet as example
 
         return _text(example(_supported(version)))
 
