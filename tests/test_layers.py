@@ -37,6 +37,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # check, loads; scrub; migrate; chains; the example packet of each version
     ("cmp._pipeline", "cmp._scrub", "cmp._migrate", "cmp._chain", "cmp._example"),
     ("cmp",),  # the public API
+    # the integrations, over the public API: this library inside other frameworks
+    (
+        "cmp.integrations",
+        "cmp.integrations.pydantic",  # cmp.Packet as a pydantic type (and a FastAPI body)
+    ),
     # programs: the conformance runner (a library the adapter and the CLI use), lowest first
     ("cmp.conformance._protocol",),  # the messages: a request, this library's answer, reading another's
     ("cmp.conformance._compare",),  # an answer against a vector's expectation
@@ -78,9 +83,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 LAYER_OF = {module: number for number, layer in enumerate(LAYERS) for module in layer}
 
-# The one upward edge: the typed model's validating methods (Packet.new, from_dict,
-# replace, validate) are a facade over the authoring layer, imported inside each method.
-FACADE_EDGES = {("cmp.model", "cmp._authoring")}
+# The upward edges: the typed model's validating methods (Packet.new, from_dict, replace,
+# validate) are a facade over the authoring layer, and its two pydantic hooks one over the
+# pydantic integration, imported inside each method.
+FACADE_EDGES = {("cmp.model", "cmp._authoring"), ("cmp.model", "cmp.integrations.pydantic")}
 
 
 def _module_name(path: Path) -> str:
