@@ -41,6 +41,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "cmp.integrations",
         "cmp.integrations.pydantic",  # cmp.Packet as a pydantic type (and a FastAPI body)
+        "cmp.integrations.starlette",  # the raw-bytes HTTP intake for Starlette and FastAPI apps
+        "cmp.server",  # the same, under its public name
     ),
     # programs: the conformance runner (a library the adapter and the CLI use), lowest first
     ("cmp.conformance._protocol",),  # the messages: a request, this library's answer, reading another's
@@ -50,7 +52,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cmp.conformance._report",),  # the results as text, JSON or JUnit XML
     ("cmp.conformance",),  # the runner's public names
     ("cmp.adapter",),  # this library behind the harness protocol: python -m cmp.adapter
-    ("cmp.server",),  # the raw-bytes HTTP intake for Starlette and FastAPI apps
     # programs: the command line, lowest first; data flows args -> sources -> judge/batch -> output
     (
         "cmp.cli._output",  # where the CLI writes: escaped lines, the streamed JSON document
