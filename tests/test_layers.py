@@ -43,6 +43,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "cmp.integrations.pydantic",  # cmp.Packet as a pydantic type (and a FastAPI body)
         "cmp.integrations.starlette",  # the raw-bytes HTTP intake for Starlette and FastAPI apps
         "cmp.server",  # the same, under its public name
+        "cmp.integrations.mcp",  # the MCP server's tools, for an agent that writes packets
     ),
     # programs: the conformance runner (a library the adapter and the CLI use), lowest first
     ("cmp.conformance._protocol",),  # the messages: a request, this library's answer, reading another's
