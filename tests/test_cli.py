@@ -546,6 +546,7 @@ ON_FIRST_USE = (
     "cmp._scrub",
     "cmp.cli._new",
     "cmp._example",
+    "cmp._store",
     "cmp.integrations",
 )
 
