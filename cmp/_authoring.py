@@ -11,12 +11,10 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import hashlib
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from cmp._canonical import judged
-from cmp._messages import quote
 from cmp._validation import validate
 from cmp.findings import Finding, PacketError
 from cmp.model import Known, Packet, build, from_obj
@@ -91,80 +89,3 @@ def source_hash(data: bytes | str) -> str:
     elif not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"source_hash() takes bytes or str, not {type(data).__name__}")
     return "sha256:" + hashlib.sha256(data).hexdigest()
-
-
-# --- pydantic: cmp.Packet as a pydantic type (and so as a FastAPI body) --------------------------
-# pydantic asks a type for its schema through the two hooks on Packet, which import these
-# on first use: the library never imports pydantic itself (the `pydantic` extra installs it).
-
-
-def pydantic_core_schema() -> Any:
-    """A pydantic-core schema that validates through this library: a mapping becomes a
-    conforming Packet (:func:`from_dict`), a Packet is judged as it is, and it must pass
-    the redaction pre-flight too (what check calls ok). Anything else is one
-    ``cmp_packet`` error whose context lists every finding (code, path, keyword, message)
-    and every redaction hit (masked), its message the first of them."""
-    from pydantic_core import core_schema
-
-    return core_schema.no_info_plain_validator_function(
-        _pydantic_validate,
-        serialization=core_schema.plain_serializer_function_ser_schema(_pydantic_dump, when_used="always"),
-    )
-
-
-def _pydantic_dump(packet: Packet) -> dict[str, Any]:
-    return packet.to_dict()
-
-
-def _pydantic_validate(value: Any) -> Packet:
-    from pydantic_core import PydanticCustomError
-
-    from cmp._redaction._scan import redact
-
-    hits: list[Any] = []
-    if isinstance(value, Packet):
-        found = findings(value)
-        packet = value if not found else None
-    elif isinstance(value, Mapping):
-        packet = None
-        try:
-            packet = from_dict(value)
-            found = []
-        except PacketError as exc:
-            found = list(exc.findings)
-        except TypeError as exc:  # a member name that is not a string, say
-            found = [Finding("json", "$", f"invalid json: {quote(str(exc), 200)}")]
-    else:
-        packet = None
-        found = [Finding("not-object", "$", f"packet must be a JSON object, not {type(value).__name__}")]
-    if packet is not None:
-        # A Packet field takes what check calls ok: a packet that holds what must not
-        # travel is refused as check refuses it (its hits masked).
-        hits = redact(packet)
-        if not hits:
-            return packet
-    if found:
-        first = str(PacketError(found))  # the first finding, and how many more
-    else:
-        first = f"redaction {hits[0]}" + (f" (and {len(hits) - 1} more)" if len(hits) > 1 else "")
-    raise PydanticCustomError(
-        "cmp_packet",
-        "not a conforming packet: {first}",
-        {
-            "first": first,
-            "findings": [finding.to_json() for finding in found],
-            "redactions": [hit.to_json() for hit in hits],
-        },
-    )
-
-
-def pydantic_json_schema() -> dict[str, Any]:
-    """The JSON Schema pydantic (and FastAPI's OpenAPI) shows for a Packet: the shipped
-    schema of each supported version, one of which a packet conforms to."""
-    from cmp.schema import SUPPORTED_VERSIONS, load_schema
-
-    return {
-        "title": "Core Memory Packet",
-        "description": "A Core Memory Packet of any supported version (docs/specification.md).",
-        "oneOf": [json.loads(json.dumps(load_schema(version))) for version in SUPPORTED_VERSIONS],
-    }

@@ -208,8 +208,10 @@ class Packet:
         _check_members(self)
 
     # The validating methods are a facade over cmp._authoring, which sits above the
-    # validation and the writer they use; the imports inside them are the house's one
-    # upward edge (tests/test_layers.py states it, and that it stays inside functions).
+    # validation and the writer they use, and pydantic's two hooks one over
+    # cmp.integrations.pydantic, which sits above the public API; the imports inside them
+    # are the house's upward edges (tests/test_layers.py states them, and that they stay
+    # inside functions).
 
     @classmethod
     def new(cls, *, goal: str, next_step: str, parent: Packet | None = None, **members: Any) -> Packet:
@@ -253,14 +255,14 @@ class Packet:
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
         """pydantic's hook: a Packet field (or FastAPI body) validates through this library."""
-        from cmp._authoring import pydantic_core_schema
+        from cmp.integrations.pydantic import pydantic_core_schema
 
         return pydantic_core_schema()
 
     @classmethod
     def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> dict[str, Any]:
         """pydantic's hook: the JSON Schema of a Packet field is the shipped schemas."""
-        from cmp._authoring import pydantic_json_schema
+        from cmp.integrations.pydantic import pydantic_json_schema
 
         return pydantic_json_schema()
 

@@ -362,3 +362,51 @@ def test_a_without_rowid_table_is_one_line(tmp_path: Path) -> None:
     assert result.returncode == 2
     why = "the packets table has no rowid (it is WITHOUT ROWID), and the audit reads rows in rowid order"
     assert result.stderr == f"cmp: {path}: {why}\n"
+
+
+def test_the_store_gives_the_rows_within_the_bounds_in_rowid_order(tmp_path: Path) -> None:
+    """cmp._store.rows: ``[first, last]`` with both ends in and None for no bound, deleted rows
+    only when asked for; a path opened on the first row asked for, a connection given left open."""
+    from cmp._store import Row, StoreError, open_store, rows
+
+    path = tmp_path / "ltm.db"
+    connection = sqlite3.connect(path)
+    connection.execute(TABLE)
+    for number in range(1, 7):  # rowids 10, 20, ... 60; the row at 30 deleted
+        obj = _packet(number)
+        values = _row(
+            obj, cmp.dumps(cmp.loads(json.dumps(obj))), deleted_at="2026-05-01T00:00:00Z" if number == 3 else None
+        )
+        connection.execute(
+            "INSERT INTO packets(rowid, id, created_at, goal, body, deleted_at, owner_id, team_id) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (10 * number, *values),
+        )
+    connection.commit()
+    connection.close()
+    every = [(10 * number, _packet(number)["id"]) for number in range(1, 7)]
+    kept = [each for each in every if each[0] != 30]
+
+    def ids(*args: Any, **kwargs: Any) -> list[tuple[int, str]]:
+        return [(rowid, row.id) for rowid, row in rows(*args, **kwargs)]
+
+    assert ids(str(path)) == kept and ids(str(path), include_deleted=True) == every
+    assert ids(str(path), 20, 40, include_deleted=True) == every[1:4]
+    assert ids(str(path), 15, 45) == [every[1], every[3]]
+    assert ids(str(path), 50) == every[4:] and ids(str(path), None, 20) == every[:2]
+    assert ids(str(path), 61) == [] and ids(str(path), 40, 30) == []
+    store = open_store(str(path))
+    try:
+        assert ids(store, 40) == every[3:] and ids(store, last=10) == every[:1]
+        assert store.execute("SELECT count(*) FROM packets").fetchone() == (6,)  # still open
+    finally:
+        store.close()
+    first = _packet(1)
+    body = cmp.dumps(cmp.loads(json.dumps(first)))
+    created_at = _row(first, body)[1]
+    assert list(rows(str(path), last=10)) == [
+        (10, Row(first["id"], created_at, first["goal"], body, False, "owner-1", "team-1"))
+    ]
+    unopened = rows(str(tmp_path / "missing.db"))  # nothing is opened before a row is asked for
+    with pytest.raises(StoreError, match="no such file"):
+        next(unopened)

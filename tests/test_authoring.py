@@ -200,3 +200,14 @@ def test_the_toolkit_names_load_on_first_use_and_are_the_modules_own() -> None:
         assert name in cmp.__all__ and name in dir(cmp)
     with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
         cmp.nothing  # type: ignore[attr-defined]  # noqa: B018
+
+
+@pytest.mark.parametrize("version", cmp.SUPPORTED_VERSIONS)
+def test_the_example_packet_of_each_version_is_good_and_always_the_same(version: str) -> None:
+    """What `example` and the MCP tool show: conforming, clean under both rule sets, lint-free, fixed bytes."""
+    from cmp._example import example_packet
+
+    packet = example_packet(version)
+    assert packet.ltm_version == version and packet.validate() == []
+    assert cmp.redact(packet, rules="extended") == [] and cmp.lint(packet) == []
+    assert cmp.dumps(example_packet(version)) == cmp.dumps(packet)  # its own id and created_at, not fresh ones

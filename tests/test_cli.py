@@ -545,6 +545,9 @@ ON_FIRST_USE = (
     "cmp._migrate",
     "cmp._scrub",
     "cmp.cli._new",
+    "cmp._example",
+    "cmp._store",
+    "cmp.integrations",
 )
 
 

@@ -41,8 +41,17 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cmp._redaction._rules",),
     ("cmp._canonical", "cmp._positions"),  # typed packet to canonical bytes; findings placed in the text
     ("cmp._quick", "cmp._authoring"),  # the quick path; writing packets: values in, a conforming packet out
-    ("cmp._pipeline", "cmp._scrub", "cmp._migrate", "cmp._chain"),  # check, loads; scrub; migrate; chains
+    # check, loads; scrub; migrate; chains; the example packet of each version; the server's store, read-only
+    ("cmp._pipeline", "cmp._scrub", "cmp._migrate", "cmp._chain", "cmp._example", "cmp._store"),
     ("cmp",),  # the public API
+    # the integrations, over the public API: this library inside other frameworks
+    (
+        "cmp.integrations",
+        "cmp.integrations.pydantic",  # cmp.Packet as a pydantic type (and a FastAPI body)
+        "cmp.integrations.starlette",  # the raw-bytes HTTP intake for Starlette and FastAPI apps
+        "cmp.server",  # the same, under its public name
+        "cmp.integrations.mcp",  # the MCP server's tools, for an agent that writes packets
+    ),
     # programs: the conformance runner (a library the adapter and the CLI use), lowest first
     ("cmp.conformance._protocol",),  # the messages: a request, this library's answer, reading another's
     ("cmp.conformance._compare",),  # an answer against a vector's expectation
@@ -51,7 +60,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cmp.conformance._report",),  # the results as text, JSON or JUnit XML
     ("cmp.conformance",),  # the runner's public names
     ("cmp.adapter",),  # this library behind the harness protocol: python -m cmp.adapter
-    ("cmp.server",),  # the raw-bytes HTTP intake for Starlette and FastAPI apps
     # programs: the command line, lowest first; data flows args -> sources -> judge/batch -> output
     (
         "cmp.cli._output",  # where the CLI writes: escaped lines, the streamed JSON document
@@ -84,9 +92,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 LAYER_OF = {module: number for number, layer in enumerate(LAYERS) for module in layer}
 
-# The one upward edge: the typed model's validating methods (Packet.new, from_dict,
-# replace, validate) are a facade over the authoring layer, imported inside each method.
-FACADE_EDGES = {("cmp.model", "cmp._authoring")}
+# The upward edges: the typed model's validating methods (Packet.new, from_dict, replace,
+# validate) are a facade over the authoring layer, and its two pydantic hooks one over the
+# pydantic integration, imported inside each method.
+FACADE_EDGES = {("cmp.model", "cmp._authoring"), ("cmp.model", "cmp.integrations.pydantic")}
 
 
 def _module_name(path: Path) -> str:

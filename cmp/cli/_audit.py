@@ -33,13 +33,12 @@ from collections.abc import Iterator
 from contextlib import closing, nullcontext
 from dataclasses import dataclass
 from typing import Any, Literal
-from urllib.parse import quote as url_quote
 
 from cmp._canonical import dumps, file_bytes
-from cmp._messages import quote, unquoted
+from cmp._messages import unquoted
 from cmp._pipeline import DEFAULT_POLICY, Policy, Report, judge, policy_of
+from cmp._store import StoreError, audit_finding, open_store, row_findings, rows
 from cmp._text import describe, display_name
-from cmp._timestamps import instant
 from cmp.cli._batch import Runner, Share, WorkersFailed, jsonl_file_shares, merged
 from cmp.cli._dask import chosen_runner
 from cmp.cli._judge import ShareReading, Verdict, check_source, jsonl_sources, render_verdicts, verdict_size
@@ -65,41 +64,8 @@ from cmp.findings import Finding
 # store and running the share's query cost little next to it.
 SHARE_ROWS = 1000
 
-# How long to wait for a lock another connection holds before giving up on the store.
-LOCK_SECONDS = 5
-
-COLUMNS = ("id", "created_at", "goal", "body", "deleted_at", "owner_id", "team_id")
-
-
-class StoreError(Exception):
-    """A store that cannot be audited; the message is one line."""
-
-
-@dataclass(frozen=True, slots=True)
-class Row:
-    """A row as text and bytes; ``body`` None when the column holds neither (``body_kind`` says what)."""
-
-    id: str
-    created_at: str
-    goal: str
-    body: bytes | None
-    deleted: bool
-    owner_id: str | None
-    team_id: str | None
-    body_kind: str = "bytes"
-
-
-# What SQLite holds in a column that is not the packet's bytes: named in the finding.
-_KINDS = {int: "an integer", float: "a real number", type(None): "NULL"}
 # How much of a row's id, owner or team a line shows (after the redaction screen).
 NAME_LIMIT = 128
-
-
-def _text(value: object) -> str:
-    """A column as text, whatever SQLite holds in it (a TEXT column may hold a BLOB or a number)."""
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "backslashreplace")
-    return "" if value is None else str(value)
 
 
 def label(value: str | None) -> str | None:
@@ -109,56 +75,6 @@ def label(value: str | None) -> str | None:
         return None
     shown = unquoted(value)
     return shown if len(shown) <= NAME_LIMIT else shown[:NAME_LIMIT] + "…"
-
-
-def open_store(path: str) -> sqlite3.Connection:
-    """The store, opened read-only; :class:`StoreError` for anything that is not such a store."""
-    if not os.path.isfile(path):
-        raise StoreError("not a file" if os.path.exists(path) else "no such file")
-    try:
-        connection = sqlite3.connect(f"file:{url_quote(os.path.abspath(path))}?mode=ro", uri=True, timeout=LOCK_SECONDS)
-        columns = {row[1] for row in connection.execute("PRAGMA table_info(packets)")}
-    except sqlite3.Error as exc:
-        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-            # Another connection holds it exclusively (a rollback-journal writer): not a bad file.
-            raise StoreError(f"locked by another connection for {LOCK_SECONDS} s ({describe(exc)})") from None
-        raise StoreError(f"not a readable SQLite database ({describe(exc)})") from None
-    missing = [name for name in COLUMNS if name not in columns]
-    if missing:
-        connection.close()
-        raise StoreError(f"no packets table with the columns {', '.join(COLUMNS)} (missing: {', '.join(missing)})")
-    try:
-        connection.execute("SELECT rowid FROM packets LIMIT 0")
-    except sqlite3.Error:
-        connection.close()
-        raise StoreError(
-            "the packets table has no rowid (it is WITHOUT ROWID), and the audit reads rows in rowid order"
-        ) from None
-    return connection
-
-
-def _audit_finding(keyword: str, path: str, message: str) -> Finding:
-    return Finding("audit", path, message, keyword)
-
-
-def row_findings(row: Row, report: Report) -> list[Finding]:
-    """What the row and the bytes the server wrote disagree on (for a body that conforms)."""
-    packet = report.packet
-    if packet is None:
-        return []
-    found = []
-    if dumps(packet) != row.body:
-        found.append(_audit_finding("not-canonical", "$", "the body is not the packet's canonical bytes"))
-    if row.id != packet.id:
-        found.append(
-            _audit_finding("row-id", "$.id", f"the row's id is {quote(row.id)}, the body's {quote(packet.id)}")
-        )
-    if row.goal != packet.goal:
-        found.append(_audit_finding("row-goal", "$.goal", "the row's goal is not the body's"))
-    if instant(row.created_at) != instant(packet.created_at):
-        message = f"the row's created_at {quote(row.created_at)} is not the body's {quote(packet.created_at)}"
-        found.append(_audit_finding("row-created_at", "$.created_at", message))
-    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,42 +115,6 @@ class FilesShare:
 
     def first_packet(self, resume: tuple[str, int | None] | None) -> tuple[str, int | None]:
         return display_name(self.paths[0]), None
-
-
-def _rows(share: StoreShare) -> Iterator[tuple[int, Row]]:
-    """The share's rows, one at a time, each with its rowid."""
-    bounds, values = [], []
-    if not share.include_deleted:
-        bounds.append("deleted_at IS NULL")
-    if share.first is not None:
-        bounds.append("rowid >= ?")
-        values.append(share.first)
-    if share.last is not None:
-        bounds.append("rowid <= ?")
-        values.append(share.last)
-    where = f" WHERE {' AND '.join(bounds)}" if bounds else ""
-    query = f"SELECT rowid, {', '.join(COLUMNS)} FROM packets{where} ORDER BY rowid"
-    connection = open_store(share.path)
-    try:
-        for rowid, ident, created_at, goal, body, deleted_at, owner_id, team_id in connection.execute(query, values):
-            data = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body
-            owner, team = (None if v is None else _text(v) for v in (owner_id, team_id))
-            kind = "bytes" if isinstance(data, bytes) else _KINDS.get(type(data), type(data).__name__)
-            yield (
-                rowid,
-                Row(
-                    _text(ident),
-                    _text(created_at),
-                    _text(goal),
-                    data if isinstance(data, bytes) else None,
-                    deleted_at is not None,
-                    owner,
-                    team,
-                    kind,
-                ),
-            )
-    finally:
-        connection.close()
 
 
 def store_shares(
@@ -331,7 +211,8 @@ def _audited(
 def _store_items(share: StoreShare, options: AuditOptions, reading: ShareReading) -> Iterator[Audited]:
     """The share's rows audited; past ``share.rows`` rows or SHARE_BYTES of output, the rest
     (from the next row there is: no rowid arithmetic, no empty share) is left for later."""
-    for count, (rowid, row) in enumerate(_rows(share)):
+    read = rows(share.path, share.first, share.last, include_deleted=share.include_deleted)
+    for count, (rowid, row) in enumerate(read):
         if count >= share.rows or reading.rendered >= SHARE_BYTES:
             reading.rest = dataclasses.replace(share, first=rowid)
             return
@@ -340,7 +221,7 @@ def _store_items(share: StoreShare, options: AuditOptions, reading: ShareReading
         group = {"owner": owner, "team": team}
         if row.body is None:
             message = f"the body is {row.body_kind}, not the packet's bytes"
-            found = [_audit_finding("row-body", "$", message)]
+            found = [audit_finding("row-body", "$", message)]
             yield Audited(f"{share.name}[{ident}]", share.name, None, _no_report(options), found, about, group)
             continue
         report = judge(row.body, options.policy).located()
@@ -371,7 +252,7 @@ def _file_items(share: FilesShare, options: AuditOptions) -> Iterator[Audited | 
         report = check_source(source, options.policy).located()
         found = []
         if report.packet is not None and file_bytes(dumps(report.packet)) != read.data:
-            found.append(_audit_finding("not-canonical", "$", "the file is not the packet's canonical bytes"))
+            found.append(audit_finding("not-canonical", "$", "the file is not the packet's canonical bytes"))
         yield Audited(source.file, source.file, None, report, found, {"file": source.file}, _NO_GROUP)
 
 
