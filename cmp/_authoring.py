@@ -22,7 +22,7 @@ from cmp.model import Known, Packet, build, from_obj
 NEW_VERSION = "0.2"  # what Packet.new writes unless told otherwise: the version that has every member
 
 
-def conforming(packet: Packet) -> Packet:
+def certified(packet: Packet) -> Packet:
     """``packet``, now known to conform; or :class:`PacketError` listing every finding."""
     findings, data = judged(packet)
     if data is None:
@@ -47,7 +47,7 @@ def new(*, goal: str, next_step: str, parent: Packet | None, members: Mapping[st
         values["parent_id"] = parent.id
     values.update(members)
     values.update(goal=goal, next_step=next_step)
-    return conforming(build(values, "Packet"))
+    return certified(build(values, "Packet"))
 
 
 def replace(packet: Packet, changes: Mapping[str, Any]) -> Packet:
@@ -55,7 +55,7 @@ def replace(packet: Packet, changes: Mapping[str, Any]) -> Packet:
     # The whole packet built again from its members with the changes over them: nested
     # mappings are converted and unknown names refused exactly as in new().
     current = {f.name: getattr(packet, f.name) for f in dataclasses.fields(packet) if f.init}
-    return conforming(build({**current, **changes}, "Packet"))
+    return certified(build({**current, **changes}, "Packet"))
 
 
 def from_dict(obj: Mapping[str, Any]) -> Packet:
@@ -65,7 +65,7 @@ def from_dict(obj: Mapping[str, Any]) -> Packet:
     findings = validate(obj)
     if findings:
         raise PacketError(findings)
-    return conforming(from_obj(obj))
+    return certified(from_obj(obj))
 
 
 def new_id() -> str:

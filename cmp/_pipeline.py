@@ -191,7 +191,7 @@ def judge(data: bytes | bytearray | memoryview | str, policy: Policy) -> Report:
         # Text already encoded goes on as bytes: encoded once, not again by the long way.
         return _long(data, data if raw is None else raw, policy)
     version, packet, redactions = quick
-    return _conforming(version, packet, redactions, policy, data)
+    return _conforming_report(version, packet, redactions, policy, data)
 
 
 def check_long(
@@ -222,10 +222,10 @@ def _long(source: bytes | str, data: bytes | str, policy: Policy) -> Report:
     grown = growth_finding(packet, len(data))
     if grown is not None:
         return _refused(routed, [grown], obj, policy, source)
-    return _conforming(routed, packet, tuple(policy.rule_set.redact(packet)), policy, source)
+    return _conforming_report(routed, packet, tuple(policy.rule_set.redact(packet)), policy, source)
 
 
-def _conforming(
+def _conforming_report(
     version: str, packet: Packet, redactions: tuple[Redaction, ...], policy: Policy, source: bytes | str
 ) -> Report:
     """The report of a conforming packet, read either way.

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote as url_quote
 
 from cmp._canonical import dumps
+from cmp._display import describe
 from cmp._messages import quote
-from cmp._text import describe
 from cmp._timestamps import instant
 from cmp.findings import Finding
 

@@ -548,6 +548,7 @@ ON_FIRST_USE = (
     "cmp._example",
     "cmp._store",
     "cmp.integrations",
+    "cmp.cli._dask",
 )
 
 

@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "cmp._deepjson",
         "cmp._matcher",
         "cmp.schema",
-        "cmp._text",
+        "cmp._display",
     ),
     # what messages show of packet text (they ask both pattern tables first); created_at rules; bytes to Python data
     ("cmp._messages", "cmp._timestamps", "cmp._intake"),
@@ -62,26 +62,26 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cmp.adapter",),  # this library behind the harness protocol: python -m cmp.adapter
     # programs: the command line, lowest first; data flows args -> sources -> judge/batch -> output
     (
-        "cmp.cli._output",  # where the CLI writes: escaped lines, the streamed JSON document
+        "cmp.cli._output",  # where the CLI writes: escaped lines, the streamed JSON document, exit statuses
         "cmp.cli._progress",  # the terminal's progress line
         "cmp.cli._signals",  # stop signals raised where the code is
         "cmp.cli._sources",  # files, stdin, JSON Lines: one Source record each
         "cmp.cli._render",  # a result as text lines or a JSON entry
     ),
     ("cmp.cli._github", "cmp.cli._sarif"),  # a result as GitHub workflow commands; as SARIF results
-    # exit statuses; one source (and one share) judged; fmt --write; where a run's results go
-    ("cmp.cli._status", "cmp.cli._judge", "cmp.cli._rewrite", "cmp.cli._results"),
-    # many sources, worker processes, input order; the parser; a packet turned into another, printed or rewritten
-    ("cmp.cli._batch", "cmp.cli._args", "cmp.cli._transform"),
+    # one source (and one share) judged; fmt --write; where a run's results go
+    ("cmp.cli._judge", "cmp.cli._rewrite", "cmp.cli._results"),
+    # many sources, worker processes, input order; the parser
+    ("cmp.cli._batch", "cmp.cli._args"),
     ("cmp.cli._dask",),  # the same shares on a Dask cluster
+    ("cmp.cli._runners",),  # where a run's shares go: this process, worker processes, or a cluster
     (  # the commands
         "cmp.cli._check",
         "cmp.cli._fmt",
         "cmp.cli._conformance",
         "cmp.cli._chain",
         "cmp.cli._new",
-        "cmp.cli._scrub",
-        "cmp.cli._migrate",
+        "cmp.cli._transform",  # scrub and migrate
         "cmp.cli._lint",
         "cmp.cli._schema",
         "cmp.cli._mcp",

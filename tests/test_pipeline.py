@@ -322,14 +322,14 @@ def test_validate_says_what_a_huge_version_number_is() -> None:
 @pytest.mark.parametrize("lenient", [False, True])
 @pytest.mark.parametrize("allow_unredacted", [False, True])
 def test_a_conforming_report_made_the_quick_way_is_the_constructors(lenient: bool, allow_unredacted: bool) -> None:
-    """_conforming sets every field the dataclass has, as its constructor sets them."""
-    from cmp._pipeline import Policy, Report, _conforming
+    """_conforming_report sets every field the dataclass has, as its constructor sets them."""
+    from cmp._pipeline import Policy, Report, _conforming_report
 
     raw = encode(put(full(), "goal", "key AKIAIOSFODNN7EXAMPLE"))
     packet = cmp.loads(raw)
     redactions = tuple(cmp.redact(packet))
     policy = Policy(lenient, allow_unredacted, "extended")
-    quick = _conforming("0.2", packet, redactions, policy, raw)
+    quick = _conforming_report("0.2", packet, redactions, policy, raw)
     slow = Report(version="0.2", errors=(), redactions=redactions, packet=packet, source=raw, policy=policy)
     assert type(quick) is Report
     for each in dataclasses.fields(Report):

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from cmp.cli._args import CONSOLE_PROG, MODULE_PROG, build_parser
 from cmp.cli._main import main, main_exit
-from cmp.cli._output import render_line
-from cmp.cli._status import EXIT_FAIL, EXIT_OK, EXIT_USAGE
+from cmp.cli._output import EXIT_FAIL, EXIT_OK, EXIT_USAGE, render_line
 
 __all__ = [
     "CONSOLE_PROG",

@@ -7,9 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from cmp import __version__
-from cmp.cli._output import error_line
+from cmp.cli._output import EXIT_USAGE, error_line
 from cmp.cli._render import FORMATS
-from cmp.cli._status import EXIT_USAGE
 from cmp.schema import SUPPORTED_VERSIONS
 
 # What cmp.conformance.default_vector_dir does, said once for --help and the error when

@@ -34,18 +34,19 @@ from contextlib import closing, nullcontext
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from cmp._canonical import dumps, file_bytes
+from cmp import Report, dumps
+from cmp._canonical import file_bytes
+from cmp._display import describe, display_name
 from cmp._messages import unquoted
-from cmp._pipeline import DEFAULT_POLICY, Policy, Report, judge, policy_of
+from cmp._pipeline import DEFAULT_POLICY, Policy, judge, policy_of
 from cmp._store import StoreError, audit_finding, open_store, row_findings, rows
-from cmp._text import describe, display_name
 from cmp.cli._batch import Runner, Share, WorkersFailed, jsonl_file_shares, merged
-from cmp.cli._dask import chosen_runner
 from cmp.cli._judge import ShareReading, Verdict, check_source, jsonl_sources, render_verdicts, verdict_size
-from cmp.cli._output import Output, error_line
+from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_line
 from cmp.cli._progress import Progress
 from cmp.cli._render import Block, Line, json_entry, redaction_text
 from cmp.cli._results import Results
+from cmp.cli._runners import chosen_runner
 from cmp.cli._signals import StopSignals
 from cmp.cli._sources import (
     SHARE_BYTES,
@@ -57,7 +58,6 @@ from cmp.cli._sources import (
     packet_in_file,
     read_source,
 )
-from cmp.cli._status import EXIT_FAIL, EXIT_USAGE, ExitStatus
 from cmp.findings import Finding
 
 # Rows in one share of a store: about 40 ms of work for typical packets, so opening the

@@ -21,7 +21,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
-from cmp._text import describe, display_name
+from cmp._display import describe, display_name
 from cmp.cli._render import Block
 from cmp.cli._sources import (
     SHARE_BYTES,

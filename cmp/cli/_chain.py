@@ -14,14 +14,13 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing
 from typing import Any, NamedTuple
 
-from cmp._chain import ChainReport, chain
+from cmp import ChainReport, chain
 from cmp._messages import unquoted
 from cmp._pipeline import policy_of
 from cmp.cli._judge import check_source
-from cmp.cli._output import Output, error_line, render_line
+from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_line, render_line
 from cmp.cli._render import where
 from cmp.cli._sources import Source, Unreadable, packets, read_each
-from cmp.cli._status import EXIT_FAIL, EXIT_USAGE, ExitStatus
 from cmp.findings import Finding
 from cmp.model import Packet
 

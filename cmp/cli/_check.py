@@ -7,14 +7,13 @@ from contextlib import closing, nullcontext
 
 from cmp._pipeline import policy_of
 from cmp.cli._batch import WorkersFailed, input_shares, merged
-from cmp.cli._dask import chosen_runner
 from cmp.cli._judge import CheckOptions, check_share
-from cmp.cli._output import Output, error_line
+from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_line
 from cmp.cli._progress import Progress
 from cmp.cli._results import Results
+from cmp.cli._runners import chosen_runner
 from cmp.cli._signals import StopSignals
 from cmp.cli._sources import Unreadable
-from cmp.cli._status import EXIT_FAIL, EXIT_USAGE, ExitStatus
 
 
 def run_check(args: argparse.Namespace, out: Output) -> int:

@@ -14,11 +14,10 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from cmp._text import describe, display_name, one_line
+from cmp._display import describe, display_name, one_line
 from cmp.cli._args import DEFAULT_VECTORS_TEXT
-from cmp.cli._output import Output, error_line
+from cmp.cli._output import EXIT_FAIL, EXIT_OK, EXIT_USAGE, Output, error_line
 from cmp.cli._signals import StopSignals
-from cmp.cli._status import EXIT_FAIL, EXIT_OK, EXIT_USAGE
 from cmp.conformance import (
     Implementation,
     VectorError,

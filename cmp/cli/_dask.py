@@ -18,8 +18,8 @@ from collections.abc import Callable
 from concurrent.futures import CancelledError
 from typing import Any, TypeVar
 
-from cmp._text import describe
-from cmp.cli._batch import IN_FLIGHT_PER_WORKER, JOBS_RANGE, Pending, Runner, WorkersFailed, runner_for, workers_for
+from cmp._display import describe
+from cmp.cli._batch import IN_FLIGHT_PER_WORKER, Pending, WorkersFailed
 
 T = TypeVar("T")
 
@@ -136,17 +136,3 @@ class DaskCluster:
             self.client.close(timeout=CONNECT_SECONDS)
         except Exception:
             pass
-
-
-def chosen_runner(jobs: int, scheduler: str | None) -> Runner | str:
-    """Where a run's shares go: --dask's cluster, else --jobs processes on this machine
-    (or this process); a string says why neither can be had (a usage error)."""
-    if scheduler is None:
-        workers = workers_for(jobs)
-        return JOBS_RANGE if workers is None else runner_for(workers)
-    if jobs != 1:
-        return "--jobs and --dask cannot be used together: the cluster's workers judge the shares"
-    try:
-        return DaskCluster(scheduler)
-    except WorkersFailed as exc:
-        return str(exc)

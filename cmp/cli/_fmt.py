@@ -6,14 +6,14 @@ import argparse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from cmp._canonical import dumps, file_bytes
+from cmp import dumps
+from cmp._canonical import file_bytes
 from cmp._pipeline import policy_of
 from cmp.cli._judge import check_source
-from cmp.cli._output import Output, error_line
+from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_line
 from cmp.cli._render import place, redaction_text
+from cmp.cli._rewrite import bad_write_options, rewrite
 from cmp.cli._sources import Source, Unreadable, packet_in_file, read_each
-from cmp.cli._status import EXIT_FAIL, EXIT_USAGE, ExitStatus
-from cmp.cli._transform import bad_write_options, rewrite
 from cmp.findings import Finding, Position
 
 if TYPE_CHECKING:

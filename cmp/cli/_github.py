@@ -10,7 +10,7 @@ them: ``%``, CR and LF in the message, and ``:`` and ``,`` too in the properties
 
 from __future__ import annotations
 
-from cmp._pipeline import Report
+from cmp import Report
 from cmp.cli._render import Line, Tone, file_line, redaction_text, tones
 from cmp.findings import Finding, Position
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from cmp._intake import MAX_PACKET_BYTES, size_finding
-from cmp._pipeline import DEFAULT_POLICY, Policy, Report
+from cmp import MAX_PACKET_BYTES, Report
+from cmp._intake import size_finding
+from cmp._pipeline import DEFAULT_POLICY, Policy
 from cmp._pipeline import judge as judge_data
 from cmp.cli._output import JsonResults, coloured_line
 from cmp.cli._render import Block, Format, Line, file_line, json_entry, report_lines, where

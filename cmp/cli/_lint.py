@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from cmp._lint import lint
+from cmp import lint, locate
 from cmp._pipeline import policy_of
-from cmp._positions import locate
 from cmp.cli._judge import check_source
-from cmp.cli._output import JsonResults, Output
+from cmp.cli._output import EXIT_FAIL, ExitStatus, JsonResults, Output
 from cmp.cli._render import Tone, error_result, json_entry, place, report_lines, where
 from cmp.cli._sources import Unreadable, read_each
-from cmp.cli._status import EXIT_FAIL, ExitStatus
 from cmp.findings import Finding
 
 

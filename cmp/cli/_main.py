@@ -10,9 +10,8 @@ from collections.abc import Callable, Sequence
 from cmp.cli._args import CONSOLE_PROG, build_parser
 from cmp.cli._check import run_check
 from cmp.cli._fmt import run_fmt
-from cmp.cli._output import Output, error_line, silence_stdout
+from cmp.cli._output import EXIT_USAGE, Output, error_line, silence_stdout
 from cmp.cli._signals import Stopped
-from cmp.cli._status import EXIT_USAGE
 
 # Commands other than check and fmt are imported when they run: the conformance runner
 # brings subprocess, selectors and the vector loader, and the writer's commands the
@@ -56,13 +55,13 @@ def _run_example(args: argparse.Namespace, out: Output) -> int:
 
 
 def _run_scrub(args: argparse.Namespace, out: Output) -> int:
-    from cmp.cli._scrub import run_scrub
+    from cmp.cli._transform import run_scrub
 
     return run_scrub(args, out)
 
 
 def _run_migrate(args: argparse.Namespace, out: Output) -> int:
-    from cmp.cli._migrate import run_migrate
+    from cmp.cli._transform import run_migrate
 
     return run_migrate(args, out)
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from cmp.cli._output import Output, error_line
-from cmp.cli._status import EXIT_USAGE
+from cmp.cli._output import EXIT_USAGE, Output, error_line
 from cmp.integrations.mcp import build_server
 
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 import argparse
 import os
 
-from cmp._canonical import dumps, file_bytes
+from cmp import dumps
+from cmp._canonical import file_bytes
+from cmp._display import describe
 from cmp._example import example_packet
 from cmp._pipeline import policy_of
 from cmp._redaction._scan import redact
-from cmp._text import describe
 from cmp.cli._judge import check_source
-from cmp.cli._output import Output, error_line
+from cmp.cli._output import EXIT_FAIL, EXIT_OK, EXIT_USAGE, Output, error_line
 from cmp.cli._rewrite import WriteRefused, create_atomically, write_atomically
 from cmp.cli._sources import SourceError, packet_in_file, read_source
-from cmp.cli._status import EXIT_FAIL, EXIT_OK, EXIT_USAGE
 from cmp.findings import PacketError
 from cmp.model import Packet
 

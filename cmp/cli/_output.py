@@ -1,6 +1,9 @@
-"""Where the CLI writes: UTF-8 whatever the locale, one line per result, a closed pipe never a traceback.
+"""Where the CLI writes, and the exit status it ends with.
 
-Every text line the CLI prints, on stdout or stderr, goes through :func:`render_line`.
+UTF-8 whatever the locale, one line per result, a closed pipe never a traceback: every
+text line the CLI prints, on stdout or stderr, goes through :func:`render_line`. Exit
+statuses: 0 every packet accepted, 1 any not, 2 a usage error or a file that could not
+be read or written.
 """
 
 from __future__ import annotations
@@ -8,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from dataclasses import dataclass
 from typing import TextIO
 
 # What can end a line or disguise one in a terminal or a log: C0 controls, DEL, C1
@@ -151,3 +155,24 @@ class JsonResults:
 
     def close(self) -> None:
         self.out.write(b"\n  ]\n}\n" if self.entries else b"]\n}\n")
+
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+@dataclass
+class ExitStatus:
+    """The exit status of one command, the worst so far, as sources are read and judged."""
+
+    status: int = EXIT_OK
+
+    def fail(self, code: int) -> None:
+        self.status = max(self.status, code)
+
+    def file_error(self, name: str, message: str) -> None:
+        """A file that could not be read, or not rewritten: one line on stderr, exit status 2.
+
+        That says nothing of its packet; the other files are still processed.
+        """
+        self.fail(EXIT_USAGE)
+        error_line(f"{name}: {message}")

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from cmp._pipeline import Report
+from cmp import Report
 from cmp._redaction._hit import Redaction
 from cmp._redaction._rules import finder
 from cmp.findings import Position

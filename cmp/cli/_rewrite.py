@@ -1,10 +1,13 @@
-"""``fmt --write``: a file replaced by its canonical form atomically, or left exactly as it was."""
+"""``--write`` (fmt, scrub, migrate): a file replaced by its new bytes atomically, or left exactly as it was."""
 
 from __future__ import annotations
 
+import argparse
 import errno
 import os
 
+from cmp._display import describe
+from cmp.cli._output import ExitStatus, Output, error_line
 from cmp.cli._signals import StopSignals
 from cmp.cli._sources import Source, SourceError, read_source
 
@@ -157,3 +160,26 @@ def _sync_folder(folder: str) -> None:
         pass
     finally:
         os.close(folder_fd)
+
+
+def bad_write_options(command: str, args: argparse.Namespace) -> bool:
+    """``--write`` with stdin, or ``--force`` without ``--write``: said in one line on stderr."""
+    if args.write and "-" in args.files:
+        error_line(f"{command} --write cannot rewrite stdin")
+        return True
+    if args.force and not args.write:
+        error_line(f"{command} --force only applies to --write")
+        return True
+    return False
+
+
+def rewrite(path: str, source: Source, data: bytes, *, force: bool, run: ExitStatus, out: Output) -> None:
+    """Replace the file ``source`` was read from (``path``) with ``data``, atomically; say how it went."""
+    try:
+        write_atomically(path, data, read=source, force=force)
+    except WriteRefused as exc:
+        run.file_error(source.file, f"not rewritten: {exc}")
+    except OSError as exc:
+        run.file_error(source.file, f"cannot write: {describe(exc)}; the file is unchanged")
+    else:
+        out.line(f"{source.file}: rewritten")

@@ -19,8 +19,7 @@ import os
 from typing import Any
 from urllib.parse import quote
 
-from cmp import __version__
-from cmp._pipeline import Report
+from cmp import Report, __version__
 from cmp._redaction._rules import EXTENDED, RuleSet, finder
 from cmp.cli._output import Output
 from cmp.cli._render import Tone, file_line, redaction_text, tones

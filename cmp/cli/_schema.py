@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from cmp.cli._output import Output
-from cmp.cli._status import EXIT_OK
+from cmp.cli._output import EXIT_OK, Output
 from cmp.schema import annotated_schema, schema_bytes
 
 

@@ -15,8 +15,8 @@ from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from cmp._intake import MAX_PACKET_BYTES
-from cmp._text import describe, display_name
+from cmp import MAX_PACKET_BYTES
+from cmp._display import describe, display_name
 
 # One byte past the limit is enough to know a packet is too large.
 READ_LIMIT = MAX_PACKET_BYTES + 1

@@ -1,4 +1,4 @@
-"""Commands that turn a packet into another (scrub, migrate): print the result, or rewrite files.
+"""The commands that turn a packet into another, scrub and migrate: print the result, or rewrite files.
 
 Without ``--write``: one source (a file, or ``-`` for stdin); the new packet's file bytes
 (canonical, one final newline) on stdout and what changed on stderr, so stdout is the
@@ -10,16 +10,18 @@ aside: removing those is what scrub is for) is reported and left as it is.
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import Callable
 
-from cmp._canonical import dumps, file_bytes
+from cmp import dumps, migrate, scrub
+from cmp._canonical import file_bytes
 from cmp._pipeline import policy_of
-from cmp._text import describe
+from cmp._redaction._rules import Rules
+from cmp._scrub import placeholder
 from cmp.cli._judge import check_source
-from cmp.cli._output import Output, error_line
-from cmp.cli._rewrite import WriteRefused, write_atomically
-from cmp.cli._sources import Source, Unreadable, packet_in_file, read_each
-from cmp.cli._status import EXIT_FAIL, EXIT_USAGE, ExitStatus
+from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_line
+from cmp.cli._rewrite import bad_write_options, rewrite
+from cmp.cli._sources import Unreadable, packet_in_file, read_each
 from cmp.findings import PacketError
 from cmp.model import Packet
 
@@ -64,24 +66,30 @@ def run_transform(args: argparse.Namespace, out: Output, command: str, transform
     return run.status
 
 
-def bad_write_options(command: str, args: argparse.Namespace) -> bool:
-    """``--write`` with stdin, or ``--force`` without ``--write``: said in one line on stderr."""
-    if args.write and "-" in args.files:
-        error_line(f"{command} --write cannot rewrite stdin")
-        return True
-    if args.force and not args.write:
-        error_line(f"{command} --force only applies to --write")
-        return True
-    return False
+def _scrubbed(packet: Packet, rules: Rules) -> tuple[Packet, list[str]]:
+    clean, replaced = scrub(packet, rules=rules)
+    # What was found is not shown: the point of scrubbing is that it goes nowhere.
+    return clean, [f"{r.field}: {r.category} replaced by {placeholder(r.category)}" for r in replaced]
 
 
-def rewrite(path: str, source: Source, data: bytes, *, force: bool, run: ExitStatus, out: Output) -> None:
-    """Replace the file ``source`` was read from (``path``) with ``data``, atomically; say how it went."""
-    try:
-        write_atomically(path, data, read=source, force=force)
-    except WriteRefused as exc:
-        run.file_error(source.file, f"not rewritten: {exc}")
-    except OSError as exc:
-        run.file_error(source.file, f"cannot write: {describe(exc)}; the file is unchanged")
-    else:
-        out.line(f"{source.file}: rewritten")
+def run_scrub(args: argparse.Namespace, out: Output) -> int:
+    """``scrub``: every redaction match in a packet replaced by its category's placeholder."""
+    return run_transform(args, out, "scrub", functools.partial(_scrubbed, rules=args.rules))
+
+
+def _migrated(packet: Packet, *, to: str, drop: bool) -> tuple[Packet, list[str]]:
+    dropped: list[str] = []
+    if drop:
+        try:
+            migrate(packet, to)
+        except PacketError as exc:  # the members the target version lacks, which drop leaves out
+            dropped = [f"dropped {f.path} (version {to} has no such member)" for f in exc.findings]
+    moved = migrate(packet, to, drop=drop)
+    if moved.ltm_version == packet.ltm_version:
+        return moved, dropped
+    return moved, [f"version {packet.ltm_version} -> {to}", *dropped]
+
+
+def run_migrate(args: argparse.Namespace, out: Output) -> int:
+    """``migrate``: a packet as another supported version."""
+    return run_transform(args, out, "migrate", functools.partial(_migrated, to=args.to, drop=args.drop))

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from cmp._text import short
+from cmp._display import short
 from cmp.conformance._protocol import answer_error, strict_b64decode
 
 ErrorKey = tuple[str, str, str]

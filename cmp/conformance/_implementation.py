@@ -10,7 +10,7 @@ import subprocess
 import time
 from typing import Any
 
-from cmp._text import describe, short
+from cmp._display import describe, short
 from cmp.conformance._protocol import answer_error, parse_answer, request_line
 
 # No answer line may grow past this; an implementation that never ends its line fails.

@@ -12,9 +12,8 @@ import base64
 import json
 from typing import Any
 
-from cmp._canonical import dumps
-from cmp._pipeline import check
-from cmp._text import one_line, short
+from cmp import check, dumps
+from cmp._display import one_line, short
 from cmp.findings import PacketError
 
 

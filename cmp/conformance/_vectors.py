@@ -11,7 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from cmp._text import describe, display_name
+from cmp._display import describe, display_name
 from cmp.conformance._compare import ErrorKey, error_key, show_errors
 
 VECTOR_FILE_SUFFIX = ".json"
