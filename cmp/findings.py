@@ -96,11 +96,21 @@ class Finding:
         return out
 
 
+def first_of(items: Sequence[object], *, more: str = "more") -> str:
+    """The first of ``items`` as one line, and how many follow it: ``$.goal: … (and 2 more)``.
+
+    The way every surface (exceptions, HTTP problems, pydantic errors, the chain's
+    lines) sums up a list of findings or hits in one line; "" for none.
+    """
+    if not items:
+        return ""
+    rest = len(items) - 1
+    return str(items[0]) + (f" (and {rest} {more})" if rest > 0 else "")
+
+
 class PacketError(ValueError):
     """Raised by :func:`cmp.loads` and :func:`cmp.dumps`; ``findings`` says why."""
 
     def __init__(self, findings: Sequence[Finding]) -> None:
         self.findings: tuple[Finding, ...] = tuple(findings)
-        first = str(self.findings[0]) if self.findings else "invalid packet"
-        more = len(self.findings) - 1
-        super().__init__(first + (f" (and {more} more)" if more > 0 else ""))
+        super().__init__(first_of(self.findings) or "invalid packet")

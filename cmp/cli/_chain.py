@@ -83,7 +83,7 @@ def _name(place: tuple[str, int | None]) -> str:
 def _left_out_line(file: str, line: int | None, findings: Sequence[Finding]) -> str:
     shown = "; ".join(str(finding) for finding in findings[:SHOWN_FINDINGS])
     more = len(findings) - SHOWN_FINDINGS
-    tail = f" (and {more} more)" if more > 0 else ""
+    tail = f" (and {more} more)" if more > 0 else ""  # past the ones shown, not past the first
     return f"{_name((file, line))}: not a conforming packet, left out of the chain: {shown}{tail}"
 
 

@@ -15,6 +15,7 @@ from pydantic_core import PydanticCustomError, core_schema
 
 import cmp
 from cmp._messages import quote
+from cmp.findings import first_of
 from cmp.schema import SUPPORTED_VERSIONS, load_schema
 
 
@@ -62,7 +63,7 @@ def _pydantic_validate(value: Any) -> cmp.Packet:
     if found:
         first = str(cmp.PacketError(found))  # the first finding, and how many more
     else:
-        first = f"redaction {hits[0]}" + (f" (and {len(hits) - 1} more)" if len(hits) > 1 else "")
+        first = "redaction " + first_of(hits)
     raise PydanticCustomError(
         "cmp_packet",
         "not a conforming packet: {first}",

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cmp import MAX_PACKET_BYTES, Finding, Packet, Report, check
+from cmp.findings import first_of
 
 try:  # the `server` extra; FastAPI brings it too
     from starlette.requests import Request
@@ -136,8 +137,7 @@ def packet_intake(
 
 def _summary(report: Report) -> str:
     if report.errors:
-        more = len(report.errors) - 1
-        return str(report.errors[0]) + (f" (and {more} more findings)" if more > 0 else "")
+        return first_of(report.errors, more="more findings")
     hits = len(report.redactions)
     return f"{hits} redaction finding{'s' if hits != 1 else ''}: the packet holds what must not travel"
 
