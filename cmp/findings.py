@@ -114,3 +114,17 @@ class PacketError(ValueError):
     def __init__(self, findings: Sequence[Finding]) -> None:
         self.findings: tuple[Finding, ...] = tuple(findings)
         super().__init__(first_of(self.findings) or "invalid packet")
+
+
+__all__ = [
+    "ADVICE_CODES",
+    "CODES",
+    "ECHO_LIMIT",
+    "MAX_FINDINGS",
+    "AdviceCode",
+    "Code",
+    "Finding",
+    "PacketError",
+    "Position",
+    "first_of",
+]

@@ -47,7 +47,7 @@ def _mypy(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
     path = tmp_path / "uses_cmp.py"
     path.write_text(source, encoding="utf-8")
     return subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", str(tmp_path / "cache"), str(path)],
+        [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache"), str(path)],
         capture_output=True,
         text=True,
         cwd=ROOT,
