@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from cmp.cli import _dask, main
+from cmp.cli import _runners, main
 from cmp.cli._batch import InProcess
 from cmp.cli._output import Output
 from cmp.cli._progress import Progress
@@ -134,7 +134,7 @@ def test_all_cores_means_the_usable_ones_and_at_most_256(monkeypatch: pytest.Mon
 
     good = tmp_path / "good.json"
     good.write_bytes(encode(full()))
-    monkeypatch.setattr(_dask, "runner_for", recording)
+    monkeypatch.setattr(_runners, "runner_for", recording)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(1000)), raising=False)
     main(["check", "--jobs", "0", str(good)])
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
