@@ -1,0 +1,151 @@
+"""The rule walker that explains refusals, held to jsonschema and to its own counter."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import cmp
+from cmp import _explain as explain
+from cmp.findings import MAX_FINDINGS, Finding
+from tests.property.test_compiler import JSON_VALUES, PATHS, edited, routed_objects
+from tests.support import schema_oracle
+from tests.support.packets import encode, full, minimal, put
+from tests.support.strategies import packets
+
+
+def assert_agrees(obj: Any, version: str) -> None:
+    """Same findings as jsonschema, in the same order, and a count that matches them."""
+    rules = explain._rules(version)
+    walked = list(explain.walk(rules, obj))
+    assert walked == schema_oracle.explain(obj, version)
+    assert explain.count(rules, obj) == len(walked)
+    assert explain.explain(obj, version, limit=None) == walked
+
+
+def test_agrees_with_jsonschema_on_every_conformance_vector() -> None:
+    objects = routed_objects()
+    assert len(objects) > 700
+    refused = 0
+    for vector_id, obj, version in objects:
+        try:
+            assert_agrees(obj, version)
+        except AssertionError:
+            pytest.fail(f"disagrees on {vector_id}")
+        refused += bool(explain.explain(obj, version))
+    assert refused > 300
+
+
+@settings(max_examples=500)
+@given(st.sampled_from(["0.1", "0.2"]), st.lists(st.tuples(st.sampled_from(PATHS), JSON_VALUES), max_size=4))
+def test_agrees_with_jsonschema_on_mutated_packets(version: str, edits: list[tuple[str, Any]]) -> None:
+    assert_agrees(edited(full(version), edits), version)
+
+
+@settings(max_examples=100)
+@given(packets())
+def test_generated_packets_have_nothing_to_explain(packet: cmp.Packet) -> None:
+    from cmp import model
+
+    assert_agrees(model.to_obj(packet), packet.ltm_version)
+    assert explain.explain(model.to_obj(packet), packet.ltm_version) == []
+
+
+def test_findings_are_in_path_order_then_keyword_order() -> None:
+    obj = put(put(put(minimal(), "tags", ["Bad", None]), "goal", ""), "zz", 1)
+    obj["attempts"] = [{"outcome": None, "tried": 3}]
+    found = [(f.path, f.keyword) for f in explain.explain(obj, "0.2")]
+    assert found == [
+        ("$.attempts[0].outcome", "enum"),
+        ("$.attempts[0].outcome", "type"),
+        ("$.attempts[0].tried", "type"),
+        ("$.goal", "minLength"),
+        ("$.tags[0]", "pattern"),
+        ("$.tags[1]", "type"),
+        ("$.zz", "additionalProperties"),
+    ]
+
+
+@pytest.mark.parametrize("items", [MAX_FINDINGS // 2, MAX_FINDINGS // 2 + 1, 5000])
+def test_a_report_lists_at_most_100_findings_and_counts_the_rest(items: int) -> None:
+    """Each empty attempt misses two required members: 2 findings per item, and one
+    maxItems finding for the array once it has more than 64 items."""
+    obj = {**minimal(), "attempts": [{}] * items}
+    report = cmp.check(encode(obj))
+    total = 2 * items + (items > 64)
+    if total <= MAX_FINDINGS:
+        assert len(report.errors) == total
+        assert all(f.code == "schema" for f in report.errors)
+        return
+    assert len(report.errors) == MAX_FINDINGS + 1
+    listed, last = report.errors[:-1], report.errors[-1]
+    assert listed == tuple(schema_oracle.explain(obj, "0.2")[:MAX_FINDINGS])
+    more = total - MAX_FINDINGS
+    assert last == Finding("truncated", "$", f"{more:,} more findings not listed (a report lists the first 100)")
+    # Lenient mode: the truncated finding stands for more schema errors, so still accepted.
+    assert cmp.check(encode(obj), lenient=True).accepted
+
+
+def test_a_truncated_report_in_json_and_text() -> None:
+    obj = {**minimal(), "tags": ["Bad"] * 16, "constraints": [1] * 32, "decisions": [{}] * 60}
+    report = cmp.check(json.dumps(obj))
+    assert report.errors[-1].to_json() == {
+        "code": "truncated",
+        "path": "$",
+        "keyword": None,
+        "message": "68 more findings not listed (a report lists the first 100)",
+    }
+    assert str(report.errors[-1]) == "$: 68 more findings not listed (a report lists the first 100)"
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("start", "\\u0032026-04-21T12:00:00Z"),
+        ("middle-dot", "2026-04-21T12:00:00\\u002e5Z"),
+        ("end", "2026-04-21T12:00:00\\u005a"),
+        ("solidus", "2026-04-21T12:00:00\\/"),
+    ],
+)
+def test_created_at_written_with_an_escape_is_refused(name: str, value: str) -> None:
+    """Specification 7.3: the reference reads created_at's raw text, so `\\u005a` is not `Z` there."""
+    text = json.dumps(minimal()).replace('"2026-04-21T10:30:00Z"', f'"{value}"')
+    report = cmp.check(text)
+    (finding,) = report.errors
+    assert (finding.code, finding.path, finding.keyword) == ("schema", "$.created_at", "format")
+    if name != "solidus":  # `\/` makes a value that is not a date-time at all
+        assert "is written with a JSON escape" in finding.message
+
+
+def test_escapes_elsewhere_and_an_escaped_member_name_are_fine() -> None:
+    text = json.dumps(minimal()).replace('"created_at"', '"created\\u005fat"').replace("Get GPU", "Get \\u0047PU")
+    assert cmp.check(text).ok
+    nested = json.dumps({**minimal(), "project": {"name": "p"}}).replace('"name": "p"', '"name": "\\u0070"')
+    assert cmp.check(nested).ok
+
+
+def test_an_escaped_created_at_is_listed_with_other_findings_in_path_order() -> None:
+    obj = put(put(minimal(), "goal", ""), "constraints", [1])
+    text = json.dumps(obj).replace('10:30:00Z"', '10:30:00\\u005a"')
+    found = [(f.path, f.keyword) for f in cmp.check(text).errors]
+    assert found == [("$.constraints[0]", "type"), ("$.created_at", "format"), ("$.goal", "minLength")]
+
+
+@pytest.mark.parametrize("value", ["5", "true", "null", "[]", "{}"])
+def test_a_created_at_that_is_not_a_string_is_never_taken_for_an_escaped_one(value: str) -> None:
+    """After a non-string value the next token is the next member's name, not the value."""
+    from cmp import _intake as intake
+
+    raw = (
+        '{"ltm_version":"0.2","id":"01J9X8K2QZ7N4M0WXYZV3R8ABC","created_at":'
+        + value
+        + ',"go\\u0061l":"g","next_step":"n"}'
+    ).encode()
+    assert intake.escaped_members(raw, intake.RAW_TEXT_MEMBERS) == frozenset()
+    escaped = raw.replace(b'"go\\u0061l"', b'"created_at":"2026-04-21T12:00:00\\u005a","goal"')
+    escaped = escaped.replace(b'"created_at":' + value.encode() + b",", b"")
+    assert intake.escaped_members(escaped, intake.RAW_TEXT_MEMBERS) == frozenset({"created_at"})

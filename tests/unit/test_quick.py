@@ -1,0 +1,115 @@
+"""cmp._quick's own rules: the anchoring guard on the pattern table, and parse_counted's count."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cmp._extended_patterns import EXTENDED_PATTERNS
+from cmp._matcher import anchored
+from cmp._quick import parse_counted
+from cmp._redaction._scan import PATTERNS
+from tests.support.packets import encode, full
+from tests.support.strategies import packets, renderings
+
+
+@pytest.mark.parametrize("regex", [r"^AKIA", r"key$", r"\AAKIA", r"x\z", r"(?m)x", r"(?im)x", r"a|^b", r"(?:x$)"])
+def test_an_anchored_regex_is_seen(regex: str) -> None:
+    assert anchored(regex)
+
+
+@pytest.mark.parametrize(
+    "regex", [r"[^a]x", r"\$5", r"\^", r"\B/home", r"\bAKIA[0-9A-Z]{16}\b", r"[$^]", r"\\A", r"(?i)x"]
+)
+def test_what_only_looks_anchored_is_not(regex: str) -> None:
+    assert not anchored(regex)
+
+
+def test_no_redaction_pattern_is_anchored() -> None:
+    """The import-time guard, restated: fact 2 of cmp._quick holds for the shipped table."""
+    assert not [p.category for p in PATTERNS if anchored(p.regex) or anchored(p.screened_by)]
+    # The extended table too: the quick path rules a packet clean of it by one pass over its text.
+    assert not [p.category for p in EXTENDED_PATTERNS if anchored(p.regex) or anchored(p.screened_by)]
+
+
+def test_strings_are_half_the_quotes_and_a_backslash_opts_out() -> None:
+    raw = encode(full())
+    counted = parse_counted(raw)
+    assert counted is not None and counted[1] == raw.count(b'"') // 2
+    assert parse_counted(raw.replace(b"GPU", b"G\\u0050U")) is None
+
+
+@pytest.mark.parametrize(
+    "text", ["C:\\Users\\dev", 'a \\\\\\"b', 'say "hi"\\', "\\\\\\\\", "tab\there", "\\/ and \\\\", "u\\x\\"]
+)
+def test_escapes_are_counted_one_backslash_and_one_byte_at_a_time(text: str) -> None:
+    """Escapes pair up from the start of each run of backslashes: the strings are counted right."""
+    import cmp
+    from cmp._pipeline import check_long
+
+    raw = encode({**full(), "goal": text})
+    counted = parse_counted(raw)
+    assert counted is not None and counted[0]["goal"] == text
+    assert counted[1] == _strings(counted[0])
+    assert cmp.check(raw) == check_long(raw)
+
+
+def _strings(value: object) -> int:
+    """The member names and string values in parsed JSON."""
+    if isinstance(value, str):
+        return 1
+    if isinstance(value, dict):
+        return sum(1 + _strings(item) for item in value.values())
+    if isinstance(value, list):
+        return sum(_strings(item) for item in value)
+    return 0
+
+
+@settings(max_examples=300)
+@given(st.data())
+def test_counting_from_the_first_backslash_counts_what_the_whole_text_holds(data: st.DataObject) -> None:
+    """parse_counted reads escapes from the first backslash on: the same escapes, strings and
+    escaped characters as a reading of the whole text."""
+    from cmp._quick import _ESCAPE, _WRITES, _read
+
+    packet = data.draw(packets())
+    raw = data.draw(renderings(packet))
+    read = _read(raw)
+    if read is None:
+        return
+    escapes = _ESCAPE.findall(raw)
+    assert read[1] == (raw.count(b'"') - escapes.count(b'\\"')) // 2 == _strings(read[0])
+    assert read[2] == "".join(sorted({_WRITES[escape] for escape in escapes}))
+    assert read[0] == json.loads(raw)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [b'{"a": 1}', b' \n{"a": 1}', b'{"a": 1}\n', b'{"a": 1} \t\r\n ', b'{"a": 1} x', b'{"a": 1}\x0b', b"", b"  ",
+     b"x", b'{"a":', b"[1] [2]", b'"s"', b'{"a": NaN}', b'{"a": 1e999}', b"\xff{}", b"[" * 50_000],
+)  # fmt: skip
+def test_decode_plain_answers_as_the_decoder_does(text: bytes) -> None:
+    """decode_plain skips JSONDecoder.decode's frames, not its rules: leading and trailing
+    whitespace, extra data, refused constants and numbers, bad UTF-8 and depth."""
+    from cmp._intake import _PLAIN_DECODER, decode_plain
+
+    try:
+        expected = _PLAIN_DECODER.decode(text.decode("utf-8"))
+    except (ValueError, RecursionError):
+        expected = None
+    assert decode_plain(text) == expected
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet=' \t\n\r{}[]",:0123456789.eEtrufalsn-x\\', max_size=24))
+def test_decode_plain_answers_as_the_decoder_does_on_any_text(text: str) -> None:
+    from cmp._intake import _PLAIN_DECODER, decode_plain
+
+    try:
+        expected = _PLAIN_DECODER.decode(text)
+    except (ValueError, RecursionError):
+        expected = None
+    assert decode_plain(text.encode()) == expected
