@@ -181,7 +181,7 @@ class _Compiler:
         if "enum" in schema:
             tests.append(f"{var} not in {self.constant(frozenset(schema['enum']))}")
         if "pattern" in schema:
-            tests.append(f"not {self.constant(Matcher(schema['pattern']))}({var})")
+            tests.append(f"not {self.constant(Matcher(schema['pattern']).matches)}({var})")
         if "format" in schema:
             if schema["format"] != "date-time":
                 raise ValueError(f"the schema compiler cannot compile format {schema['format']!r}")

@@ -56,9 +56,13 @@ def _keep_anchor_escapes(match: re.Match[str]) -> str:
 
 
 class Matcher:
-    """Whether RE2 ``pattern`` matches somewhere in a string (``search`` semantics)."""
+    """Whether RE2 ``pattern`` matches somewhere in a string (``search`` semantics).
 
-    __slots__ = ("_remembered", "pattern")
+    ``matches`` is the same test as a plain function: generated code calls it directly,
+    one call where going through the instance would be two.
+    """
+
+    __slots__ = ("matches", "pattern")
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
@@ -70,10 +74,10 @@ class Matcher:
             except UnicodeEncodeError:
                 return False  # a lone surrogate: no CMP pattern matches one
 
-        self._remembered = remembered(matches)
+        self.matches = remembered(matches)
 
     def __call__(self, text: str) -> bool:
-        return self._remembered(text)
+        return self.matches(text)
 
 
 # google-re2's compiled regexp wraps a C++ object whose Match(anchor, text, pos, endpos)

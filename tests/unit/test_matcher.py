@@ -39,7 +39,7 @@ def test_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     matcher = Matcher(TAG)
     for word in ("a", "b", "c", "d", "e"):
         assert matcher(word)
-        assert len(matcher._remembered.memo) <= 3
+        assert len(matcher.matches.memo) <= 3
     long_text = "a" * 100
     assert not matcher(long_text)
-    assert long_text not in matcher._remembered.memo
+    assert long_text not in matcher.matches.memo
