@@ -6,9 +6,8 @@ from __future__ import annotations
 import datetime
 import json
 import sqlite3
-import subprocess
-import sys
 import threading
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ import jsonschema
 import pytest
 
 import cmp
+from tests.support.cli import run_cli
 from tests.support.packets import full, put
 
 AWS = "AKIAIOSFODNN7EXAMPLE"
@@ -97,8 +97,7 @@ def store(tmp_path: Path) -> tuple[Path, dict[str, set[str]]]:
     return path, expected
 
 
-def _audit(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "cmp", "audit", *args], capture_output=True, text=True, timeout=300)
+_audit = partial(run_cli, "audit", text=True, timeout=300)
 
 
 def _reported(document: dict[str, Any]) -> dict[str, set[str]]:

@@ -11,11 +11,8 @@ from pathlib import Path
 import pytest
 
 from cmp.cli import build_parser, main
+from tests.support.cli import run_cli
 from tests.support.packets import encode, full, put
-
-
-def run(*args: str, stdin: bytes = b"", cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "cmp", *args], input=stdin, capture_output=True, cwd=cwd, timeout=60)
 
 
 @pytest.fixture
@@ -100,13 +97,13 @@ def test_a_folder_without_packets_exits_2(tmp_path: Path, capsys: pytest.Capture
 
 
 def test_stdin(good: Path) -> None:
-    result = run("check", "-", stdin=good.read_bytes())
+    result = run_cli("check", "-", input=good.read_bytes())
     assert (result.returncode, result.stdout, result.stderr) == (0, b"-: ok\n", b"")
 
 
 def test_usage_errors_exit_2_with_one_line() -> None:
     for args in (["check"], ["nope"], ["check", "--format", "xml", "x"], []):
-        result = run(*args)
+        result = run_cli(*args)
         assert result.returncode == 2, args
         assert b"Traceback" not in result.stderr
 
@@ -115,7 +112,7 @@ def test_version_names_the_package_however_started() -> None:
     import cmp
 
     for flag in ("--version", "-V"):
-        result = run(flag)
+        result = run_cli(flag)
         assert (result.returncode, result.stdout.decode()) == (0, f"core-memory-packet {cmp.__version__}\n")
     with pytest.raises(SystemExit) as stopped:
         build_parser().parse_args(["-V"])
@@ -126,7 +123,7 @@ def test_version_names_the_package_however_started() -> None:
 def test_usage_and_examples_name_the_program_as_it_was_started(how: str) -> None:
     # `python -m cmp` says so; the console script (main's default) says core-memory-packet.
     if how == "module":
-        prog, help_text = "python -m cmp", run("--help").stdout.decode()
+        prog, help_text = "python -m cmp", run_cli("--help").stdout.decode()
     else:
         prog, help_text = "core-memory-packet", build_parser().format_help()
     other = "core-memory-packet" if how == "module" else "python -m cmp"
@@ -147,7 +144,7 @@ def test_usage_and_examples_name_the_program_as_it_was_started(how: str) -> None
     ],
 )
 def test_each_subcommand_shows_its_own_examples(command: str, own: list[str], not_own: list[str]) -> None:
-    result = run(command, "--help")
+    result = run_cli(command, "--help")
     assert result.returncode == 0
     text = result.stdout.decode()
     assert text.startswith(f"usage: python -m cmp {command} ")
@@ -173,7 +170,7 @@ def test_help_fits_an_80_column_terminal(command: list[str]) -> None:
 
 
 def test_check_help_says_what_each_format_prints() -> None:
-    text = " ".join(run("check", "--help").stdout.decode().split())
+    text = " ".join(run_cli("check", "--help").stdout.decode().split())
     assert "text (default): one line per finding or redaction hit, 'FILE:LINE:COLUMN: ...', or 'FILE: ok'" in text
     assert "github: one GitHub Actions workflow command (an annotation) per finding" in text
     assert "sarif: one SARIF 2.1.0 log for code scanning" in text
@@ -182,17 +179,17 @@ def test_check_help_says_what_each_format_prints() -> None:
 
 
 def test_conformance_help_describes_its_formats_as_they_are() -> None:
-    text = " ".join(run("conformance", "--help").stdout.decode().split())
+    text = " ".join(run_cli("conformance", "--help").stdout.decode().split())
     assert '--format json: one document {"passed", "failed", "failures": [{"id", "area", "problems"}]}' in text
     assert '--format text: one "FAIL id: problems" line per failing vector, then "N passed, N failed"' in text
-    result = run("conformance", "--filter", "versioning", "--format", "json")
+    result = run_cli("conformance", "--filter", "versioning", "--format", "json")
     document = json.loads(result.stdout)
     assert result.returncode == 0 and list(document) == ["passed", "failed", "failures"]
     assert document["passed"] > 0 and document["failed"] == 0
-    text_result = run("conformance", "--filter", "versioning")
+    text_result = run_cli("conformance", "--filter", "versioning")
     assert text_result.stdout.decode() == f"{document['passed']} passed, 0 failed\n"
     assert "--format junit: a JUnit XML report, a <testsuite> per area and a <testcase> per vector" in text
-    junit = run("conformance", "--filter", "versioning", "--format", "junit").stdout.decode()
+    junit = run_cli("conformance", "--filter", "versioning", "--format", "junit").stdout.decode()
     assert junit.startswith('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites ')
     assert junit.count("<testsuite ") == 1 and junit.count("<testcase ") == document["passed"]
 
@@ -208,7 +205,7 @@ def test_too_large_file_reports_true_size(tmp_path: Path, capsys: pytest.Capture
 def test_fifo_does_not_hang(tmp_path: Path) -> None:
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    result = run("check", str(fifo))
+    result = run_cli("check", str(fifo))
     assert result.returncode == 2
     assert result.stderr == f"cmp: {fifo}: cannot read: not a regular file\n".encode()
 
@@ -340,10 +337,10 @@ def test_fmt_check_with_crlf_line_ends_throughout(good: Path, tmp_path: Path) ->
 
 
 def test_fmt_stdin_prints_one_final_newline(good: Path) -> None:
-    result = run("fmt", "-", stdin=canonical_bytes(good) + b"\n\n")
+    result = run_cli("fmt", "-", input=canonical_bytes(good) + b"\n\n")
     assert (result.returncode, result.stdout, result.stderr) == (0, canonical_bytes(good) + b"\n", b"")
-    assert run("fmt", "--check", "-", stdin=canonical_bytes(good) + b"\n").returncode == 0
-    assert run("fmt", "--check", "-", stdin=canonical_bytes(good)).returncode == 1
+    assert run_cli("fmt", "--check", "-", input=canonical_bytes(good) + b"\n").returncode == 0
+    assert run_cli("fmt", "--check", "-", input=canonical_bytes(good)).returncode == 1
 
 
 def test_fmt_formats_a_packet_whose_canonical_form_is_the_largest_allowed(tmp_path: Path) -> None:

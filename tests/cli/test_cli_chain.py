@@ -12,13 +12,10 @@ from typing import Any
 import pytest
 
 from cmp.cli import main
+from tests.support.cli import run_cli
 from tests.support.packets import encode, minimal, put
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def run(*args: str, stdin: bytes = b"", cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "cmp", *args], input=stdin, capture_output=True, cwd=cwd, timeout=60)
 
 
 def packet(name: str, parent: str = "", at: str = "2026-01-01T10:00:00Z", **more: Any) -> dict[str, Any]:
@@ -59,7 +56,7 @@ def test_the_readme_shows_what_chain_prints() -> None:
     block = readme[readme.index("$ core-memory-packet chain ") :]
     block = block[: block.index("```")]
     command, *shown = block.splitlines()
-    result = run(*command.split()[2:], cwd=ROOT)
+    result = run_cli(*command.split()[2:], cwd=ROOT)
     assert (result.returncode, result.stdout.decode().splitlines()) == (0, shown)
 
 
@@ -89,9 +86,9 @@ def test_the_example_chain_as_json(monkeypatch: pytest.MonkeyPatch, capsys: pyte
 def test_every_example_chain_packet_passes_check() -> None:
     files = sorted(str(path.relative_to(ROOT)) for path in (ROOT / "examples" / "chain").glob("*.json"))
     assert len(files) == 3
-    result = run("check", *files, cwd=ROOT)
+    result = run_cli("check", *files, cwd=ROOT)
     assert (result.returncode, result.stdout.decode().splitlines()) == (0, [f"{f}: ok" for f in files])
-    assert run("fmt", "--check", *files, cwd=ROOT).returncode == 0
+    assert run_cli("fmt", "--check", *files, cwd=ROOT).returncode == 0
 
 
 @pytest.fixture
@@ -219,7 +216,7 @@ def test_a_fifo_in_a_folder_is_refused_not_waited_on(tmp_path: Path, capsys: pyt
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
     (tmp_path / "empty").mkdir()
-    result = run("chain", *args, cwd=tmp_path)
+    result = run_cli("chain", *args, cwd=tmp_path)
     assert result.returncode == 2
     assert result.stderr.decode().splitlines() == [message]
     assert b"Traceback" not in result.stderr
@@ -244,7 +241,7 @@ def test_jsonl_names_each_line_and_indentation_stops_growing(
 
 def test_jsonl_from_stdin_with_a_line_number_in_json(tmp_path: Path) -> None:
     data = encode(packet("one")) + b"\n" + encode(packet("two", "one", "2026-01-01T09:00:00Z")) + b"\n"
-    result = run("chain", "--jsonl", "-", "--format", "json", stdin=data)
+    result = run_cli("chain", "--jsonl", "-", "--format", "json", input=data)
     assert result.returncode == 1
     (finding,) = json.loads(result.stdout)["findings"]
     assert (finding["file"], finding["line"], finding["keyword"]) == ("-", 2, "not-newer")
@@ -272,4 +269,4 @@ def test_chain_help_shows_its_own_examples_and_fits_80_columns() -> None:
     assert max(len(line) for line in result.stdout.splitlines()) <= 80
     examples = result.stdout[result.stdout.index("examples:") :]
     assert "python -m cmp chain examples/chain" in examples and "check packet" not in examples
-    assert "chain" in run("--help").stdout.decode()
+    assert "chain" in run_cli("--help").stdout.decode()

@@ -10,6 +10,7 @@ import pty
 import re
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import pytest
 from cmp._pipeline import check
 from cmp.cli import main
 from cmp.cli._sarif import rules
+from tests.support.cli import run_cli
 from tests.support.packets import encode, full, put
 from tests.support.vectors import FOLDER
 
@@ -49,10 +51,7 @@ def packets(tmp_path: Path) -> dict[str, Path]:
     return {name: path for name, (path, _) in files.items()}
 
 
-def _cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cmp", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=60
-    )
+_cli = partial(run_cli, text=True)
 
 
 # --- text: FILE:LINE:COLUMN -----------------------------------------------------------------------

@@ -16,6 +16,7 @@ import pytest
 from cmp.cli._sources import SHARE_BYTES, SHARE_PACKETS
 from tests.cli.test_cli_streaming import unreadable_result
 from tests.support.packets import encode, minimal
+from tests.support.signals import default_stop_signals
 
 # Run in a child process: patches what the workers will run (they are forked from it,
 # so they inherit the patch; "fork" is asked for because Python 3.14 defaults to
@@ -148,6 +149,7 @@ def test_a_stopped_run_takes_its_workers_with_it(signum: signal.Signals) -> None
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
+        preexec_fn=default_stop_signals,  # SIGHUP's default even under nohup
     )
     assert process.stdin is not None and process.stdout is not None and process.stderr is not None
     try:

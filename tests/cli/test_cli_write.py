@@ -14,6 +14,7 @@ import pytest
 import cmp
 from cmp.cli import main
 from tests.support.packets import encode, full
+from tests.support.signals import default_stop_signals
 
 
 @pytest.fixture
@@ -74,7 +75,10 @@ sys.exit(main(["fmt", "--write", sys.argv[1]]))
 def test_a_signal_during_the_write_leaves_no_temporary_file(packet: Path, signum: signal.Signals) -> None:
     before = packet.read_bytes()
     process = subprocess.Popen(
-        [sys.executable, "-c", SLOW_WRITER, str(packet)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [sys.executable, "-c", SLOW_WRITER, str(packet)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=default_stop_signals,  # SIGHUP's and SIGINT's defaults even under nohup or in the background
     )
     assert process.stdout is not None
     try:

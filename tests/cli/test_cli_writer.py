@@ -10,6 +10,7 @@ import pytest
 
 import cmp
 from cmp.cli import main
+from tests.support.cli import run_main
 from tests.support.packets import encode, full, minimal, put
 from tests.unit.test_redaction import AWS
 
@@ -17,9 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(capsys: pytest.CaptureFixture[bytes], *args: str) -> tuple[int, bytes, list[str]]:
-    status = main(list(args))
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err.decode().splitlines()
+    status, out, err = run_main(capsys, *args)
+    return status, out, err.decode().splitlines()
 
 
 def _says(said: str, line: str) -> bool:

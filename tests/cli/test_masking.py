@@ -23,7 +23,7 @@ import cmp
 from cmp._messages import member_step, quote, withheld
 from cmp._patterns import PATTERNS, PUBLIC_PREFIXES, public_prefix
 from cmp._redaction._scan import scan
-from cmp.cli import main
+from tests.support.cli import run_main
 from tests.support.packets import encode, full
 
 # Synthetic, never real: AWS's documented example key id, and made-up ones of each format.
@@ -193,9 +193,8 @@ def planted(secret: str) -> dict[str, str]:
 
 
 def _run(capsys: pytest.CaptureFixture[bytes], *args: str) -> tuple[str, str]:
-    main(list(args))
-    captured = capsys.readouterr()
-    return captured.out.decode("utf-8"), captured.err.decode("utf-8")
+    _, out, err = run_main(capsys, *args)
+    return out.decode("utf-8"), err.decode("utf-8")
 
 
 def _is_packet(out: str) -> bool:

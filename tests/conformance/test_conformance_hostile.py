@@ -20,21 +20,14 @@ import pytest
 from cmp.cli import main
 from cmp.conformance import MAX_VECTOR_FILE_BYTES, compare, load_vectors
 from tests.conformance.test_conformance import ROOT, VECTORS, run_against, write_adapter
+from tests.support.cli import run_cli
 
 SCHEMA = VECTORS / "vectors.schema.json"
 
 
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     """The real CLI in a subprocess, bounded in time: a hang is a failure, not a stuck test run."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run(
-        [sys.executable, "-m", "cmp", "conformance", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=cwd,
-        env=env,
-    )
+    return run_cli("conformance", *args, text=True, cwd=cwd, env=dict(os.environ, PYTHONPATH=str(ROOT)))
 
 
 def assert_one_line(result: subprocess.CompletedProcess[str], *needles: str) -> None:

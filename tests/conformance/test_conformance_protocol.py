@@ -29,6 +29,7 @@ from cmp.cli import main
 from cmp.conformance import compare, default_vector_dir, load_vectors, respond, vector_input
 from tests.conformance.test_conformance import ROOT, VECTORS, run_against, write_adapter
 from tests.conformance.test_conformance_hostile import SCHEMA, assert_one_line, cli, fake, folder_with, starts, vector
+from tests.support.signals import default_stop_signals
 
 ALL = {v["id"]: v for v in load_vectors(VECTORS)}
 CHOICE = "schema-v0.2/method-name-129-chars"
@@ -588,6 +589,7 @@ def test_a_stopped_runner_takes_the_implementation_with_it(tmp_path: Path, signu
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        preexec_fn=default_stop_signals,  # SIGHUP's and SIGINT's defaults even under nohup or in the background
     )
     deadline = time.monotonic() + 60
     while (not pids.exists() or len(pids.read_text().split()) < 2) and time.monotonic() < deadline:

@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import distributed
@@ -22,6 +23,7 @@ import pytest
 
 from cmp.cli._dask import DASK_SHARE_BYTES
 from cmp.cli._sources import SHARE_BYTES
+from tests.support.cli import run_cli
 from tests.support.packets import encode, full, put
 from tests.support.running import under_way
 
@@ -61,8 +63,7 @@ def big(shards: Path) -> Path:
     return path
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "cmp", *args], capture_output=True, timeout=300)
+_cli = partial(run_cli, timeout=300)
 
 
 @pytest.mark.parametrize("format", ["text", "json", "sarif"])

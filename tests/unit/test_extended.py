@@ -12,9 +12,9 @@ import base64
 import hashlib
 import json
 import random
-import subprocess
 import sys
 import uuid
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from cmp._matcher import anchored
 from cmp._redaction import _extended
 from cmp._redaction._extended import scan
 from cmp.conformance import load_vectors, vector_input
+from tests.support.cli import run_cli
 from tests.support.packets import encode, full, put
 from tests.support.strategies import packets
 from tests.support.vectors import FOLDER as VECTORS
@@ -548,8 +549,7 @@ def test_scrub_with_extended_rules_replaces_extended_matches_in_every_field() ->
     assert cmp.redact(clean, rules="extended") == []
 
 
-def _cli(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "cmp", *args], input=stdin, capture_output=True, cwd=ROOT, check=False)
+_cli = partial(run_cli, cwd=ROOT)
 
 
 def test_cli_check_rules_extended_in_and_out_of_workers(tmp_path: Path) -> None:

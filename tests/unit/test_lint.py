@@ -6,8 +6,8 @@ import dataclasses
 import json
 import os
 import re
-import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from cmp._messages import QUOTE_LIMIT, capped
 from cmp.cli import main
 from cmp.findings import Finding
 from tests.support import strategies
+from tests.support.cli import run_cli
 from tests.support.packets import encode, put
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -559,14 +560,11 @@ def test_cli_json_output(clean: Path, linty: Path, tmp_path: Path, capsys: pytes
     assert captured.err == f"cmp: {missing}: {third['error']}\n"
 
 
-def _run(*args: str, stdin: bytes = b"", env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "cmp", *args], input=stdin, capture_output=True, timeout=60, cwd=ROOT, env=env
-    )
+_run = partial(run_cli, cwd=ROOT)
 
 
 def test_cli_stdin_usage_errors_and_help() -> None:
-    result = _run("lint", "-", stdin=encode(put(TYPICAL, "next_step", "Read $HOME first.")))
+    result = _run("lint", "-", input=encode(put(TYPICAL, "next_step", "Read $HOME first.")))
     assert result.returncode == 0 and result.stdout.decode().endswith("[env-var]\n")
     assert result.stdout.decode().startswith("-:1:1451: $.next_step: ")
     for args in (["lint"], ["lint", "--format", "xml", "x.json"], ["lint", "--stric", "x.json"]):
