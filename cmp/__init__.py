@@ -77,7 +77,8 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_ON_FIRST_USE})
+    # The public API, not the private modules that importing it loaded.
+    return sorted({*__all__, "__version__"})
 
 
 __all__ = [
