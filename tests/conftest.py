@@ -1,13 +1,44 @@
-"""Settings every test shares: one hypothesis profile.
+"""Settings every test shares: one hypothesis profile, and the markers a test gets from what it is.
 
 Property tests run generated packets through whole pipelines, whose first call can be
 slow (schemas compiled, patterns built), so no example has a deadline and slow data
-generation is no failure. Each test still says how many examples it wants.
+generation is no failure. Each test still says how many examples it wants, and every
+run, the quick one too, runs that many: the quick subset leaves the slowest property
+tests out (they are marked ``slow``) rather than running every one of them thinner.
+
+The markers (registered in pyproject.toml, where ``--strict-markers`` refuses others):
+
+- ``slow``: given here to every test in ``tests/cli/`` (the command line, run mostly as
+  subprocesses: pipes, worker pools, signals, terminals) and ``tests/integration/``; written
+  in the other folders on the tests that start the conformance runner or an implementation
+  in a subprocess, and on the property tests whose examples take a second or more.
+  ``python -m pytest -m "not slow"`` is the quick subset: the unit, property and
+  conformance tests left, in about a minute. ``python -m pytest`` runs everything.
+- ``integration``, given here to every test in ``tests/integration/``: the real MCP SDK
+  client, FastAPI's test client, a Dask cluster, pre-commit, a built wheel, Node.
+- ``property``, given here to every hypothesis test, wherever its file is.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("cmp", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("cmp")
+
+HERE = Path(__file__).resolve().parent
+CLI, INTEGRATION = HERE / "cli", HERE / "integration"
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if INTEGRATION in item.path.parents:
+            item.add_marker(pytest.mark.integration)
+        if CLI in item.path.parents or INTEGRATION in item.path.parents:
+            item.add_marker(pytest.mark.slow)
+        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+            item.add_marker(pytest.mark.property)

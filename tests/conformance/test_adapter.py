@@ -16,6 +16,8 @@ from cmp.cli import main
 from cmp.conformance import load_vectors, respond, vector_input
 from tests.conformance.test_conformance import ROOT, VECTORS
 
+pytestmark = pytest.mark.slow  # every test starts the adapter in a subprocess
+
 ADAPTER = [sys.executable, "-m", "cmp.adapter"]
 
 

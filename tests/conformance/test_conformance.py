@@ -51,6 +51,7 @@ def test_readme_counts_match_the_vector_files() -> None:
     assert f"{sum(int(count) for _, count in differences)} vectors in all" in text
 
 
+@pytest.mark.slow
 def test_generator_and_committed_files_agree() -> None:
     generator = VECTORS.parent / "tools" / "generate_vectors.py"
     result = subprocess.run([sys.executable, str(generator), "--check"], capture_output=True, timeout=120)
@@ -86,6 +87,7 @@ def run_against(command: str, *extra: str) -> tuple[int, list[str]]:
     return result.returncode, result.stdout.decode().splitlines()
 
 
+@pytest.mark.slow
 def test_wrong_answers_are_reported_per_vector(tmp_path: Path) -> None:
     command = write_adapter(
         tmp_path,
@@ -113,6 +115,7 @@ def test_wrong_answers_are_reported_per_vector(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_canonical_difference_is_shown_where_it_is(tmp_path: Path) -> None:
     """Canonical forms run to kilobytes: the line shows the first differing byte, not two equal starts."""
     command = write_adapter(
@@ -138,6 +141,7 @@ def test_a_canonical_difference_is_shown_where_it_is(tmp_path: Path) -> None:
     assert expected.endswith('\\n}"') and got.endswith('\\n}\\n"'), line
 
 
+@pytest.mark.slow
 def test_silent_implementation_times_out_and_runner_gives_up(tmp_path: Path) -> None:
     command = write_adapter(tmp_path, "time.sleep(60)\n")
     code, out = run_against(command, "--timeout", "0.5")
@@ -146,6 +150,7 @@ def test_silent_implementation_times_out_and_runner_gives_up(tmp_path: Path) -> 
     assert "not run: the implementation failed 3 times in a row" in out[3]
 
 
+@pytest.mark.slow
 def test_crash_on_one_vector_fails_only_that_vector(tmp_path: Path) -> None:
     command = write_adapter(
         tmp_path,
@@ -162,6 +167,7 @@ def test_crash_on_one_vector_fails_only_that_vector(tmp_path: Path) -> None:
     assert out[-1] == f"{total - 1} passed, 1 failed"
 
 
+@pytest.mark.slow
 def test_garbage_and_wrong_ids_are_failures(tmp_path: Path) -> None:
     command = write_adapter(
         tmp_path,
@@ -181,6 +187,7 @@ def test_garbage_and_wrong_ids_are_failures(tmp_path: Path) -> None:
     assert out[-1].endswith(" passed, 2 failed")
 
 
+@pytest.mark.slow
 def test_missing_command_is_a_failure_not_a_traceback() -> None:
     code, out = run_against("/nonexistent/implementation")
     assert code == 1

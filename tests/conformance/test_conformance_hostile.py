@@ -22,6 +22,8 @@ from cmp.conformance import MAX_VECTOR_FILE_BYTES, compare, load_vectors
 from tests.conformance.test_conformance import ROOT, VECTORS, run_against, write_adapter
 from tests.support.cli import run_cli
 
+pytestmark = pytest.mark.slow  # nearly every test runs the runner, or an implementation, in a subprocess
+
 SCHEMA = VECTORS / "vectors.schema.json"
 
 

@@ -123,6 +123,7 @@ def test_this_library_reports_every_listed_finding(vid: str) -> None:
     assert Counter(map(_key, reported)) == Counter(map(_key, listed))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("keyword", ["maxLength", "pattern"])
 def test_a_first_failure_validator_passes(tmp_path: Path, keyword: str) -> None:
     """Only `type` where enum is optional, and either one of the choice: every vector passes."""
@@ -132,6 +133,7 @@ def test_a_first_failure_validator_passes(tmp_path: Path, keyword: str) -> None:
     assert (code, out) == (0, ["8 passed, 0 failed"])
 
 
+@pytest.mark.slow
 def test_what_the_relaxed_comparison_still_refuses(tmp_path: Path) -> None:
     outcome, confidence = "$.attempts[0].outcome", "$.provenance.confidence"
     plan = {
@@ -166,6 +168,7 @@ def test_both_choice_members_once_each_pass_and_twice_fail() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_a_finding_listed_in_two_places_is_refused(tmp_path: Path) -> None:
     """Required and optional at once would make "missing" and "at most once" ambiguous."""
     error = finding("$.ltm_version", None, "version-missing")
@@ -186,6 +189,7 @@ def test_a_finding_listed_in_two_places_is_refused(tmp_path: Path) -> None:
         assert_one_line(cli("--vectors", str(folder)), "t.json: vectors/0: expect: the finding", says)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "expect",
     [
@@ -266,6 +270,7 @@ def test_canonical_bytes_in_anything_but_standard_padded_base64_fail(canonical: 
     ]
 
 
+@pytest.mark.slow
 def test_failure_lines_show_json_values(tmp_path: Path) -> None:
     wrong = {
         "versioning/absent": {
@@ -290,6 +295,7 @@ def test_failure_lines_show_json_values(tmp_path: Path) -> None:
 # --- error answers ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_an_error_answer_fails_its_vector_and_the_implementation_keeps_running(tmp_path: Path) -> None:
     command = write_adapter(
         tmp_path,
@@ -322,6 +328,7 @@ def test_an_error_answer_fails_its_vector_and_the_implementation_keeps_running(t
     assert (tmp_path / "broken.py.starts").read_text() == "xx"
 
 
+@pytest.mark.slow
 def test_an_implementation_that_answers_only_errors_is_never_given_up_on(tmp_path: Path) -> None:
     command = fake(
         tmp_path,
@@ -340,6 +347,7 @@ def test_an_implementation_that_answers_only_errors_is_never_given_up_on(tmp_pat
 # --- --impl is split by shell rules and run without a shell -----------------------------
 
 
+@pytest.mark.slow
 def test_impl_is_split_into_words_and_not_given_to_a_shell(tmp_path: Path) -> None:
     script = tmp_path / "impl.py"
     script.write_text(
@@ -354,6 +362,7 @@ def test_impl_is_split_into_words_and_not_given_to_a_shell(tmp_path: Path) -> No
     assert json.loads((tmp_path / "argv.json").read_text()) == ["a b", "c|d", "$HOME", "*", "e f", ";", "`x`"]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (shutil.which("sh") and shutil.which("cat")), reason="needs sh and cat")
 def test_a_pipe_goes_through_sh_c() -> None:
     adapter = f"{shlex.quote(sys.executable)} -m cmp.adapter"
@@ -376,11 +385,13 @@ NOISY = """\
     """
 
 
+@pytest.mark.slow
 def test_implementation_stderr_is_discarded_by_default(tmp_path: Path) -> None:
     result = cli("--filter", "versioning", "--impl", fake(tmp_path, NOISY))
     assert result.returncode == 1 and result.stderr == ""
 
 
+@pytest.mark.slow
 def test_implementation_stderr_passed_through(tmp_path: Path) -> None:
     result = cli("--filter", "versioning", "--impl", fake(tmp_path, NOISY), "--impl-stderr", "-")
     assert result.returncode == 1
@@ -389,6 +400,7 @@ def test_implementation_stderr_passed_through(tmp_path: Path) -> None:
     assert "noise for versioning/absent\n" in result.stderr
 
 
+@pytest.mark.slow
 def test_implementation_stderr_appended_to_a_file(tmp_path: Path) -> None:
     log = tmp_path / "impl.log"
     log.write_text("earlier\n")
@@ -401,6 +413,7 @@ def test_implementation_stderr_appended_to_a_file(tmp_path: Path) -> None:
     assert lines[1] == "noise for versioning/absent" and starts(tmp_path) == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["folder", "missing/impl.log"])
 def test_implementation_stderr_file_that_cannot_be_opened(tmp_path: Path, where: str) -> None:
     (tmp_path / "folder").mkdir()
@@ -409,6 +422,7 @@ def test_implementation_stderr_file_that_cannot_be_opened(tmp_path: Path, where:
     assert not (tmp_path / "starts.log").exists()  # nothing was run
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 def test_implementation_stderr_fifo_without_reader_is_not_waited_on(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "fifo")
@@ -419,6 +433,7 @@ def test_implementation_stderr_fifo_without_reader_is_not_waited_on(tmp_path: Pa
 # --- --format junit ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_junit_report_of_a_passing_run() -> None:
     result = cli("--filter", "versioning", "--filter", "created-at", "--format", "junit")
     assert result.returncode == 0, result.stderr
@@ -431,6 +446,7 @@ def test_junit_report_of_a_passing_run() -> None:
     assert not list(root.iter("failure"))
 
 
+@pytest.mark.slow
 def test_junit_report_of_failures_is_well_formed_xml_whatever_the_text(tmp_path: Path) -> None:
     odd_id = "t/odd&<>\"'\x01\x7f\x9b\u202eé"
     folder = folder_with(tmp_path, vector(), vector(id=odd_id), vector(id="t/fine"))
@@ -504,6 +520,7 @@ def test_a_checkout_uses_its_own_folder() -> None:
     assert default_vector_dir() == VECTORS
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("init", [False, True], ids=["namespace", "package"])
 def test_an_installed_package_uses_its_package_data(tmp_path: Path, init: bool) -> None:
     site = installed_copy(tmp_path, init=init)
@@ -516,6 +533,7 @@ def test_an_installed_package_uses_its_package_data(tmp_path: Path, init: bool) 
     assert (result.returncode, result.stdout, result.stderr) == (0, f"{total} passed, 0 failed\n", "")
 
 
+@pytest.mark.slow
 def test_the_working_directory_is_never_used(tmp_path: Path) -> None:
     """A folder named conformance-vectors where the command runs is not picked up silently."""
     site = installed_copy(tmp_path, vectors=False)
@@ -547,6 +565,7 @@ def _running(pid: int) -> bool:
     return state != "Z"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     not (shutil.which("sh") and shutil.which("sleep") and Path("/proc").is_dir()), reason="needs sh, sleep, /proc"
 )
@@ -565,6 +584,7 @@ def test_stopping_the_implementation_ends_the_processes_it_started(tmp_path: Pat
     assert not [pid for pid in started if _running(pid)], "a process the implementation started is still running"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     not (shutil.which("sh") and shutil.which("sleep") and Path("/proc").is_dir()), reason="needs sh, sleep, /proc"
 )

@@ -78,6 +78,7 @@ def test_i_cases_follow_our_documented_choice(path: Path) -> None:
         assert found == ["json"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ci", ["", "1", "true"], ids=["outside-ci", "ci-1", "ci-true"])
 def test_a_missing_suite_is_skipped_outside_ci_and_fails_under_ci(tmp_path: Path, ci: str) -> None:
     env = {**os.environ, "CMP_JSONTESTSUITE": str(tmp_path / "absent"), "CI": ci}

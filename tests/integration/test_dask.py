@@ -18,14 +18,16 @@ from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 
-import distributed
 import pytest
 
 from cmp.cli._dask import DASK_SHARE_BYTES
 from cmp.cli._sources import SHARE_BYTES
 from tests.support.cli import run_cli
+from tests.support.extras import require
 from tests.support.packets import encode, full, put
 from tests.support.running import under_way
+
+distributed = require("distributed")
 
 GOOD = encode(full())
 BAD = encode(put(full(), "tags[0]", "Bad"))

@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 import cmp
+from tests.support.extras import require
 
 ROOT = Path(__file__).resolve().parents[2]
 VECTORS = ROOT / "conformance-vectors"
@@ -34,6 +35,7 @@ NOT_COPIED = shutil.ignore_patterns(
 )
 # PEP 639 license expressions (`license = "MIT"`) need setuptools 77.
 FIRST_SETUPTOOLS = (77, 0, 1)
+require("setuptools", minversion="77.0.1")  # the build below runs without isolation: this one builds
 SITE_PACKAGES = Path("lib") / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
 
 

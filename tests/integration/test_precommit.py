@@ -18,8 +18,11 @@ from pathlib import Path
 import pytest
 
 import cmp
+from tests.support.extras import require
 from tests.support.packets import encode, full, put
 from tests.unit.test_redaction import AWS
+
+require("pre_commit")
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,11 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pydantic
 import pytest
 
 import cmp
+from tests.support.extras import require
 from tests.support.packets import encode, full, put
+
+pydantic = require("pydantic")
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # starlette's notice about httpx
 
@@ -27,6 +29,8 @@ PROBLEM = "application/problem+json"
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[Any]:
+    require("fastapi")
+    require("httpx")  # the test client's transport
     from fastapi.testclient import TestClient
 
     spec = importlib.util.spec_from_file_location("intake_app", ROOT / "examples" / "intake-app" / "app.py")
@@ -103,6 +107,7 @@ def test_an_oversize_body_sent_in_chunks_is_413(client: Any) -> None:
 
 def test_the_body_is_read_only_to_one_byte_past_the_limit() -> None:
     """The dependency stops asking for the body once it passes the limit: the rest is never read."""
+    require("starlette")
     from starlette.requests import Request
 
     from cmp.server import PacketRejected, read_body
@@ -236,6 +241,7 @@ def test_a_typed_body_that_fails_is_422_without_its_input(client: Any, body: byt
 
 
 def test_a_declared_oversize_body_is_refused_before_it_is_read() -> None:
+    require("starlette")
     from starlette.requests import Request
 
     from cmp.server import PacketRejected, read_body

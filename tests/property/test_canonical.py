@@ -147,12 +147,14 @@ def test_always_written_members_even_when_empty() -> None:
     assert obj["methods"] == [{"name": "m", "when_applicable": "", "how": ""}]
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(packets())
 def test_matches_the_independent_oracle(packet: cmp.Packet) -> None:
     assert cmp.dumps(packet) == oracle(packet)
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(st.data())
 def test_idempotent_over_any_rendering(data: st.DataObject) -> None:
@@ -166,6 +168,7 @@ def test_idempotent_over_any_rendering(data: st.DataObject) -> None:
     assert cmp.check(first).conforming
 
 
+@pytest.mark.slow
 @settings(max_examples=100)
 @given(packets(version="0.1"))
 def test_v01_never_gains_v02_members(packet: cmp.Packet) -> None:
@@ -270,6 +273,7 @@ def test_state_digest_ignores_id_and_created_at_only() -> None:
     assert cmp.state_digest(first) != cmp.state_digest(dataclasses.replace(first, parent_id="0123456789"))
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(st.data())
 def test_every_writing_path_matches_the_oracle(data: st.DataObject) -> None:
@@ -323,6 +327,7 @@ def test_ascii_and_wider_text_escape_alike(accent: str) -> None:
 ESCAPE_LOOKALIKES = ["\\u007f", "\\u2028", "\\u003c", "\\n", "\\\\", '\\"', "\\", "\x7f", "\u2028", "<", "é", "u007f"]
 
 
+@pytest.mark.slow
 @settings(max_examples=400)
 @given(
     st.lists(st.lists(st.sampled_from(ESCAPE_LOOKALIKES), max_size=6).map("".join), min_size=3, max_size=3),
@@ -347,6 +352,7 @@ def test_the_reported_crash() -> None:
     assert cmp.state_digest(packet).startswith("sha256:")
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(st.data())
 def test_whatever_check_calls_conforming_dumps_writes_and_check_accepts_again(data: st.DataObject) -> None:
@@ -433,6 +439,7 @@ def _value(draw: st.DrawFn, objects: dict[str, tuple[Member, ...]], location: st
     return types.SimpleNamespace(**attributes), data
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(st.data())
 def test_the_generated_writer_lays_out_any_layout_as_json_indent_2(data: st.DataObject) -> None:
@@ -467,6 +474,7 @@ def test_the_writers_generated_source_can_be_read_back() -> None:
 # --- escaping what the text's escapes wrote (cmp.model.Known.escaped, cmp._quick fact 4) ---
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(packets())
 def test_the_layout_holds_no_character_to_escape_but_quote_and_line_break(packet: cmp.Packet) -> None:
@@ -487,6 +495,7 @@ _OUTSIDE_LAYOUT = st.sampled_from(["\\", "\t", "\r", "\b", "\f", "/", "a", "é",
 _ESCAPED_CHAR = st.one_of(_OUTSIDE_LAYOUT, st.sampled_from(['"', "\n"]))
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(st.data())
 def test_every_set_of_escaped_characters_writes_the_oracles_bytes(data: st.DataObject) -> None:

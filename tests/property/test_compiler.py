@@ -130,6 +130,7 @@ def edited(obj: dict[str, Any], edits: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
+@pytest.mark.slow
 @settings(max_examples=500)
 @given(st.sampled_from(["0.1", "0.2"]), st.lists(st.tuples(st.sampled_from(PATHS), JSON_VALUES), max_size=3))
 def test_same_verdict_on_mutated_packets(version: str, edits: list[tuple[str, Any]]) -> None:
@@ -137,6 +138,7 @@ def test_same_verdict_on_mutated_packets(version: str, edits: list[tuple[str, An
     assert_builder_agrees(obj, version)
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(packets())
 def test_generated_packets_pass_both(packet: Any) -> None:

@@ -40,12 +40,14 @@ def test_agrees_with_jsonschema_on_every_conformance_vector() -> None:
     assert refused > 300
 
 
+@pytest.mark.slow
 @settings(max_examples=500)
 @given(st.sampled_from(["0.1", "0.2"]), st.lists(st.tuples(st.sampled_from(PATHS), JSON_VALUES), max_size=4))
 def test_agrees_with_jsonschema_on_mutated_packets(version: str, edits: list[tuple[str, Any]]) -> None:
     assert_agrees(edited(full(version), edits), version)
 
 
+@pytest.mark.slow
 @settings(max_examples=100)
 @given(packets())
 def test_generated_packets_have_nothing_to_explain(packet: cmp.Packet) -> None:

@@ -52,6 +52,7 @@ def test_arbitrary_text(text: str) -> None:
     assert_well_formed(cmp.check(text))
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(mutated())
 def test_mutated_packets(data: bytes) -> None:
@@ -67,6 +68,7 @@ def test_mutated_packets(data: bytes) -> None:
             cmp.loads(data)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(packets())
 def test_generated_packets_round_trip(packet: cmp.Packet) -> None:
@@ -112,6 +114,7 @@ def test_no_message_echoes_a_whole_secret(site: str, prefix: str, as_key: bool) 
     assert SECRET[:33] not in str(caught.value)
 
 
+@pytest.mark.slow
 @settings(max_examples=60)
 @given(st.binary(max_size=600))
 def test_cli_main_on_arbitrary_files(tmp_path_factory: pytest.TempPathFactory, data: bytes) -> None:

@@ -208,11 +208,13 @@ def _vector_reports() -> Iterator[Any]:
                 )
 
 
+@pytest.mark.slow  # 3,871 cases: seconds of per-test overhead alone
 @pytest.mark.parametrize(("raw", "lenient", "rules"), list(_vector_reports()))
 def test_every_vector_finding_points_at_its_text(raw: bytes, lenient: bool, rules: Any) -> None:
     assert_points_at(check(raw, lenient=lenient, rules=rules), raw)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(mutated())
 def test_every_finding_of_a_mutated_packet_points_at_its_text(raw: bytes) -> None:
@@ -222,6 +224,7 @@ def test_every_finding_of_a_mutated_packet_points_at_its_text(raw: bytes) -> Non
 _SECRETS = ("AKIAIOSFODNN7EXAMPLE", "C:\\Users\\me\\x", "/home/me/notes")
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_a_hit_after_escapes_points_at_the_match(data: st.DataObject) -> None:

@@ -61,6 +61,7 @@ def _verdict(schema: dict[str, Any], obj: Any) -> list[tuple[list[Any], str]]:
     return sorted((list(error.absolute_path), str(error.validator)) for error in validator.iter_errors(obj))
 
 
+@pytest.mark.slow
 def test_the_annotated_copy_accepts_exactly_what_the_schema_accepts_over_every_vector() -> None:
     compared = 0
     for vector in load_vectors(FOLDER, ()):

@@ -169,6 +169,7 @@ def test_source_hash() -> None:
         cmp.source_hash(1)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 @given(packets())
 def test_the_dict_views_and_replace_round_trip_any_packet(packet: cmp.Packet) -> None:
     assert cmp.Packet.from_dict(packet.to_dict()) == packet
@@ -177,6 +178,7 @@ def test_the_dict_views_and_replace_round_trip_any_packet(packet: cmp.Packet) ->
     assert cmp.Packet.new(**members) == packet
 
 
+@pytest.mark.slow
 @given(packets(), st.sampled_from(["goal", "next_step", "tags", "decisions"]))
 def test_replace_agrees_with_the_long_way(packet: cmp.Packet, member: str) -> None:
     """replace(x=v) is dataclasses.replace followed by the check dumps makes."""

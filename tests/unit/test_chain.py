@@ -347,6 +347,7 @@ def test_an_invalid_created_at_is_compared_with_nothing() -> None:
 LONG = 100_000
 
 
+@pytest.mark.slow
 def test_a_long_chain_is_walked_without_recursion() -> None:
     """100,000 packets in one line: no RecursionError in the cycle search or the tree walk."""
     packets = [
@@ -422,6 +423,7 @@ def forests(draw: st.DrawFn) -> list[cmp.Packet]:
     return [built[i] for i in order]
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(forests())
 def test_a_forest_has_no_findings_and_the_model_heads_and_roots(packets: list[cmp.Packet]) -> None:
@@ -444,6 +446,7 @@ def test_a_forest_has_no_findings_and_the_model_heads_and_roots(packets: list[cm
             assert depth_of[index] == 0
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(forests(), st.data())
 def test_one_back_edge_makes_exactly_one_cycle(packets: list[cmp.Packet], data: st.DataObject) -> None:

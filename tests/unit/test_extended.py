@@ -434,6 +434,7 @@ def test_the_benchmark_corpus_gives_no_extended_finding_but_the_dirty_key_header
         assert [r.category for r in _extended_only(report)] == expected, name
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(packets())
 def test_generated_packets_give_no_extended_finding(packet: cmp.Packet) -> None:
@@ -504,6 +505,7 @@ def test_lenient_extended_mode_reads_every_string_and_member_name() -> None:
     assert cmp.check(encode(obj), lenient=True).accepted
 
 
+@pytest.mark.slow
 def test_the_default_profile_is_unchanged_on_every_vector() -> None:
     found_by_extended = 0
     for vector in load_vectors(VECTORS):
@@ -583,6 +585,7 @@ def test_cli_scrub_rules_extended(tmp_path: Path) -> None:
     assert b"project.ref: url-credentials replaced by [redacted:url-credentials]" in result.stderr
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(packets())
 def test_the_fast_clean_rule_reads_the_same_texts_as_the_named_walk(packet: cmp.Packet) -> None:

@@ -274,6 +274,7 @@ def _depth_oracle(value: object) -> int:
     return deepest
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(
     st.recursive(

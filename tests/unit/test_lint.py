@@ -361,6 +361,7 @@ def realistic_packets(draw: st.DrawFn) -> cmp.Packet:
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(realistic_packets())
 def test_realistic_packets_have_no_lint_finding(packet: cmp.Packet) -> None:
@@ -393,6 +394,7 @@ _FRAGMENTS = st.sampled_from(
 _MIXED = st.lists(_FRAGMENTS, max_size=6).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(strategies.packets(version="0.2"), st.lists(_MIXED, min_size=5, max_size=5), st.booleans())
 def test_the_screen_hides_nothing(packet: cmp.Packet, texts: list[str], with_ref: bool) -> None:
@@ -408,6 +410,7 @@ def test_the_screen_hides_nothing(packet: cmp.Packet, texts: list[str], with_ref
     assert cmp.lint(packet) == _unscreened(packet)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(strategies.packets())
 def test_lint_takes_any_packet_and_quotes_little(packet: cmp.Packet) -> None:

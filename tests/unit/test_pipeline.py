@@ -176,6 +176,7 @@ def assert_same_both_ways(data: bytes, **options: Any) -> bool:
     return quick
 
 
+@pytest.mark.slow
 def test_quick_path_gives_the_same_report_on_every_vector() -> None:
     quick = 0
     vectors = load_vectors(VECTORS)
@@ -185,6 +186,7 @@ def test_quick_path_gives_the_same_report_on_every_vector() -> None:
     assert quick > 800  # the vectors exercise it, not just the long way
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(st.data())
 def test_quick_path_gives_the_same_report_on_any_rendering(data: st.DataObject) -> None:
@@ -192,6 +194,7 @@ def test_quick_path_gives_the_same_report_on_any_rendering(data: st.DataObject) 
     assert_same_both_ways(data.draw(renderings(packet)), rules=data.draw(st.sampled_from(["default", "extended"])))
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(mutated(), st.sampled_from(["default", "extended"]))
 def test_quick_path_gives_the_same_report_on_mutated_text(data: bytes, rules: str) -> None:

@@ -68,6 +68,7 @@ def _strings(value: object) -> int:
     return 0
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(st.data())
 def test_counting_from_the_first_backslash_counts_what_the_whole_text_holds(data: st.DataObject) -> None:

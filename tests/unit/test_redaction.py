@@ -376,6 +376,7 @@ def test_a_screen_flag_without_a_match_reports_nothing() -> None:
     assert cmp.check(encode({**minimal(), "goal": near})).ok
 
 
+@pytest.mark.slow
 @settings(max_examples=500)
 @given(
     st.lists(
@@ -467,6 +468,7 @@ def _found(redactions: list[Any]) -> list[tuple[str, str, str, int, int]]:
     return [(r.field, r.category, r.found, r.at, r.length) for r in redactions]
 
 
+@pytest.mark.slow
 @settings(max_examples=500)
 @given(st.lists(st.one_of(_FIELD_TEXT, st.just("")), min_size=1, max_size=8))
 def test_the_joined_scan_finds_what_a_search_of_each_field_finds(texts: list[str]) -> None:
@@ -474,6 +476,7 @@ def test_the_joined_scan_finds_what_a_search_of_each_field_finds(texts: list[str
     assert _found(scan(fields)) == _one_search_per_field_and_pattern(fields)
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(st.lists(_FIELD_TEXT, min_size=1, max_size=6), st.data())
 def test_a_field_that_holds_a_nul_is_scanned_alone(texts: list[str], data: st.DataObject) -> None:
@@ -485,6 +488,7 @@ def test_a_field_that_holds_a_nul_is_scanned_alone(texts: list[str], data: st.Da
     assert _found(scan(fields)) == _one_search_per_field_and_pattern(fields)
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(st.data())
 def test_redact_on_a_typed_packet_agrees_with_the_slow_way(data: st.DataObject) -> None:
@@ -496,6 +500,7 @@ def test_redact_on_a_typed_packet_agrees_with_the_slow_way(data: st.DataObject) 
     assert _found(cmp.redact(packet)) == _one_search_per_field_and_pattern(list(texts_of(packet)))
 
 
+@pytest.mark.slow
 @settings(max_examples=500)
 @given(st.lists(st.sampled_from(_NEAR), max_size=16).map("".join))
 def test_every_match_starts_where_its_seek_matches(text: str) -> None:
@@ -511,6 +516,7 @@ def test_every_match_starts_where_its_seek_matches(text: str) -> None:
                 assert seek.match(data, start + pattern.seek_back) is not None, (pattern.category, text, start)
 
 
+@pytest.mark.slow
 @settings(max_examples=500)
 @given(st.lists(st.sampled_from(_NEAR), max_size=16).map("".join), st.data())
 def test_first_match_is_the_leftmost_search_from_there(text: str, data: st.DataObject) -> None:
@@ -577,6 +583,7 @@ def test_spans_answer_as_search_does(fast: bool) -> None:
         assert spans.match(data, pos) == (matched and matched.span())
 
 
+@pytest.mark.slow
 @settings(max_examples=500)
 @given(st.lists(st.sampled_from(_NEAR), max_size=16).map("".join))
 def test_a_pattern_behind_a_boundary_is_its_seek_after_a_non_word_byte(text: str) -> None:
@@ -637,6 +644,7 @@ _SECRETS = [
 _PLANTED = st.lists(st.sampled_from([*_SECRETS, *_NEAR, " ", "é ", "words and more words "]), max_size=8).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=500)
 @given(st.lists(_PLANTED, min_size=1, max_size=8))
 def test_planted_secrets_are_found_as_one_search_per_field_and_pattern_finds_them(texts: list[str]) -> None:
@@ -654,6 +662,7 @@ def test_a_nul_free_scan_finds_what_the_careful_one_finds(texts: list[str]) -> N
     assert _found(_findings(names, texts, nul_free=True)) == _found(_findings(names, texts))
 
 
+@pytest.mark.slow
 @settings(max_examples=500)
 @given(st.lists(_PLANTED, min_size=2, max_size=8))
 def test_the_repeated_flag_says_whether_a_pattern_matches_in_two_fields(texts: list[str]) -> None:
@@ -704,6 +713,7 @@ def test_a_packet_read_the_quick_way_is_scanned_without_looking_for_a_nul() -> N
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(st.lists(_PLANTED, min_size=1, max_size=8))
 def test_past_the_repeats_limit_every_pattern_found_is_searched_field_to_field(texts: list[str]) -> None:

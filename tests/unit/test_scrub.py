@@ -105,6 +105,7 @@ def test_a_clean_packet_comes_back_equal_and_a_broken_one_is_refused() -> None:
         cmp.scrub(full())  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 @given(packets(plain=True), st.data())
 def test_scrub_leaves_nothing_to_redact_and_changes_only_the_matches(packet: cmp.Packet, data: st.DataObject) -> None:
     """Plant secrets in random scanned fields of a random packet: scrubbing gives exactly the

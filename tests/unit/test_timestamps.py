@@ -61,6 +61,7 @@ def _expected(year: int, month: int, day: int, hms: tuple[int, int, int], sep: s
     return sep == "T" and len(fraction) != 1  # "." alone is no fraction
 
 
+@pytest.mark.slow
 @settings(max_examples=1000)
 @given(
     st.integers(0, 9999),
