@@ -201,7 +201,7 @@ def test_quick_path_gives_the_same_report_on_mutated_text(data: bytes, rules: st
     assert_same_both_ways(data, rules=rules)
 
 
-# Extended hits planted in default and extra fields, built from parts (see tests/test_extended.py).
+# Extended hits planted in default and extra fields, built from parts (see tests/unit/test_extended.py).
 _EXTENDED_HITS = [
     ("project.ref", "https://bot:" + "EXAMPLE-pw" + "@git.example.com"),
     ("provenance.author_human", "dop_v1_" + "0" * 64),
