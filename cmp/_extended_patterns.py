@@ -3,7 +3,7 @@ out, and the one-pass screen over them (:mod:`cmp._redaction._extended` walks pa
 
 They live at the bottom of the import layers, beside the default table
 (:mod:`cmp._patterns`), so that every module that writes a message can ask whether an
-extended pattern matches a text before quoting it (:func:`cmp.findings.quote`): a
+extended pattern matches a text before quoting it (:func:`cmp._messages.quote`): a
 credential the extended rules know is no more quoted in a message than one the default
 rules know. Loaded on first use: a default check of a good packet never pays for it.
 """

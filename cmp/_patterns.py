@@ -3,7 +3,7 @@
 This is the low-level half of the redaction pre-flight (:mod:`cmp._redaction` is the
 walk over a packet's fields and its findings). It lives at the bottom of the import
 layers so that every module that writes a message can ask "does a pattern match this
-text?" before quoting it (:func:`cmp.findings.quote`): no message, path or exception
+text?" before quoting it (:func:`cmp._messages.quote`): no message, path or exception
 ever shows a credential that a redaction finding would mask.
 """
 

@@ -18,7 +18,7 @@ Where a finding points (specification clause 1.6):
 - text that is not JSON: where the decoder stopped (or the invalid UTF-8 byte, the
   refused number or constant, the string holding a lone surrogate).
 
-Paths are matched as the findings render them (:class:`cmp.findings.BoundedPath`), so a
+Paths are matched as the findings render them (:class:`cmp._messages.BoundedPath`), so a
 finding in a masked or cut member name is found too; where two members render alike (a
 cut name, a long path) the first one written is taken.
 """

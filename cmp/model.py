@@ -210,7 +210,7 @@ class Packet:
     # The validating methods are a facade over cmp._authoring, which sits above the
     # validation and the writer they use, and pydantic's two hooks one over
     # cmp.integrations.pydantic, which sits above the public API; the imports inside them
-    # are the house's upward edges (tests/test_layers.py states them, and that they stay
+    # are the house's upward edges (tests/unit/test_layers.py states them, and that they stay
     # inside functions).
 
     @classmethod

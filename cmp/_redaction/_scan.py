@@ -60,7 +60,7 @@ _SCREEN = SCREEN
 # edge. So the matches of the joined text are exactly the matches of the fields, at the
 # same places: one set pass rules a packet clean, and for each pattern the set reports,
 # one search from a field's start finds that field's leftmost match or the next field
-# that holds one (tests/test_redaction.py holds the findings to a search of each field
+# that holds one (tests/unit/test_redaction.py holds the findings to a search of each field
 # alone). A field that holds a NUL itself is searched alone.
 _FIELD_JOIN = "\x00"
 

@@ -6,11 +6,11 @@ Every result is rendered from the same Report/Finding/Redaction objects the libr
 returns. Exit codes: 0 every file accepted, 1 any not, 2 a usage error, an unreadable
 file (the other files are still processed), a file ``fmt --write`` could not or would
 not rewrite, or worker processes that failed; 128 + N when stopped by signal N.
-Text output is one result per physical line (:func:`render_line`).
+Text output is one result per physical line (:func:`~cmp.cli._output.render_line`).
 
 Data flows one way through the modules, each one concern: arguments, then sources, then
 judging (here, in worker processes or on a Dask cluster), then rendering, then writing.
-Their layers are docs/architecture.md's, held by tests/test_layers.py.
+Their layers are docs/architecture.md's, held by tests/unit/test_layers.py.
 """
 
 from __future__ import annotations
