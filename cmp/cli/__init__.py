@@ -1,4 +1,4 @@
-"""The command line: ``core-memory-packet check``, ``fmt``, ``lint`` and ``conformance`` (also ``python -m cmp``).
+"""The command line: ``core-memory-packet COMMAND`` (also ``python -m cmp``); docs/cli.md has every command.
 
 There is no ``cmp`` console script: that name is POSIX cmp(1).
 
