@@ -179,11 +179,7 @@ def check(
     ``rules="extended"`` adds the extended rule set (:mod:`cmp._redaction._extended`) to
     the pre-flight; a ValueError names an unknown rule set.
     """
-    try:  # policy_of, written out: one call less on every check
-        policy = _POLICIES[lenient, allow_unredacted, rules]
-    except (KeyError, TypeError):
-        policy = Policy(lenient, allow_unredacted, rules)
-    return judge(data, policy)
+    return judge(data, policy_of(lenient, allow_unredacted, rules))
 
 
 def judge(data: bytes | bytearray | memoryview | str, policy: Policy) -> Report:
