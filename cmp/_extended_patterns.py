@@ -19,7 +19,7 @@ import re2
 
 from cmp._matcher import compile_set, without_lone_surrogates
 from cmp._memo import remembered
-from cmp._patterns import PATTERNS, Pattern
+from cmp._patterns import PATTERNS, Pattern, credential_like_forms
 
 _B64URL = "[A-Za-z0-9_-]"
 _SPACE = "[ \\t\\n\\f\\r]+"  # clause 8.2's whitespace, as the default ssh-public-key has it
@@ -217,3 +217,20 @@ def first_category(text: str) -> str | None:
         text = without_lone_surrogates(text)
         flagged = screen(text)
     return next((EXTENDED_PATTERNS[i].category for i in flagged if next(matches(i, text), None) is not None), None)
+
+
+# Every extended category is a credential; each pattern's credential-like form, its checks
+# left out, decides what masking withholds (see cmp._patterns, "what masking reads").
+_CREDENTIAL_LIKE_FORMS = credential_like_forms(EXTENDED_PATTERNS)
+_CREDENTIAL_LIKE = compile_set([regex for _, regex in _CREDENTIAL_LIKE_FORMS])
+
+
+@remembered
+def credential_like(text: str) -> str | None:
+    """The first extended category (in table order) whose credential-like form matches
+    somewhere in ``text``, or None. Any text: U+FFFD stands in for a lone surrogate."""
+    try:
+        found = _CREDENTIAL_LIKE.Match(text)
+    except UnicodeEncodeError:
+        found = _CREDENTIAL_LIKE.Match(without_lone_surrogates(text))
+    return _CREDENTIAL_LIKE_FORMS[min(found)][0] if found else None

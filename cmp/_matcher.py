@@ -49,6 +49,20 @@ def anchored(regex: str) -> bool:
     return _AN_ANCHOR.search(bare) is not None
 
 
+# A \b or \B written in a regex (not an escaped backslash followed by a letter b).
+_WORD_ASSERTION = re.compile(r"(?<!\\)((?:\\\\)*)\\[bB]")
+
+
+def without_word_assertions(regex: str) -> str:
+    """``regex`` with its ``\\b`` and ``\\B`` assertions taken out.
+
+    An assertion only narrows where a regex matches, so the result matches wherever
+    ``regex`` does, and also where a word character touches the match
+    (``AKIAIOSFODNN7EXAMPLE_v2``).
+    """
+    return _WORD_ASSERTION.sub(r"\1", regex)
+
+
 def _keep_anchor_escapes(match: re.Match[str]) -> str:
     """Drop a class or an escaped character, but keep the escapes that are anchors."""
     text = match.group()

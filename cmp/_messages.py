@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from cmp._memo import remembered
-from cmp._patterns import first_category, first_credential
+from cmp._patterns import credential_like, first_category, first_credential
 from cmp.findings import ECHO_LIMIT, MAX_FINDINGS, Finding
 
 QUOTE_LIMIT = ECHO_LIMIT
@@ -27,7 +27,7 @@ def _withholding_category(text: str) -> str | None:
 
     Every step of every path asks (member names, mostly short and repeated), hence the memo.
     """
-    return first_category(text) or _first_extended(text)
+    return first_category(text) or _first_extended(text) or _resembled(text)
 
 
 def _load_extended(text: str) -> str | None:
@@ -36,20 +36,35 @@ def _load_extended(text: str) -> str | None:
     A default check that quotes nothing never loads the extended table; once one quote
     has needed it, _first_extended is the table's own function.
     """
-    global _first_extended
+    global _first_extended, _extended_like
+    from cmp._extended_patterns import credential_like as extended_like
     from cmp._extended_patterns import first_category as first_extended
 
-    _first_extended = first_extended  # from now on, called directly
+    _first_extended, _extended_like = first_extended, extended_like  # from now on, called directly
     return first_extended(text)
 
 
+def _load_extended_like(text: str) -> str | None:
+    _load_extended("")
+    return _extended_like(text)
+
+
 _first_extended: Callable[[str], str | None] = _load_extended
+_extended_like: Callable[[str], str | None] = _load_extended_like
+
+
+def _resembled(text: str) -> str | None:
+    """The first category of either rule set whose credential-like form (the pattern
+    without its word-boundary assertions, :func:`cmp._patterns.credential_like`) matches
+    somewhere in ``text``: a key glued to a word character, which no pattern finds, is
+    withheld all the same."""
+    return credential_like(text) or _extended_like(text)
 
 
 def credential_in(text: str) -> str | None:
     """The first credential category (not abs-path) of either rule set that matches
-    somewhere in ``text``, or None."""
-    return first_credential(text) or _first_extended(text)
+    somewhere in ``text``, or that a credential-like form matches there, or None."""
+    return first_credential(text) or _first_extended(text) or _resembled(text)
 
 
 def withheld(text: str) -> str | None:

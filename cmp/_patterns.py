@@ -17,7 +17,7 @@ from typing import Any
 
 import re2
 
-from cmp._matcher import Spans, compile_set, without_lone_surrogates
+from cmp._matcher import Spans, compile_set, without_lone_surrogates, without_word_assertions
 from cmp._memo import remembered
 
 
@@ -338,3 +338,37 @@ def first_category(text: str) -> str | None:
 def first_credential(text: str) -> str | None:
     """The first category matching somewhere in ``text`` that masks what it finds (not abs-path), or None."""
     return next((category for category in categories_in(text) if not shows_echo(category)), None)
+
+
+# --- what masking reads -----------------------------------------------------------------------
+# The patterns decide verdicts exactly; whether a message, a path or a finding may show a
+# text is decided more loosely. A key glued to a word character (``AKIAIOSFODNN7EXAMPLE_v2``,
+# ``sk_live_…_bak``) is no finding, since its pattern ends in ``\b``, but it is as much a
+# key. So each credential pattern also has a credential-like form, itself without its
+# ``\b`` and ``\B`` (:func:`cmp._matcher.without_word_assertions`): it matches wherever the
+# pattern does and wherever a word character touches the match. Nothing a check answers
+# reads it.
+
+
+def credential_like_forms(patterns: tuple[Pattern, ...]) -> list[tuple[str, str]]:
+    """(category, credential-like regex) of each credential pattern (not an absolute path) of ``patterns``."""
+    return [(p.category, without_word_assertions(p.regex)) for p in patterns if not shows_echo(p.category)]
+
+
+@functools.cache
+def _credential_like() -> tuple[Any, tuple[str, ...]]:
+    """One RE2 set of the default table's credential-like forms, and their categories (built on first use)."""
+    forms = credential_like_forms(PATTERNS)
+    return compile_set([regex for _, regex in forms]), tuple(category for category, _ in forms)
+
+
+@remembered
+def credential_like(text: str) -> str | None:
+    """The first default credential category (in table order) whose credential-like form
+    matches somewhere in ``text``, or None. Any text: U+FFFD stands in for a lone surrogate."""
+    found_in, categories = _credential_like()
+    try:
+        found = found_in.Match(text)
+    except UnicodeEncodeError:
+        found = found_in.Match(without_lone_surrogates(text))
+    return categories[min(found)] if found else None

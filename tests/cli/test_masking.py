@@ -447,3 +447,58 @@ def test_no_library_text_holds_a_planted_extended_secret(
 ) -> None:
     for what, text in library_outputs(secret_files):
         assert not leaks(text, secret, public), (what, leaks(text, secret, public), text)
+
+
+# --- a credential glued to a word character (issue #26, A3) ------------------------------------
+# No pattern finds these (each ends in \b), so they are no findings; but they are as much
+# keys, and every surface that may show text withholds them.
+GLUED_STRIPE = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+GLUED = [
+    pytest.param(f"Read /home/al/{GLUED_STRIPE}_bak first.", GLUED_STRIPE, "sk_live_", id="stripe-in-a-path"),
+    pytest.param(f"Ask /home/al/{AWS}_v2 owner.", AWS, "AKIA", id="aws-in-a-path"),
+    pytest.param(f"See /opt/{GOOGLE}x now.", GOOGLE, "AIza", id="google-in-a-path"),
+]
+
+
+@pytest.mark.parametrize(("goal", "secret", "prefix"), GLUED)
+def test_a_path_holding_a_credential_glued_to_a_word_character_is_masked(goal: str, secret: str, prefix: str) -> None:
+    report = cmp.check(encode({**full(), "goal": goal}))
+    (path,) = report.redactions
+    assert path.category == "abs-path" and not path.shows_echo
+    shown = str(path) + repr(path) + json.dumps(path.to_json()) + repr(report) + json.dumps(report.to_json())
+    assert not leaks(shown, secret, prefix), shown
+    assert str(path) == f"goal/abs-path: … ({path.length} chars) at {path.at}"
+
+
+def test_a_glued_credential_is_no_finding_of_its_own() -> None:
+    """Verdicts keep the exact patterns: only masking reads the credential-like forms."""
+    for text in (f"Rotate {AWS}_v2 today.", f"Rotate {GLUED_STRIPE}_bak today.", f"Rotate {AWS}X today."):
+        assert cmp.check(encode({**full(), "goal": text})).ok, text
+        assert cmp.check(encode({**full(), "goal": text}), rules="extended").ok, text
+
+
+def test_lint_withholds_a_path_holding_a_glued_credential() -> None:
+    packet = cmp.Packet.new(goal="g", next_step=f"Ask /tmp/{AWS}_v2 owner.")
+    (finding,) = cmp.lint(packet)
+    assert finding.keyword == "local-path"
+    assert not leaks(finding.message + repr(finding), AWS, "AKIA"), finding.message
+    assert "(not shown: 28 characters matching aws-key)" in finding.message
+
+
+def test_quote_and_paths_withhold_a_glued_credential() -> None:
+    assert quote(f"{AWS}_v2") == "(not shown: 23 characters matching aws-key)"
+    assert member_step(f"x{AWS}") == "[<not shown: 21 characters matching aws-key>]"
+    assert withheld("AKIA_v2") is None, "a public prefix alone is no credential"
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
+def test_no_output_format_shows_a_glued_credential(
+    capsysbinary: pytest.CaptureFixture[bytes], tmp_path: Path, fmt: str
+) -> None:
+    path = tmp_path / "glued.json"
+    path.write_text(encode({**full(), "goal": f"Read /home/al/{GLUED_STRIPE}_bak first."}).decode(), "utf-8")
+    status, out, err = run_main(capsysbinary, "check", str(path), "--format", fmt)
+    assert status == 1
+    printed = (out + err).decode()
+    assert "abs-path" in printed
+    assert not leaks(printed, GLUED_STRIPE, "sk_live_"), printed
