@@ -7,10 +7,14 @@ nothing here runs. With the extended rules:
 
 - the default ten patterns run over the default fields exactly as before, and their
   findings come first, unchanged;
-- the patterns below run over the default fields and the members the reference leaves
-  out (:data:`EXTRA_FIELDS`), and, for a refused packet in lenient mode, over every
-  string and member name anywhere in the document; their findings follow, each marked
-  ``profile="extended"``, and block like the default ones.
+- the default credential patterns (all but abs-path) run over the members the reference
+  leaves out (:data:`EXTRA_FIELDS`: project, method names, tags, provenance, ``id`` and
+  ``parent_id``); their findings follow, marked ``profile="extended"`` since the
+  format's pre-flight would not make them;
+- the patterns below run over the default fields and :data:`EXTRA_FIELDS`, and, for a
+  refused packet in lenient mode, over every string and member name anywhere in the
+  document; their findings follow, each marked ``profile="extended"``, and block like
+  the default ones.
 
 Precision comes first, since one finding blocks a whole packet: every pattern starts
 from a format's public prefix or fixed structure, and where a format carries a
@@ -28,6 +32,7 @@ screen is anchored, so the quick path's fact 2 holds for this table too
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import is_dataclass
 from typing import TYPE_CHECKING, Any
@@ -36,10 +41,9 @@ from typing import TYPE_CHECKING, Any
 # where messages ask them too).
 from cmp._extended_patterns import EXTENDED_PATTERNS, JOIN, SET, matches, screen
 from cmp._matcher import without_lone_surrogates
-from cmp._messages import BoundedPath, field_name
 from cmp._patterns import Pattern
 from cmp._redaction._hit import Redaction
-from cmp._redaction._scan import SCANNED_FIELDS, lenient_texts, member_of, texts
+from cmp._redaction._scan import credentials, lenient_texts, member_of, other_texts, texts
 
 if TYPE_CHECKING:
     from cmp.model import Packet
@@ -47,9 +51,15 @@ if TYPE_CHECKING:
 # The name its findings carry (Redaction.profile) and that ``rules=`` takes.
 NAME = "extended"
 
-# Scanned with the extended patterns after the default fields (SCANNED_FIELDS),
-# in this order, under these names (`tags[0]`, `methods[1].name`, `provenance.author_model`).
+# The fields the reference leaves out that the extended rules read, in this order, under
+# these names (`tags[0]`, `methods[1].name`, `provenance.author_model`, `id`): every string
+# member of the schema but the version and the timestamp, which the schema holds to a
+# fixed form. Over them run the default table's credential patterns (abs-path stays on
+# the default fields) and the extended patterns; over the default fields (SCANNED_FIELDS)
+# every pattern of both tables.
 EXTRA_FIELDS: tuple[str, ...] = (
+    "id",
+    "parent_id",
     "project.name",
     "project.ref",
     "methods[].name",
@@ -100,6 +110,10 @@ def extra_texts(packet: Any) -> Iterator[tuple[str, str]]:
             continue
         top, _, member = spec.partition("[].") if "[]." in spec else spec.partition(".")
         value = member_of(packet, top)
+        if not member:  # id, parent_id
+            if isinstance(value, str):
+                yield spec, value
+            continue
         if "[]." in spec:
             if isinstance(value, (list, tuple)):
                 for index, item in enumerate(value):
@@ -122,7 +136,9 @@ def extended_texts(packet: Any) -> list[tuple[str, str]]:
 def _typed_values(packet: Packet) -> list[str]:
     """Every text :func:`extended_texts` gives for a typed packet, without names or order:
     enough for one screen pass to rule it clean (the tests hold the two to the same texts)."""
-    out = [packet.goal, packet.next_step, *packet.success_criteria, *packet.constraints]
+    out = [packet.goal, packet.next_step, *packet.success_criteria, *packet.constraints, packet.id]
+    if packet.parent_id is not None:
+        out.append(packet.parent_id)
     for decision in packet.decisions:
         out += (decision.what, decision.why, decision.consequences)
     for method in packet.methods:
@@ -139,6 +155,12 @@ def _typed_values(packet: Packet) -> list[str]:
     return out
 
 
+def redact_default_credentials(packet: Packet) -> list[Redaction]:
+    """The default table's credential patterns over :data:`EXTRA_FIELDS`, marked
+    ``profile="extended"``: the format's own pre-flight does not read these fields."""
+    return [dataclasses.replace(hit, profile=NAME) for hit in credentials(list(extra_texts(packet)))]
+
+
 def redact_extended(packet: Packet | Mapping[str, Any]) -> list[Redaction]:
     """The extended findings alone, for a typed packet (or parsed JSON of the schema's shape)."""
     if not isinstance(packet, Mapping):
@@ -150,38 +172,12 @@ def redact_extended(packet: Packet | Mapping[str, Any]) -> list[Redaction]:
     return scan(extended_texts(packet))
 
 
-_ROOT = BoundedPath()
-
-
 def every_text(obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
     """Lenient mode's texts: :func:`cmp._redaction._scan.lenient_texts` (every string under a
-    scanned member, named the same way), then every other top-level member in document
-    order, and every member name in it, with its strings named by path. A top-level
-    member name is named ``(member name)``. No recursion: values may nest 10,000 deep.
-    """
+    scanned member), then :func:`cmp._redaction._scan.other_texts` (every other string and
+    member name, named by path)."""
     yield from lenient_texts(obj)
-    done = _DEFAULT_TOPS
-    for top in obj:
-        if top in done:
-            continue
-        yield "(member name)", top
-        stack: list[tuple[Any, BoundedPath, str | int]] = [(obj[top], _ROOT, top)]
-        while stack:
-            value, parent, key = stack.pop()
-            if type(value) is str:
-                yield field_name(parent.child(key)), value
-            elif type(value) is dict and value:
-                path = parent.child(key)
-                for name in value:
-                    yield f"{field_name(path)}.(member name)", name
-                stack.extend((value[n], path, n) for n in reversed(list(value)))
-            elif type(value) is list and value:
-                path = parent.child(key)
-                stack.extend((value[i], path, i) for i in range(len(value) - 1, -1, -1))
-
-
-# The top-level members the default fields are under: lenient_texts has read them.
-_DEFAULT_TOPS = frozenset(spec.partition("[")[0] for spec in SCANNED_FIELDS)
+    yield from other_texts(obj)
 
 
 def redact_extended_obj(obj: Mapping[str, Any]) -> list[Redaction]:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 
 from cmp._matcher import anchored
 from cmp._messages import quote
-from cmp._patterns import CATEGORIES, PATTERNS, Pattern
+from cmp._patterns import CATEGORIES, PATTERNS, Pattern, shows_echo
 from cmp._redaction import _scan
 from cmp._redaction._hit import DEFAULT_RULES, Redaction
 
@@ -73,8 +73,10 @@ class RuleSet:
     ``name`` is what ``rules=`` takes and what its own findings carry in
     ``Redaction.profile``; ``named`` is the name output shows (None for the default
     rules, so default output stays as the reference's); ``categories`` are the
-    categories of its own table, and ``tables`` the rule sets whose findings it reports,
-    in the order it reports them (the extended rules report the default findings first).
+    categories its own findings can name (the extended rules': their table's, then the
+    default credentials they find in the fields the format does not scan), and
+    ``tables`` the rule sets whose findings it reports, in the order it reports them
+    (the extended rules report the default findings first).
     """
 
     name: Rules
@@ -146,11 +148,15 @@ class _Extended(RuleSet):
 
     @property
     def categories(self) -> tuple[str, ...]:  # type: ignore[override]
-        return _extended_table().patterns.EXTENDED_CATEGORIES  # type: ignore[no-any-return]
+        # Its own table's, then the default credentials it finds in the extra fields.
+        own: tuple[str, ...] = _extended_table().patterns.EXTENDED_CATEGORIES
+        return (*own, *(category for category in CATEGORIES if not shows_echo(category) and category not in own))
 
     def redact(self, packet: Packet) -> list[Redaction]:
+        walks = _extended_table().walks
         found = _scan.redact(packet)
-        found.extend(_extended_table().walks.redact_extended(packet))
+        found.extend(walks.redact_default_credentials(packet))
+        found.extend(walks.redact_extended(packet))
         return found
 
     def redact_obj(self, obj: Mapping[str, Any]) -> list[Redaction]:
@@ -164,11 +170,11 @@ class _Extended(RuleSet):
         # 3), where a pass per table would read it twice.
         if plain and not table.patterns.matches_either(raw):
             return ()
-        found = tuple(_scan.redact(packet))
+        found = [*_scan.redact(packet), *table.walks.redact_default_credentials(packet)]
         # The extra fields the extended table reads (project, provenance, tags, method
-        # names) sit in ``raw`` verbatim like the others: fact 3 holds for them too.
+        # names, the ids) sit in ``raw`` verbatim like the others: fact 3 holds for them too.
         if b"\\" not in raw and not table.patterns.matches_anywhere(raw):
-            return found
+            return tuple(found)
         return (*found, *table.walks.redact_extended(packet))
 
     def scan(self, fields: list[tuple[str, str]]) -> list[Redaction]:
@@ -177,7 +183,9 @@ class _Extended(RuleSet):
     def scrub_passes(self, data: Mapping[str, Any]) -> list[ScrubPass]:
         walks = _extended_table().walks
         both: list[tuple[RuleSet, Replacer]] = [(DEFAULT, _scan.replace_matches), (self, walks.replace_matches)]
-        return [(list(_scan.texts(data)), both), (list(walks.extra_texts(data)), [(self, walks.replace_matches)])]
+        # abs-path stays on the default fields: over the extra ones, the default credential patterns.
+        extra: list[tuple[RuleSet, Replacer]] = [(self, _scan.replace_credentials), (self, walks.replace_matches)]
+        return [(list(_scan.texts(data)), both), (list(walks.extra_texts(data)), extra)]
 
 
 class _Table(NamedTuple):

@@ -26,6 +26,7 @@ from cmp._patterns import (
     Pattern,
     matches_anywhere,
     searches,
+    shows_echo,
 )
 from cmp._redaction._hit import Redaction, make_redaction
 
@@ -326,12 +327,29 @@ def _replace_one(replacement: Callable[[Pattern, str, int], str], pattern: Patte
 
 
 def redact_obj(obj: Mapping[str, Any]) -> list[Redaction]:
-    """The same scan over raw parsed JSON, for packets that did not reach the typed model.
+    """The scan for lenient mode, over raw parsed JSON that did not reach the typed model.
 
     A server in lenient mode stores such a packet as it came, so every string under a
-    scanned member name is scanned, whatever its shape (see :func:`lenient_texts`).
+    scanned member name is scanned with every pattern, whatever its shape (see
+    :func:`lenient_texts`); then every other string and member name it holds (the
+    unscanned members, unknown ones, ``id``; see :func:`other_texts`) with the
+    credential patterns, abs-path left out as it is outside the scanned fields.
     """
-    return scan(list(lenient_texts(obj)))
+    return [*scan(list(lenient_texts(obj))), *credentials(list(other_texts(obj)))]
+
+
+def credentials(fields: list[tuple[str, str]]) -> list[Redaction]:
+    """:func:`scan`'s findings of the credential patterns alone (abs-path left out)."""
+    return [hit for hit in scan(fields) if not shows_echo(hit.category)]
+
+
+def replace_credentials(text: str, replacement: Callable[[Pattern, str, int], str]) -> str:
+    """:func:`replace_matches` with the credential patterns alone (abs-path left out)."""
+    for index in _SCREEN.hits(text):
+        pattern = PATTERNS[index]
+        if not shows_echo(pattern.category):
+            text = searches()[index].sub(functools.partial(_replace_one, replacement, pattern), text)
+    return text
 
 
 _ROOT = BoundedPath()
@@ -375,17 +393,50 @@ def lenient_texts(obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
                 stack.extend((value[i], path, i, lead) for i in range(len(value) - 1, -1, -1))
 
 
+# The top-level members the scanned fields are under: lenient_texts reads them.
+SCANNED_TOPS = frozenset(top for top, _ in _GROUPS)
+
+
+def other_texts(obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """(name, text) for every string and member name outside the scanned members: every
+    other top-level member in document order, its name first (named ``(member name)``),
+    then its strings named by path and the member names of its objects
+    (``project.(member name)``). No recursion: values may nest 10,000 deep.
+    """
+    for top in obj:
+        if top in SCANNED_TOPS:
+            continue
+        yield "(member name)", top
+        stack: list[tuple[Any, BoundedPath, str | int]] = [(obj[top], _ROOT, top)]
+        while stack:
+            value, parent, key = stack.pop()
+            if type(value) is str:
+                yield field_name(parent.child(key)), value
+            elif type(value) is dict and value:
+                path = parent.child(key)
+                for name in value:
+                    yield f"{field_name(path)}.(member name)", name
+                stack.extend((value[n], path, n) for n in reversed(list(value)))
+            elif type(value) is list and value:
+                path = parent.child(key)
+                stack.extend((value[i], path, i) for i in range(len(value) - 1, -1, -1))
+
+
 __all__ = [
     "CATEGORIES",
     "PATTERNS",
     "PUBLIC_PREFIXES",
     "SCANNED_FIELDS",
+    "SCANNED_TOPS",
     "Pattern",
+    "credentials",
     "lenient_texts",
     "matches_anywhere",
     "member_of",
+    "other_texts",
     "redact",
     "redact_obj",
+    "replace_credentials",
     "replace_matches",
     "scan",
     "texts",

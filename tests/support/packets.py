@@ -98,3 +98,19 @@ def hand_built(**members: Any) -> Any:
 
     identity = {"ltm_version": "0.2", "id": "01HZX0000000000000000000AB", "created_at": "2026-01-01T00:00:00Z"}
     return cmp.Packet(**{**identity, **members})
+
+
+# Synthetic credentials, never real: AWS's documented example key id, and made-up ones.
+AWS = "AKIAIOSFODNN7EXAMPLE"
+SLACK_TAG = "xoxb-4815162342-synthetic"  # lowercase: a valid tag
+STRIPE = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+GOOGLE = "AIza" + "SyD3mQ8vX2kL9pR4tW7nB1cF6hJ0gE5uYsZ"
+
+
+def beyond_the_default_fields() -> dict[str, Any]:
+    """A full packet with default credentials only where the format's pre-flight does not
+    read: the id, a tag, project.ref and provenance.author_model."""
+    packet = put(full(), "id", AWS)
+    packet = put(packet, "tags", ["gpu", SLACK_TAG])
+    packet = put(packet, "project.ref", STRIPE)
+    return put(packet, "provenance.author_model", GOOGLE)

@@ -1,0 +1,134 @@
+"""What each rule set reads in each mode (issue #26, A4 and A5; docs/extended-rules.md).
+
+- A strict check with the default rules reads the scanned fields: the format's contract.
+- Lenient mode keeps a refused packet as it came, so it also reads every other string and
+  member name with the credential patterns (abs-path stays on the scanned fields).
+- The extended rules read the default fields with every pattern of both tables, and the
+  extra fields (project, method names, tags, provenance, id, parent_id) with the
+  credential patterns of both; scrub replaces what they find.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import cmp
+from cmp._pipeline import check_long
+from tests.support.packets import (
+    AWS,
+    SLACK_TAG,
+    beyond_the_default_fields,
+    encode,
+    full,
+    minimal,
+    put,
+)
+
+RULES = ["default", "extended"]
+
+
+def _hits(report: cmp.Report) -> list[tuple[str, str]]:
+    return [(r.field, r.category) for r in report.redactions]
+
+
+LENIENT_CASES = [
+    pytest.param(put(full(), "tags", [AWS]), ("tags[0]", "aws-key"), id="a key as a tag"),
+    pytest.param({**full(), "notes": f"key {AWS}"}, ("notes", "aws-key"), id="an unknown member"),
+    pytest.param(
+        put(full(), "project", {"name": "n", "ref": "r", "extra": {"deep": [AWS]}}),
+        ("project.extra.deep[0]", "aws-key"),
+        id="an unknown nested member",
+    ),
+    pytest.param(
+        put(put(full(), "tags", ["Bad Tag"]), "project.ref", AWS), ("project.ref", "aws-key"), id="project.ref"
+    ),
+    pytest.param(put(put(full(), "tags", ["Bad Tag"]), "id", AWS), ("id", "aws-key"), id="the id"),
+    pytest.param({**full(), AWS: 1}, ("(member name)", "aws-key"), id="a member name"),
+]
+
+
+@pytest.mark.parametrize("rules", RULES)
+@pytest.mark.parametrize(("packet", "hit"), LENIENT_CASES)
+def test_lenient_mode_blocks_a_credential_anywhere_in_a_packet_it_would_keep(
+    packet: dict[str, Any], hit: tuple[str, str], rules: str
+) -> None:
+    data = encode(packet)
+    report = cmp.check(data, lenient=True, rules=rules)  # type: ignore[arg-type]
+    assert not report.conforming and report.schema_only
+    assert hit in _hits(report)
+    assert report.blocked and not report.accepted
+    # Said plainly, and masked: the finding names the field and the key's public prefix.
+    assert AWS[4:] not in repr(report) + str(report.to_json())
+    assert cmp.check(data, lenient=True, allow_unredacted=True, rules=rules).accepted  # type: ignore[arg-type]
+
+
+def test_lenient_mode_leaves_paths_outside_the_scanned_fields_alone() -> None:
+    report = cmp.check(encode({**full(), "notes": "see /home/me/notes.txt"}), lenient=True)
+    assert report.redactions == () and report.accepted
+
+
+@pytest.mark.parametrize("member", ["id", "project.ref", "provenance.author_model"])
+def test_a_strict_default_check_still_reads_only_the_scanned_fields(member: str) -> None:
+    """A conforming packet's acceptance is the format's contract (specification 8)."""
+    report = cmp.check(encode(put(full(), member, AWS)))
+    assert report.ok and report.redactions == ()
+    assert cmp.check(encode(put(full(), member, AWS)), lenient=True).ok
+
+
+BEYOND = [
+    ("id", "aws-key"),
+    ("project.ref", "stripe-key"),
+    ("tags[1]", "slack-token"),
+    ("provenance.author_model", "google-api-key"),
+]
+
+
+def test_the_extended_rules_read_the_default_credentials_in_every_extra_field() -> None:
+    data = encode(beyond_the_default_fields())
+    assert cmp.check(data).ok, "the format's own rules do not read these fields"
+    report = cmp.check(data, rules="extended")
+    assert sorted(_hits(report)) == sorted(BEYOND)
+    assert all(r.profile == "extended" for r in report.redactions)
+    assert not report.ok and report.conforming
+    parent = cmp.check(encode({**put(full(), "tags", []), "parent_id": f"p-{AWS}"}), rules="extended")
+    assert _hits(parent) == [("parent_id", "aws-key")]
+
+
+def test_the_extended_rules_leave_paths_in_the_extra_fields_alone() -> None:
+    report = cmp.check(encode(put(full(), "project.ref", "/home/me/repo")), rules="extended")
+    assert report.ok
+
+
+def test_the_quick_path_and_the_long_way_agreebeyond_the_default_fields() -> None:
+    data = encode(beyond_the_default_fields())
+    quick = cmp.check(data, rules="extended")
+    long = check_long(data, rules="extended")
+    assert quick.redactions == long.redactions and quick.ok == long.ok
+
+
+def test_scrub_with_the_extended_rules_replaces_them() -> None:
+    packet = cmp.loads(encode(put(beyond_the_default_fields(), "tags", ["gpu"])))
+    clean, replaced = cmp.scrub(packet, rules="extended")
+    assert sorted((r.field, r.category) for r in replaced) == sorted(hit for hit in BEYOND if hit[0] != "tags[1]")
+    assert clean.id == "[redacted:aws-key]"
+    assert clean.project is not None and clean.project.ref == "[redacted:stripe-key]"
+    assert clean.provenance is not None and clean.provenance.author_model == "[redacted:google-api-key]"
+    assert cmp.check(cmp.dumps(clean), rules="extended").redactions == ()
+    untouched, none = cmp.scrub(packet)
+    assert none == [] and untouched == packet, "the default rules do not read these fields"
+
+
+def test_a_minimal_packet_is_read_the_same_either_way() -> None:
+    data = encode(minimal())
+    assert cmp.check(data, rules="extended").ok and cmp.check(data, lenient=True).ok
+
+
+def test_scrub_names_a_tag_that_cannot_hold_its_placeholder() -> None:
+    """A tag allows no brackets: the result would not conform, and the error names the tag."""
+    packet = cmp.loads(encode(put(full(), "tags", ["gpu", SLACK_TAG])))
+    with pytest.raises(cmp.PacketError) as raised:
+        cmp.scrub(packet, rules="extended")
+    assert [f.path for f in raised.value.findings] == ["$.tags[1]"]
+    assert SLACK_TAG[5:] not in str(raised.value)
