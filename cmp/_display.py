@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import stat
 from typing import Any
 
 
@@ -31,3 +32,19 @@ def short(value: Any, limit: int = 160) -> str:
     except (ValueError, TypeError, RecursionError):  # nesting near the recursion limit, a non-JSON value
         text = f"<{type(value).__name__} too deep or too large to show>"
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def file_kind(mode: int) -> str:
+    """What a file of ``st_mode`` ``mode`` is, for a message: ``a regular file``, ``a FIFO``, ``a character device``…"""
+    if stat.S_ISREG(mode):
+        return "a regular file"
+    return next((kind for test, kind in _KINDS if test(mode)), "not a regular file")

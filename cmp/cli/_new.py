@@ -13,7 +13,7 @@ from cmp._pipeline import policy_of
 from cmp._redaction._scan import redact
 from cmp.cli._judge import check_source
 from cmp.cli._output import EXIT_FAIL, EXIT_OK, EXIT_USAGE, Output, error_line
-from cmp.cli._rewrite import WriteRefused, create_atomically, write_atomically
+from cmp.cli._rewrite import WriteRefused, create_atomically, refuse_unless_regular, write_atomically
 from cmp.cli._sources import SourceError, packet_in_file, read_source
 from cmp.findings import PacketError
 from cmp.model import Packet
@@ -62,6 +62,11 @@ def _output(out: Output, data: bytes, path: str | None, force: bool) -> int:
         out.write(data)
         return EXIT_OK
     try:
+        if os.path.lexists(path):
+            try:
+                refuse_unless_regular(os.stat(path))  # with or without --force
+            except FileNotFoundError:
+                pass  # a link to nothing: it exists, and only --force replaces it
         if force and os.path.lexists(path):
             write_atomically(path, data, force=True)
         else:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import errno
 import os
+import stat
+import time
 
-from cmp._display import describe
+from cmp._display import describe, file_kind
 from cmp.cli._output import ExitStatus, Output, error_line
 from cmp.cli._signals import StopSignals
 from cmp.cli._sources import Source, SourceError, read_source
@@ -14,6 +16,16 @@ from cmp.cli._sources import Source, SourceError, read_source
 
 class WriteRefused(Exception):
     """A rewrite that would be unsafe or would lose someone else's change; the message is one line."""
+
+
+def refuse_unless_regular(info: os.stat_result) -> None:
+    """Refuse to replace anything but a regular file, with or without ``--force``.
+
+    A rename puts a regular file where a device node, a FIFO or a socket was: run as
+    root against /dev/null it would replace the system's.
+    """
+    if not stat.S_ISREG(info.st_mode):
+        raise WriteRefused(f"it is {file_kind(info.st_mode)}, and only a regular file is written")
 
 
 def _refuse_unsafe(path: str, info: os.stat_result) -> None:
@@ -85,12 +97,13 @@ def write_atomically(path: str, data: bytes, *, read: Source | None = None, forc
     path = os.path.realpath(path)
     folder = os.path.dirname(path) or "."
     info = os.stat(path)
+    refuse_unless_regular(info)
     if not force:
         _refuse_unsafe(path, info)
     with StopSignals() as stop:
         temporary = None
         try:
-            temporary = _temporary(folder, data, stop)
+            temporary = _temporary(folder, os.path.basename(path), data, stop)
             _copy_owner(temporary, info)  # before chmod: chown may clear set-id bits
             os.chmod(temporary, info.st_mode & 0o7777)
             if read is not None:
@@ -116,7 +129,7 @@ def create_atomically(path: str, data: bytes) -> None:
     with StopSignals() as stop:
         temporary = None
         try:
-            temporary = _temporary(folder, data, stop)
+            temporary = _temporary(folder, os.path.basename(path), data, stop)
             os.chmod(temporary, 0o666 & ~umask)
             os.link(temporary, path)
         finally:
@@ -125,17 +138,63 @@ def create_atomically(path: str, data: bytes) -> None:
     _sync_folder(folder)
 
 
-def _temporary(folder: str, data: bytes, stop: StopSignals) -> str:
-    """A new temporary file in ``folder`` holding ``data``, on disk (fsync); its path.
+# A temporary file is named for the file it will replace: ``.cmp-<name>-<random>.tmp``
+# (the name cut to _NAME_KEPT characters, so the whole stays within a file name's limit).
+# One left by a writer killed mid-write (SIGKILL, a power cut) is removed by a later write
+# of the same file, once it is older than STALE_AFTER seconds: no write takes that long,
+# so a younger one may be another writer's, in flight.
+_PREFIX, _SUFFIX = ".cmp-", ".tmp"
+_NAME_KEPT = 100
+_RANDOM = 8  # the characters tempfile.mkstemp puts between prefix and suffix
+STALE_AFTER = 15 * 60
 
-    On any error it is removed before the error goes on.
+
+def _temporary_prefix(name: str) -> str:
+    return f"{_PREFIX}{name[:_NAME_KEPT]}-"
+
+
+def remove_stale_temporaries(folder: str, name: str, *, now: float | None = None) -> list[str]:
+    """Remove this user's temporary files of ``name`` in ``folder`` older than STALE_AFTER; their names.
+
+    Best effort: a folder that cannot be listed, or a file another process removes
+    first, is left to the next write.
+    """
+    prefix = _temporary_prefix(name)
+    now = time.time() if now is None else now
+    removed: list[str] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        left = entry.name
+        if not (left.startswith(prefix) and left.endswith(_SUFFIX)) or len(left) != len(prefix) + _RANDOM + len(
+            _SUFFIX
+        ):
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+            if stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid() and now - info.st_mtime > STALE_AFTER:
+                os.unlink(entry.path)
+                removed.append(left)
+        except OSError:
+            continue
+    return removed
+
+
+def _temporary(folder: str, name: str, data: bytes, stop: StopSignals) -> str:
+    """A new temporary file in ``folder`` for the file ``name``, holding ``data``, on disk (fsync); its path.
+
+    Stale temporary files of ``name`` go first (see STALE_AFTER). On any error the new one
+    is removed before the error goes on.
     """
     import tempfile
 
+    remove_stale_temporaries(folder, name)
     temporary = None
     try:
         with stop.deferred():  # a signal between creating and naming it would leak the file
-            fd, temporary = tempfile.mkstemp(dir=folder, prefix=".cmp-", suffix=".tmp")
+            fd, temporary = tempfile.mkstemp(dir=folder, prefix=_temporary_prefix(name), suffix=_SUFFIX)
             stream = os.fdopen(fd, "wb")
         with stream:
             stream.write(data)

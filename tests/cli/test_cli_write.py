@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import select
 import signal
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -209,3 +210,81 @@ def test_force_goes_with_write_only(packet: Path, capsys: pytest.CaptureFixture[
         [sys.executable, "-m", "cmp", "fmt", "--help"], capture_output=True, timeout=60, text=True
     ).stdout
     assert "--force" in help_text
+
+
+# --- only regular files are written (issue #26, A1) ---------------------------------------------
+
+
+def _special_files(folder: Path) -> dict[str, Path]:
+    made = {"fifo": folder / "fifo"}
+    os.mkfifo(made["fifo"])
+    if os.geteuid() == 0:  # mknod of a device needs root (CAP_MKNOD)
+        made["device"] = folder / "null"
+        os.mknod(made["device"], 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+    return made
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]], ids=["plain", "force"])
+def test_new_never_replaces_a_device_or_a_fifo(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], force: list[str]
+) -> None:
+    for kind, special in _special_files(tmp_path).items():
+        before = special.lstat()
+        link = tmp_path / f"link-to-{kind}"
+        link.symlink_to(special)
+        for target in (special, link):
+            assert main(["new", "--goal", "g", "--next-step", "n", "-o", str(target), *force]) == 2
+            err = capsys.readouterr().err
+            said = "a FIFO" if kind == "fifo" else "a character device"
+            assert err == f"cmp: {target}: cannot write: it is {said}, and only a regular file is written\n"
+            assert "--force" not in err, "no flag makes it writable"
+        after = special.lstat()
+        assert (after.st_mode, after.st_ino, after.st_rdev) == (before.st_mode, before.st_ino, before.st_rdev)
+        assert link.is_symlink()
+    assert leftovers(tmp_path) == []
+
+
+def test_a_rewrite_refuses_a_link_to_a_fifo_even_with_force(tmp_path: Path) -> None:
+    from cmp.cli._rewrite import WriteRefused, write_atomically
+
+    fifo = _special_files(tmp_path)["fifo"]
+    with pytest.raises(WriteRefused, match="it is a FIFO"):
+        write_atomically(str(fifo), b"{}", force=True)
+    assert stat.S_ISFIFO(fifo.lstat().st_mode) and leftovers(tmp_path) == []
+
+
+def test_new_force_still_replaces_a_regular_file_and_a_link_to_one(tmp_path: Path) -> None:
+    target = tmp_path / "p.json"
+    target.write_bytes(b"old")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    assert main(["new", "--goal", "g", "--next-step", "n", "-o", str(link), "--force"]) == 0
+    assert link.is_symlink() and cmp.check(target.read_bytes()).ok
+
+
+# --- temporary files left by a killed writer (issue #26, C18) -----------------------------------
+
+
+def _left_by_a_killed_writer(packet: Path, age: float) -> Path:
+    """A temporary file as a write of ``packet`` makes it, left as SIGKILL would leave it, ``age`` seconds old."""
+    from cmp.cli._rewrite import _temporary
+    from cmp.cli._signals import StopSignals
+
+    with StopSignals() as stop:
+        left = Path(_temporary(str(packet.parent), packet.name, b"half", stop))
+    os.utime(left, (left.stat().st_atime - age, left.stat().st_mtime - age))
+    return left
+
+
+def test_a_later_write_removes_its_own_stale_temporary_files(packet: Path) -> None:
+    from cmp.cli._rewrite import STALE_AFTER
+
+    young = _left_by_a_killed_writer(packet, 5)  # may be another writer's, still in flight
+    stale = _left_by_a_killed_writer(packet, STALE_AFTER + 60)
+    other = packet.parent / "other.json"
+    other.write_bytes(packet.read_bytes())
+    others = _left_by_a_killed_writer(other, STALE_AFTER + 60)  # another file's: not this write's business
+    assert {stale.name, young.name, others.name} <= set(leftovers(packet.parent))
+    assert main(["fmt", "--write", str(packet)]) == 0
+    assert leftovers(packet.parent) == sorted([young.name, others.name])
+    assert packet.read_bytes() == canonical(packet)
