@@ -62,10 +62,46 @@ def from_dict(obj: Mapping[str, Any]) -> Packet:
     """See :meth:`Packet.from_dict`."""
     if not isinstance(obj, Mapping):
         raise TypeError(f"from_dict() takes a mapping (parsed JSON data), not {type(obj).__name__}")
-    findings = validate(obj)
+    # Any mapping is an object (MappingProxyType, ChainMap), at the top or below: one of
+    # another type than dict is judged as dicts (below the top, only once a plain judgement fails).
+    plain = obj if type(obj) is dict else as_dicts(obj)
+    data: Mapping[str, Any] = dict(obj) if plain is None else plain  # a cycle: the validator names it
+    findings = validate(data)
+    if findings and data is obj and (plain := as_dicts(obj)) is not None:
+        data, findings = plain, validate(plain)
     if findings:
         raise PacketError(findings)
-    return certified(from_obj(obj))
+    return certified(from_obj(data))
+
+
+def as_dicts(obj: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``obj`` with every mapping in it, itself included, a dict (``MappingProxyType``, a
+    ``ChainMap``...): JSON data, as the validator reads it. Lists stay lists; no recursion,
+    as data may nest deep. None when a container appears twice (a cycle, which the
+    validator names, or a shared one): such data is judged as it is."""
+    top: dict[str, Any] = {}
+    stack: list[tuple[Any, Any]] = [(obj, top)]
+    seen = {id(obj)}
+    while stack:
+        source, copy = stack.pop()
+        for key, value in source.items() if type(copy) is dict else enumerate(source):
+            if isinstance(value, (Mapping, list)):
+                if id(value) in seen:
+                    return None
+                seen.add(id(value))
+            if isinstance(value, Mapping):
+                value_copy: Any = {}
+                stack.append((value, value_copy))
+            elif type(value) is list:
+                value_copy = []
+                stack.append((value, value_copy))
+            else:
+                value_copy = value
+            if type(copy) is dict:
+                copy[key] = value_copy
+            else:
+                copy.append(value_copy)
+    return top
 
 
 def new_id() -> str:

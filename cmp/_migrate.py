@@ -27,6 +27,8 @@ def migrate(packet: Packet, to: str, *, drop: bool = False) -> Packet:
     """
     if not isinstance(packet, Packet):
         raise TypeError(f"migrate() takes a cmp.Packet, not {type(packet).__name__}")
+    if not isinstance(to, str):
+        raise TypeError(f"migrate() takes the version as a str such as '0.2', not {type(to).__name__}")
     if to not in SUPPORTED_VERSIONS:
         raise ValueError(f"cannot migrate to version {quote(to)}; supported: {', '.join(SUPPORTED_VERSIONS)}")
     data = to_obj(packet)

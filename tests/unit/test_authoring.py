@@ -213,3 +213,32 @@ def test_the_example_packet_of_each_version_is_good_and_always_the_same(version:
     assert packet.ltm_version == version and packet.validate() == []
     assert cmp.redact(packet, rules="extended") == [] and cmp.lint(packet) == []
     assert cmp.dumps(example_packet(version)) == cmp.dumps(packet)  # its own id and created_at, not fresh ones
+
+
+def test_from_dict_takes_any_mapping_at_any_depth() -> None:
+    import collections
+    import types
+
+    packet = cmp.Packet.new(goal="g", next_step="n", decisions=[cmp.Decision("w", "y")], project=cmp.Project("p", "r"))
+    data = cmp.model.to_obj(packet)
+    assert cmp.Packet.from_dict(types.MappingProxyType(data)) == packet
+    assert cmp.Packet.from_dict(collections.ChainMap(data)) == packet
+    nested = {
+        **data,
+        "decisions": [types.MappingProxyType(data["decisions"][0])],
+        "project": types.MappingProxyType(data["project"]),
+    }
+    assert cmp.Packet.from_dict(types.MappingProxyType(nested)) == packet
+    assert cmp.Packet.from_dict(nested) == packet
+    with pytest.raises(cmp.PacketError, match=r"\$\.goal: expected string, got number"):
+        cmp.Packet.from_dict(types.MappingProxyType({**data, "goal": 1}))
+
+
+def test_from_dict_still_names_a_cycle_in_a_mapping_of_another_type() -> None:
+    import types
+
+    data = cmp.model.to_obj(cmp.Packet.new(goal="g", next_step="n"))
+    data["tags"] = loop = []  # type: ignore[var-annotated]
+    loop.append(loop)
+    with pytest.raises(cmp.PacketError, match=r"\$\.tags\[0\] holds itself"):
+        cmp.Packet.from_dict(types.MappingProxyType(data))

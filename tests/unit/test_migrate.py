@@ -90,3 +90,13 @@ def test_bad_targets_and_arguments() -> None:
             cmp.migrate(packet, version)
     with pytest.raises(TypeError, match=r"takes a cmp\.Packet"):
         cmp.migrate(minimal(), "0.2")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("to", [1, 0.2, None, b"0.2"])
+def test_a_version_that_is_not_a_string_is_a_clear_type_error(to: object) -> None:
+    packet = cmp.Packet.new(goal="g", next_step="n")
+    with pytest.raises(
+        TypeError, match=rf"^migrate\(\) takes the version as a str such as '0.2', not {type(to).__name__}$"
+    ):
+        cmp.migrate(packet, to)  # type: ignore[arg-type]
+
