@@ -30,54 +30,66 @@ The public API, all of it:
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import TYPE_CHECKING, Any
-
-from cmp._canonical import dumps, state_digest
-from cmp._intake import MAX_PACKET_BYTES
-from cmp._pipeline import Report, check, loads, redact, validate
-from cmp._redaction._hit import Redaction
-from cmp._redaction._scan import CATEGORIES as REDACTION_CATEGORIES
-from cmp._redaction._scan import SCANNED_FIELDS
-from cmp.findings import CODES as FINDING_CODES
-from cmp.findings import Finding, PacketError, Position
-from cmp.model import Attempt, Decision, Method, Packet, Project, Provenance
-from cmp.schema import SUPPORTED_VERSIONS
 
 if TYPE_CHECKING:
     from cmp._authoring import source_hash
+    from cmp._canonical import dumps, state_digest
     from cmp._chain import ChainFinding, ChainReport, chain
+    from cmp._intake import MAX_PACKET_BYTES
     from cmp._lint import lint
     from cmp._migrate import migrate
+    from cmp._pipeline import Report, check, loads, redact, validate
     from cmp._positions import locate
+    from cmp._redaction._hit import Redaction
+    from cmp._redaction._scan import CATEGORIES as REDACTION_CATEGORIES
+    from cmp._redaction._scan import SCANNED_FIELDS
     from cmp._scrub import scrub
+    from cmp.findings import CODES as FINDING_CODES
+    from cmp.findings import Finding, PacketError, Position
+    from cmp.model import Attempt, Decision, Method, Packet, Project, Provenance
+    from cmp.schema import SUPPORTED_VERSIONS
 
 __version__ = "0.1.0"
 
-# The writer's toolkit is imported on first use (PEP 562): a program that only checks
-# packets does not pay for it at start-up. Each name and the module that defines it.
-_ON_FIRST_USE = {
-    "source_hash": "cmp._authoring",
-    "chain": "cmp._chain",
-    "ChainFinding": "cmp._chain",
-    "ChainReport": "cmp._chain",
-    "lint": "cmp._lint",
-    "locate": "cmp._positions",
-    "migrate": "cmp._migrate",
-    "scrub": "cmp._scrub",
+# Every name is imported on first use (PEP 562), so ``import cmp`` itself loads nothing:
+# a program pays for what it uses, and the command line can take a Ctrl-C while the
+# package loads (cmp.cli.main_exit). Each name: the module that defines it, and its name there.
+_DEFINED_IN: dict[str, tuple[str, str]] = {
+    "FINDING_CODES": ("cmp.findings", "CODES"),
+    "MAX_PACKET_BYTES": ("cmp._intake", "MAX_PACKET_BYTES"),
+    "REDACTION_CATEGORIES": ("cmp._redaction._scan", "CATEGORIES"),
+    "SCANNED_FIELDS": ("cmp._redaction._scan", "SCANNED_FIELDS"),
+    "SUPPORTED_VERSIONS": ("cmp.schema", "SUPPORTED_VERSIONS"),
+    **{name: ("cmp.model", name) for name in ("Attempt", "Decision", "Method", "Packet", "Project", "Provenance")},
+    **{name: ("cmp._chain", name) for name in ("ChainFinding", "ChainReport", "chain")},
+    **{name: ("cmp.findings", name) for name in ("Finding", "PacketError", "Position")},
+    "Redaction": ("cmp._redaction._hit", "Redaction"),
+    **{name: ("cmp._pipeline", name) for name in ("Report", "check", "loads", "redact", "validate")},
+    **{name: ("cmp._canonical", name) for name in ("dumps", "state_digest")},
+    "lint": ("cmp._lint", "lint"),
+    "locate": ("cmp._positions", "locate"),
+    "migrate": ("cmp._migrate", "migrate"),
+    "scrub": ("cmp._scrub", "scrub"),
+    "source_hash": ("cmp._authoring", "source_hash"),
 }
 
 
 def __getattr__(name: str) -> Any:
-    module = _ON_FIRST_USE.get(name)
-    if module is None:
+    where = _DEFINED_IN.get(name)
+    if where is None:
+        # A submodule (cmp.model, cmp.cli), as importing the package used to load them.
+        if not name.startswith("__") and importlib.util.find_spec(f"cmp.{name}") is not None:
+            return importlib.import_module(f"cmp.{name}")
         raise AttributeError(f"module 'cmp' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(where[0]), where[1])
     globals()[name] = value  # found directly from now on
     return value
 
 
 def __dir__() -> list[str]:
-    # The public API, not the private modules that importing it loaded.
+    # The public API, not the private modules that using it loaded.
     return sorted({*__all__, "__version__"})
 
 

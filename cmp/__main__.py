@@ -1,4 +1,6 @@
-from cmp.cli import MODULE_PROG, main_exit
+"""``python -m cmp``: the command line under that name."""
+
+from cmp.cli import module_exit
 
 if __name__ == "__main__":
-    main_exit(MODULE_PROG)
+    module_exit()

@@ -15,9 +15,64 @@ Their layers are docs/architecture.md's, held by tests/unit/test_layers.py.
 
 from __future__ import annotations
 
-from cmp.cli._args import CONSOLE_PROG, MODULE_PROG, build_parser
-from cmp.cli._main import main, main_exit
-from cmp.cli._output import EXIT_FAIL, EXIT_OK, EXIT_USAGE, render_line
+import importlib
+import signal
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cmp.cli._args import CONSOLE_PROG, MODULE_PROG, build_parser
+    from cmp.cli._main import main
+    from cmp.cli._output import EXIT_FAIL, EXIT_OK, EXIT_USAGE, render_line
+
+# Loaded on first use (PEP 562), like the package's own names: the entry points below
+# load the program inside their own try, so a Ctrl-C while it loads is one line.
+_DEFINED_IN = {
+    "CONSOLE_PROG": "cmp.cli._args",
+    "MODULE_PROG": "cmp.cli._args",
+    "build_parser": "cmp.cli._args",
+    "main": "cmp.cli._main",
+    "EXIT_FAIL": "cmp.cli._output",
+    "EXIT_OK": "cmp.cli._output",
+    "EXIT_USAGE": "cmp.cli._output",
+    "render_line": "cmp.cli._output",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _DEFINED_IN.get(name)
+    if module is None:
+        raise AttributeError(f"module 'cmp.cli' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def main_exit(prog: str | None = None) -> None:
+    """Entry point of the ``core-memory-packet`` console script (``prog`` None: its name)."""
+    _exit(prog, "CONSOLE_PROG")
+
+
+def module_exit() -> None:
+    """Entry point of ``python -m cmp``: :func:`main_exit` under that name."""
+    _exit(None, "MODULE_PROG")
+
+
+def _exit(prog: str | None, default: str) -> None:
+    try:
+        from cmp.cli import _args, _main  # the whole program: some 50 ms of imports
+
+        status = _main.main(prog=prog if prog is not None else getattr(_args, default))
+    except KeyboardInterrupt:  # before main could take it: while the program loads
+        if sys.stderr is not None:
+            try:
+                sys.stderr.write("cmp: interrupted\n")
+                sys.stderr.flush()
+            except (OSError, ValueError):
+                pass
+        status = 128 + signal.SIGINT
+    sys.exit(status)
+
 
 __all__ = [
     "CONSOLE_PROG",
@@ -28,5 +83,6 @@ __all__ = [
     "build_parser",
     "main",
     "main_exit",
+    "module_exit",
     "render_line",
 ]

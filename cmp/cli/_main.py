@@ -96,17 +96,17 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Output], int]] = {
 
 def main(argv: Sequence[str] | None = None, prog: str = CONSOLE_PROG) -> int:
     """Run the command line ``argv`` (default: this process's arguments); the exit status."""
-    parser = build_parser(prog)
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
-    command = _COMMANDS.get(args.command)  # None when no subcommand was given
-    if command is None:
-        parser.print_help()
-        return EXIT_USAGE
     out = Output(sys.stdout)
     try:
+        parser = build_parser(prog)
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:
+            return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+        command = _COMMANDS.get(args.command)  # None when no subcommand was given
+        if command is None:
+            parser.print_help()
+            return EXIT_USAGE
         status = command(args, out)
     except KeyboardInterrupt:
         error_line("interrupted")
@@ -120,8 +120,3 @@ def main(argv: Sequence[str] | None = None, prog: str = CONSOLE_PROG) -> int:
             silence_stdout()
         return max(status, EXIT_USAGE)
     return status
-
-
-def main_exit(prog: str = CONSOLE_PROG) -> None:
-    """Entry point of the ``core-memory-packet`` console script, and of ``python -m cmp`` with its own ``prog``."""
-    sys.exit(main(prog=prog))

@@ -194,14 +194,25 @@ def test_replace_agrees_with_the_long_way(packet: cmp.Packet, member: str) -> No
         assert packet.replace(**{member: value}) == by_hand
 
 
-def test_the_toolkit_names_load_on_first_use_and_are_the_modules_own() -> None:
+def test_the_public_names_load_on_first_use_and_are_the_modules_own() -> None:
     import importlib
 
-    for name, module in cmp._ON_FIRST_USE.items():
-        assert getattr(cmp, name) is getattr(importlib.import_module(module), name)
-        assert name in cmp.__all__ and name in dir(cmp)
+    assert sorted(cmp._DEFINED_IN) == sorted(cmp.__all__)
+    for name, (module, own) in cmp._DEFINED_IN.items():
+        assert getattr(cmp, name) is getattr(importlib.import_module(module), own)
+        assert name in dir(cmp)
     with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
         cmp.nothing  # type: ignore[attr-defined]  # noqa: B018
+    assert cmp.model is importlib.import_module("cmp.model"), "a submodule, as before"
+
+
+def test_importing_the_package_and_its_entry_points_loads_nothing_else() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, cmp, cmp.cli, cmp.__main__; print(sorted(m for m in sys.modules if m.startswith('cmp')))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert loaded.stdout.strip() == "['cmp', 'cmp.__main__', 'cmp.cli']"
 
 
 @pytest.mark.parametrize("version", cmp.SUPPORTED_VERSIONS)
