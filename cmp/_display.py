@@ -21,8 +21,40 @@ def one_line(text: str, limit: int = 300) -> str:
 
 
 def display_name(name: str) -> str:
-    """A file name safe to print: undecodable bytes shown as escapes, never an error."""
-    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    """A file name safe to print: undecodable bytes shown as escapes, never an error, and
+    each part of the path that holds a credential withheld (:func:`masked_name`)."""
+    return masked_name(name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
+
+
+def masked_name(name: str) -> str:
+    """``name`` with each ``/``-separated part that a credential pattern of either rule set,
+    or a credential-like form (cmp._patterns, "what masking reads"), matches somewhere in
+    written ``(not shown: 24 characters matching aws-key)``: a file named for a key, found
+    by walking a folder or given as an argument, is no way for the key to reach a log."""
+    if not any(_credential(part) for part in name.split("/")):
+        return name
+    return "/".join(_withheld_part(part) for part in name.split("/"))
+
+
+def _credential(part: str) -> str | None:
+    if not part:
+        return None
+    from cmp._patterns import credential_like, first_credential
+
+    found = first_credential(part) or credential_like(part)
+    if found is None:
+        from cmp._extended_patterns import credential_like as extended_like
+        from cmp._extended_patterns import first_category as first_extended
+
+        found = first_extended(part) or extended_like(part)
+    return found
+
+
+def _withheld_part(part: str) -> str:
+    category = _credential(part)
+    if category is None:
+        return part
+    return f"(not shown: {len(part)} characters matching {category})"
 
 
 def short(value: Any, limit: int = 160) -> str:
