@@ -22,12 +22,12 @@ everywhere. In lenient mode a packet whose only findings are schema findings is
 accepted and flagged (``Received.conforming`` is False, its findings are in
 ``Received.warnings``), as the specification's clause 10 asks of a lenient reader.
 
-Before a byte of the body is judged, the request is: a Content-Length that is not one
+Before the body is judged, the request itself is: a Content-Length that is not one
 decimal number of ASCII digits, or several that disagree, is 400; with
 ``require_json=True`` a Content-Type other than ``application/json`` is 415 (a page on
 another origin can post ``text/plain`` without a CORS preflight, never
 ``application/json``); a body that has not arrived within ``body_deadline`` seconds is
-408. Each of these answers closes the connection, since the rest of the body was left
+408. These answers, and 413, close the connection, since the rest of the body was left
 unread. A client that goes away mid-body ends its request quietly: no answer (there is
 no one to read it) and nothing logged.
 
