@@ -4,7 +4,6 @@ client, the raw-bytes dependency's streaming cap, and cmp.Packet as a pydantic t
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import sys
 from collections.abc import Iterator
@@ -15,6 +14,7 @@ import pytest
 
 import cmp
 from tests.support.extras import require
+from tests.support.intake import load_example_app
 from tests.support.packets import encode, full, put
 
 pydantic = require("pydantic")
@@ -33,12 +33,9 @@ def client() -> Iterator[Any]:
     require("httpx")  # the test client's transport
     from fastapi.testclient import TestClient
 
-    spec = importlib.util.spec_from_file_location("intake_app", ROOT / "examples" / "intake-app" / "app.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["intake_app"] = module
-    spec.loader.exec_module(module)
-    with TestClient(module.app) as test_client:
+    module = load_example_app()
+    # The example's raw-bytes routes take application/json only (tests/integration/test_intake_hostile.py).
+    with TestClient(module.app, headers={"content-type": "application/json"}) as test_client:
         yield test_client
     del sys.modules["intake_app"]
 
