@@ -187,6 +187,9 @@ def _parent_of(path: str, places: _Map) -> _Node | None:
     return places.first.get("$")
 
 
+_UNSET = object()
+
+
 class _Text:
     """A packet's source as text, its map made on first use, and offsets turned into positions."""
 
@@ -201,6 +204,7 @@ class _Text:
         self._name_hits: dict[tuple[str, str], dict[_HitKey, deque[tuple[int, str]]]] = {}
         self._turns: dict[tuple[str, str, str | None], int] = {}
         self._string_hits: dict[tuple[str, str], dict[_HitKey, deque[_Node]]] = {}
+        self._refused: int | object | None = _UNSET
 
     @property
     def places(self) -> _Map:
@@ -241,6 +245,13 @@ class _Text:
             self._name_hits[key] = _hits_in_names(self.places.names.get(holder, []), rules)
         return self._name_hits[key]
 
+    def refused_at(self) -> int | None:
+        """:func:`_refused_at`, worked out once: a text with a hundred ``json`` findings (lone
+        surrogates, say) is parsed once, not once a finding."""
+        if self._refused is _UNSET:
+            self._refused = _refused_at(self)
+        return self._refused  # type: ignore[return-value]
+
     def position(self, offset: int) -> Position:
         text = self.text
         offset = max(0, min(offset, len(text)))
@@ -259,6 +270,15 @@ class _Text:
 
 def _json_offset(finding: Finding, source: _Text) -> int | None:
     """Where text that is not a packet's JSON went wrong, found the way intake found it."""
+    offset = source.refused_at()
+    if offset is not None:
+        return offset
+    return _surrogate_offset(finding, source)
+
+
+def _refused_at(source: _Text) -> int | None:
+    """Where the source's text stops being JSON the intake takes (its encoding, then its
+    syntax), or None when it parses: the same for every finding of one source."""
     if source.raw is None:
         try:
             raw = source.text.encode("utf-8")
@@ -272,10 +292,7 @@ def _json_offset(finding: Finding, source: _Text) -> int | None:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         return source.of_byte(exc.start)
-    offset = _intake.refused_at(text, raw)
-    if offset is not None:
-        return offset
-    return _surrogate_offset(finding, source)
+    return _intake.refused_at(text, raw)
 
 
 def _surrogate_offset(finding: Finding, source: _Text) -> int | None:

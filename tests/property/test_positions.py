@@ -379,3 +379,24 @@ def test_an_odd_top_level_name_keeps_its_bracket_in_a_field() -> None:
     (hit,) = [h for h in report.redactions if h.category == "url-credentials"]
     assert hit.field == "['odd key'].k"
     assert _text_at(text, hit.position).startswith("https://user:")
+
+
+def _one_at_a_time(report: Report) -> list[Position | None]:
+    """Each finding placed alone, from a fresh reading of the text: the long way."""
+    assert report.source is not None
+    return [cmp.locate(report.source, [finding])[0].position for finding in report.errors]
+
+
+def test_a_text_with_many_json_findings_is_parsed_once_and_places_each_the_same() -> None:
+    """Lone surrogates give one ``json`` finding each; where the text stops being JSON is
+    worked out once per text (cmp._positions._Text.refused_at), each finding still placed as alone."""
+    escapes = "".join(f'"k{i}": "\\ud800{i}", ' for i in range(150))
+    for data in (
+        ("{" + escapes + '"goal": "g"}').encode(),
+        ("[" * 600 + '{"a": "\\udc00", "b": "\\ud800"}' + "]" * 600).encode(),
+        b'{"a": "\\ud800", "b": 1e999}',
+    ):
+        report = check(data)
+        assert report.errors and all(f.code in ("json", "truncated") for f in report.errors)
+        assert [f.position for f in report.located().errors] == _one_at_a_time(report)
+
