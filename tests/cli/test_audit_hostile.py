@@ -20,7 +20,9 @@ from pathlib import Path
 import pytest
 
 import cmp
+from cmp.cli._sources import SHARE_BYTES
 from tests.support.cli import run_cli
+from tests.support.packets import put
 from tests.support.running import under_way
 from tests.support.signals import default_stop_signals
 from tests.support.stores import (
@@ -149,6 +151,31 @@ def test_a_store_swapped_under_the_workers_is_named_not_mixed(tmp_path: Path, sw
     assert summary == f"audit: {len(lines)} packets, {len(lines)} with findings: {len(lines)} not-canonical"
     why = "changed while it was read: another file took its name"
     assert err.decode() == f"cmp: {path}: {why}; {len(lines)} packets were audited\n"
+
+
+def test_an_export_changed_under_the_workers_is_named_once(tmp_path: Path) -> None:
+    # Every share of the file left failed the same way, and each said so on a line of its own.
+    folder = tmp_path / "export"
+    folder.mkdir()
+    path = folder / "live.jsonl"
+    line = json.dumps(put(packet(1), "tags[0]", "Bad Tag")).encode()
+    count = 8 * SHARE_BYTES // len(line)
+    path.write_bytes(b"\n".join([line] * count) + b"\n")
+    run, started = under_way("audit", str(folder), "--jobs", "2")
+    try:
+        other = tmp_path / "other.jsonl"
+        other.write_bytes(b'{"another": "file"}\n' * 200_000)
+        os.replace(other, path)
+        rest, err = run.communicate(timeout=300)
+    finally:
+        run.kill()
+        run.wait()
+    assert run.returncode == 2
+    lines = (started + rest).decode().splitlines()
+    summary = lines.pop()
+    assert 0 < len(lines) < count and summary.startswith(f"audit: {len(lines)} packets, {len(lines)} with findings")
+    assert all(text.startswith(f"{path}:{number}: $.tags[0]: ") for number, text in enumerate(lines, 1))
+    assert err.decode() == f"cmp: {path}: changed while it was read: another file took its name\n"
 
 
 VIEW = (
