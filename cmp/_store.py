@@ -496,33 +496,46 @@ def rows(
 def _row(
     store: Store,
     rowid: int,
-    ident: object,
-    created_at: object,
-    goal: object,
+    ident: Any,  # each text column: bytes, or what else SQLite holds in it (a number, NULL)
+    created_at: Any,
+    goal: Any,
     kind: bytes,
     size: int | None,
     body: bytes | None,
     deleted: int,
-    owner_id: object,
-    team_id: object,
+    owner_id: Any,
+    team_id: Any,
 ) -> Row:
     """A row of :data:`_SELECT` as a Row (a TEXT body read here)."""
+    if kind == b"blob" and body is not None:
+        try:  # the server's rows: every text column UTF-8, the body a BLOB that fits
+            return Row(
+                ident.decode(),
+                created_at.decode(),
+                goal.decode(),
+                body,
+                bool(deleted),
+                None if owner_id is None else owner_id.decode(),
+                None if team_id is None else team_id.decode(),
+            )
+        except (AttributeError, UnicodeDecodeError):
+            pass  # a number, a NULL, bytes that are not UTF-8 or cut inside a character: the long way
     if kind == b"text":
         size, body = _text_body(store, rowid)
-    texts = {"id": ident, "created_at": created_at, "goal": goal, "owner_id": owner_id, "team_id": team_id}
-    read = {name: _text(value) for name, value in texts.items()}
+    names = ("id", "created_at", "goal", "owner_id", "team_id")
+    read = [_text(value) for value in (ident, created_at, goal, owner_id, team_id)]
     bytes_kind = kind in (b"blob", b"text")
     return Row(
-        read["id"][0],
-        read["created_at"][0],
-        read["goal"][0],
+        read[0][0],
+        read[1][0],
+        read[2][0],
         body,
         bool(deleted),
-        None if owner_id is None else read["owner_id"][0],
-        None if team_id is None else read["team_id"][0],
+        None if owner_id is None else read[3][0],
+        None if team_id is None else read[4][0],
         "bytes" if bytes_kind else _KINDS.get(kind.decode("ascii", "replace"), "?"),
         size if bytes_kind and body is None else None,
-        tuple(name for name, (_, utf8) in read.items() if not utf8),
+        tuple(name for name, (_, utf8) in zip(names, read, strict=True) if not utf8),
     )
 
 
