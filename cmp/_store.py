@@ -353,7 +353,7 @@ def open_store(path: str, *, limits: Limits = Limits(), identity: Identity | Non
         raise StoreChanged(CHANGED_NAME)
     real = os.path.realpath(path)
     header = _header(real)
-    wal = header[:16] == b"SQLite format 3\x00" and header[18] == _WAL_VERSION
+    wal = len(header) >= 20 and header[:16] == b"SQLite format 3\x00" and header[18] == _WAL_VERSION
     immutable = wal and _without_locks(real, header)
     uri = f"file:{url_quote(os.fsencode(real))}?mode=ro" + ("&immutable=1" if immutable else "")
     try:

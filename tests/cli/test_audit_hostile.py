@@ -351,6 +351,25 @@ def test_a_wal_store_in_a_folder_the_auditor_may_not_write_is_read(tmp_path: Pat
     assert sorted(p.name for p in folder.iterdir()) == ["ltm.db"]
 
 
+def test_a_store_the_auditor_may_not_read_says_so(tmp_path: Path) -> None:
+    path = store_of(tmp_path / "ltm.db", _canonical_rows(3))
+    path.chmod(0o000)
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "cmp", "audit", str(path)],
+            capture_output=True,
+            text=True,
+            preexec_fn=without_override,
+            timeout=120,
+        )
+    finally:
+        path.chmod(0o644)
+    if result.returncode == 0:
+        pytest.skip("this process cannot give up reading files it has no permission for")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == f"cmp: {path}: cannot open: Permission denied\n"
+
+
 def test_a_log_without_its_index_is_refused_saying_why(tmp_path: Path) -> None:
     # A copy of a live store (a backup taken with cp): its -wal holds the rows, and its -shm
     # is missing; SQLite would create one beside the store to read them.
