@@ -218,6 +218,7 @@ def test_a_packets_that_is_no_table_of_stored_columns_is_refused(
     assert (result.returncode, result.stdout, result.stderr) == (2, "", f"cmp: {path}: {message}\n")
 
 
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="watches the run through /proc")
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
 def test_a_stop_signal_ends_a_read_that_never_ends(tmp_path: Path, signum: signal.Signals) -> None:
     # SQLite runs the statement in C, where Python's signal handlers never ran: Ctrl-C did
