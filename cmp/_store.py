@@ -3,24 +3,46 @@ and the body it holds disagree on.
 
 The store's table is ``packets(id TEXT PRIMARY KEY, created_at TEXT NOT NULL, goal TEXT
 NOT NULL, body BLOB NOT NULL, deleted_at TEXT, owner_id TEXT, team_id TEXT)``; ``body``
-holds the canonical bytes the server wrote. The database is opened read-only (SQLite's
-``mode=ro``), so it can be read while the server writes (WAL mode), and the file's bytes
-are left as they were. Rows come one at a time in rowid order (the order the server
-stored them in): memory stays flat however large the store.
+holds the canonical bytes the server wrote. Rows come one at a time in rowid order (the
+order the server stored them in): memory stays flat however large the store, and however
+large a row.
+
+A store may come from anywhere, so what SQLite is asked to do is bounded:
+
+- ``packets`` must be a table of stored columns: a view (or a virtual table, or a
+  generated column) would run a query of the store's choosing, which may never end.
+  ``trusted_schema`` is off, so nothing in the schema runs a function that is not
+  innocuous.
+- A progress handler runs every PROGRESS_STEPS steps of SQLite's machine and cuts the
+  statement short when a stop is asked for (a signal: Python cannot run its handler while
+  SQLite works) or the deadline passed. A malformed b-tree can make SQLite walk rows
+  forever; that is how such a walk ends.
+- Of ``body``, SQLite is asked its length first, and its bytes only when they fit a packet
+  (32,768 bytes): a longer body is reported as too large without being read. Of every
+  other column at most 32,769 bytes reach Python. Everything is read as bytes: a TEXT
+  column that is not UTF-8 is a finding, never a decoding error that quotes the column.
+
+The store is opened read-only and nothing is written beside it (:func:`open_store` says
+how), and every reader checks that the path still names the file the audit began with
+(:class:`Identity`).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
-from collections.abc import Iterator
+import stat
+import time
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote as url_quote
 
 from cmp._canonical import dumps
-from cmp._display import describe
-from cmp._messages import quote
+from cmp._display import describe, one_line
+from cmp._intake import MAX_PACKET_BYTES
+from cmp._messages import credential_in, quote
 from cmp._timestamps import instant
 from cmp.findings import Finding
 
@@ -32,14 +54,82 @@ LOCK_SECONDS = 5
 
 COLUMNS = ("id", "created_at", "goal", "body", "deleted_at", "owner_id", "team_id")
 
+# The most bytes of a column other than ``body`` that reach Python: one past the packet
+# limit, enough to know that the column cannot be what a packet holds.
+READ_LIMIT = MAX_PACKET_BYTES + 1
+
+# Steps of SQLite's virtual machine between two calls of the progress handler: a stop or
+# the deadline is seen within a fraction of a millisecond, at no cost worth measuring.
+PROGRESS_STEPS = 10_000
+
+# The SQLite header's write and read versions (bytes 18 and 19): 2 is write-ahead logging.
+_WAL_VERSION = 2
+# A write-ahead log shorter than its header and one frame holds no transaction.
+_WAL_HEADER, _FRAME_HEADER = 32, 24
+
+CHANGED_NAME = "changed while it was read: another file took its name"
+CHANGED_GONE = "changed while it was read: it was removed"
+CHANGED_WRITTEN = (
+    "changed while it was read: it was written while the audit read it without locks "
+    "(no writer had it open when the audit began)"
+)
+
 
 class StoreError(Exception):
-    """A store that cannot be audited; the message is one line."""
+    """A store that cannot be audited, or read on; the message is one line and quotes no row data."""
+
+
+class StoreStopped(StoreError):
+    """A stop signal arrived while SQLite worked: the statement was cut short (the caller raises the stop)."""
+
+
+class StoreDeadline(StoreError):
+    """The deadline passed: the statement under way was cut short."""
+
+
+class StoreChanged(StoreError):
+    """The path no longer names the file the audit began with, or a file read without locks
+    was written meanwhile (``retry``: read it again, now with locks)."""
+
+    def __init__(self, message: str, *, retry: bool = False) -> None:
+        super().__init__(message)
+        self.retry = retry
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """Which file a store's path names: its inode, and its device where devices can be
+    compared (None on a cluster, whose machines number their devices each their own way)."""
+
+    inode: int
+    device: int | None
+
+    @classmethod
+    def of(cls, info: os.stat_result) -> Identity:
+        return cls(info.st_ino, info.st_dev)
+
+    def matches(self, info: os.stat_result) -> bool:
+        return info.st_ino == self.inode and (self.device is None or info.st_dev == self.device)
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What may cut a statement short: ``deadline`` (a ``time.time()``), and ``stopping``,
+    asked every PROGRESS_STEPS steps whether a stop signal is pending."""
+
+    deadline: float | None = None
+    stopping: Callable[[], bool] | None = None
+
+    def passed(self) -> bool:
+        return self.deadline is not None and time.time() >= self.deadline
 
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """A row as text and bytes; ``body`` None when the column holds neither (``body_kind`` says what)."""
+    """A row as text and bytes; ``body`` None when the column holds no bytes to check:
+    ``body_kind`` says what it holds instead, ``body_size`` how many bytes a body too
+    large to read has. ``not_text`` names the text columns whose bytes are not UTF-8
+    (shown with their bytes escaped)."""
 
     id: str
     created_at: str
@@ -49,57 +139,338 @@ class Row:
     owner_id: str | None
     team_id: str | None
     body_kind: str = "bytes"
+    body_size: int | None = None
+    not_text: tuple[str, ...] = ()
 
 
-# What SQLite holds in a column that is not the packet's bytes: named in the finding.
-_KINDS = {int: "an integer", float: "a real number", type(None): "NULL"}
+# What SQLite holds in a body that is not the packet's bytes: named in the finding.
+_KINDS = {"integer": "an integer", "real": "a real number", "null": "NULL"}
 
 
-def _text(value: object) -> str:
-    """A column as text, whatever SQLite holds in it (a TEXT column may hold a BLOB or a number)."""
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "backslashreplace")
-    return "" if value is None else str(value)
-
-
-def open_store(path: str) -> sqlite3.Connection:
-    """The store, opened read-only; :class:`StoreError` for anything that is not such a store."""
-    if not os.path.isfile(path):
-        raise StoreError("not a file" if os.path.exists(path) else "no such file")
+def _stat(path: str) -> os.stat_result:
+    """The file ``path`` names, or StoreError saying why there is none to read."""
     try:
-        connection = sqlite3.connect(f"file:{url_quote(os.path.abspath(path))}?mode=ro", uri=True, timeout=LOCK_SECONDS)
-        columns = {row[1] for row in connection.execute("PRAGMA table_info(packets)")}
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise StoreError("a symbolic link to nothing" if os.path.islink(path) else "no such file") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise StoreError("a symbolic link loop (or a chain of links too long to follow)") from None
+        raise StoreError(f"cannot open: {describe(exc)}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise StoreError("not a file")
+    return info
+
+
+def _header(path: str) -> bytes:
+    """The first 100 bytes of the file: the SQLite header, if it is a database."""
+    try:
+        with open(path, "rb") as stream:
+            return stream.read(100)
+    except OSError as exc:
+        raise StoreError(f"cannot open: {describe(exc)}") from None
+
+
+def _lstat(path: str) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StoreError(f"cannot look at {os.path.basename(path)} beside it: {describe(exc)}") from None
+
+
+def _without_locks(real: str, header: bytes) -> bool:
+    """Whether a store in WAL mode is to be read as immutable, without locks and without
+    the files SQLite would otherwise create beside it.
+
+    Every connection to a WAL database keeps its ``-wal`` file while it is open (SQLite
+    deletes it when the last one closes), so with none there, no writer has the store
+    open: the database file holds every transaction, and reading it as immutable creates
+    nothing. A writer may still open it during the audit; its changes go to a new log
+    first and reach the file only at a checkpoint, which :meth:`Store.verify` notices (the
+    file's size and modification time), and the share is read again with locks. With a
+    ``-wal`` and a ``-shm`` there, SQLite reads them as they are and creates nothing.
+    A ``-wal`` that holds frames without its ``-shm`` could be read only by creating the
+    ``-shm``: refused, saying so. SQLite refuses a ``-wal`` or ``-shm`` that is a symbolic
+    link (it could point anywhere); so does this, saying so.
+    """
+    name = os.path.basename(real)
+    wal, shm = _lstat(real + "-wal"), _lstat(real + "-shm")
+    for suffix, info in (("-wal", wal), ("-shm", shm)):
+        if info is not None and stat.S_ISLNK(info.st_mode):
+            raise StoreError(
+                f"{name}{suffix} beside it is a symbolic link, which SQLite refuses to open (it could point "
+                "anywhere); the store was not read"
+            )
+    if wal is None:
+        return True
+    if shm is not None:
+        return False
+    page = int.from_bytes(header[16:18], "big")
+    page = 65536 if page == 1 else page
+    if wal.st_size < _WAL_HEADER + _FRAME_HEADER + page:
+        return True  # a log with no frame in it: the file holds every transaction
+    raise StoreError(
+        f"its write-ahead log ({name}-wal) holds transactions not yet in the database file, and without "
+        f"{name}-shm SQLite reads them only by creating that file beside the store, which the audit does not "
+        f"do; let a process that may write the folder checkpoint it first (sqlite3 {name} 'PRAGMA wal_checkpoint')"
+    )
+
+
+def sqlite_words(exc: sqlite3.Error) -> str:
+    """What SQLite said, on one line, when it cannot quote row data: a message holding a quote
+    mark or matching a credential pattern shows only its result code's name."""
+    text = one_line(str(exc))
+    if "'" in text or '"' in text or credential_in(text) is not None:
+        return getattr(exc, "sqlite_errorname", None) or type(exc).__name__
+    return text
+
+
+# What a read-only connection cannot do, by SQLite's extended result code name.
+_READ_ONLY_WHY = {
+    "SQLITE_READONLY_RECOVERY": "its WAL index ({name}-shm) must be rebuilt after a crash, which only a "
+    "connection that may write it can do",
+    "SQLITE_READONLY_CANTINIT": "its WAL index ({name}-shm) is not set up, and this process may not write it",
+    "SQLITE_READONLY_CANTLOCK": "SQLite cannot lock its WAL index ({name}-shm) read-only",
+    "SQLITE_READONLY_DIRECTORY": "SQLite would have to create a file in its folder, which is read-only",
+}
+
+
+class Store:
+    """An open store: its connection, which file it is, and how it was opened."""
+
+    def __init__(
+        self,
+        connection: sqlite3.Connection,
+        path: str,
+        identity: Identity,
+        stamp: tuple[int, int] | None,
+        limits: Limits = Limits(),
+    ) -> None:
+        self.connection = connection
+        self.limits = limits
+        self.path = path  # as given: a reader checks that it still names the same file
+        self.identity = identity
+        self.stamp = stamp  # read without locks: the file's size and mtime, which must not change
+        self.cut: str | None = None  # why the progress handler cut a statement short
+
+    @property
+    def immutable(self) -> bool:
+        return self.stamp is not None
+
+    def close(self) -> None:
+        self.connection.close()
+
+    def query(self, sql: str, values: Sequence[object] = ()) -> Iterator[tuple[Any, ...]]:
+        """The rows of ``sql``, one at a time; a SQLite error as the StoreError that says what happened."""
+        try:
+            yield from self.connection.execute(sql, values)
+        except sqlite3.Error as exc:
+            raise self.error(exc) from None
+
+    def one(self, sql: str, values: Sequence[object] = ()) -> tuple[Any, ...] | None:
+        """The first row of ``sql``, or None; a SQLite error as in :meth:`query`."""
+        try:
+            found: tuple[Any, ...] | None = self.connection.execute(sql, values).fetchone()
+        except sqlite3.Error as exc:
+            raise self.error(exc) from None
+        return found
+
+    def error(self, exc: sqlite3.Error, *, opening: bool = False) -> StoreError:
+        """What a SQLite error means for the audit: a stop, the deadline, a store that changed, or the error.
+
+        A statement the progress handler cut short is a stop or the deadline even when the
+        handler could not say which: a signal's Python handler may run as the progress
+        handler is entered, and what it raises SQLite swallows, cutting the statement short.
+        """
+        interrupted = self.cut is not None or _interrupted(exc)
+        if interrupted and self.limits.stopping is not None and self.limits.stopping():
+            return StoreStopped("stopped")
+        if interrupted and (self.cut == "deadline" or self.limits.passed()):
+            return StoreDeadline("the deadline passed")
+        try:
+            self.verify()
+        except StoreChanged as changed:
+            return changed
+        if opening:
+            return _opening_error(exc, os.path.realpath(self.path))
+        return StoreError(f"cannot read on ({sqlite_words(exc)})")
+
+    def verify(self) -> None:
+        """StoreChanged when the path names another file now, or the file read without locks was written."""
+        try:
+            info = os.stat(self.path)
+        except OSError:
+            raise StoreChanged(CHANGED_GONE) from None
+        if not self.identity.matches(info):
+            raise StoreChanged(CHANGED_NAME)
+        if self.stamp is not None and (info.st_size, info.st_mtime_ns) != self.stamp:
+            raise StoreChanged(CHANGED_WRITTEN, retry=True)
+
+
+def _interrupted(exc: sqlite3.Error) -> bool:
+    """Whether SQLite cut the statement short (SQLITE_INTERRUPT: its progress handler said so)."""
+    name = getattr(exc, "sqlite_errorname", None)  # Python 3.11 names it
+    return name == "SQLITE_INTERRUPT" if name is not None else str(exc) == "interrupted"
+
+
+def _opening_error(exc: sqlite3.Error, real: str) -> StoreError:
+    """What an error while opening the store at ``real`` (its resolved path) means."""
+    name = os.path.basename(real)
+    words = sqlite_words(exc)
+    code = getattr(exc, "sqlite_errorname", "") or ""  # Python 3.11 names it
+    if not code and "readonly" in str(exc) and os.path.exists(real + "-journal"):
+        code = "SQLITE_READONLY_ROLLBACK"
+    if code.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(exc):
+        # Another connection holds it exclusively (a rollback-journal writer): not a bad file.
+        return StoreError(f"locked by another connection for {LOCK_SECONDS} s ({words})")
+    if code == "SQLITE_READONLY_ROLLBACK":
+        return StoreError(
+            f"a hot journal ({name}-journal) holds a transaction a writer did not finish; only a connection that "
+            "may write the store can roll it back (its server, or sqlite3 run by a user who may write its "
+            "folder), and the audit opens it read-only"
+        )
+    if code in _READ_ONLY_WHY:
+        return StoreError(f"cannot be read read-only: {_READ_ONLY_WHY[code].format(name=name)} ({words})")
+    if code.startswith("SQLITE_CANTOPEN"):
+        return StoreError(f"SQLite cannot open it read-only ({words})")
+    return StoreError(f"not a readable SQLite database ({words})")
+
+
+def open_store(path: str, *, limits: Limits = Limits(), identity: Identity | None = None) -> Store:
+    """The store, opened read-only; :class:`StoreError` for anything that is not such a store.
+
+    With ``identity``, the path must still name that file (else :class:`StoreChanged`):
+    checked after SQLite opened the file and read its schema, so the file read is the
+    one checked. A store in rollback-journal mode is opened with SQLite's ``mode=ro``,
+    which creates nothing; one in WAL mode as :func:`_without_locks` says.
+    """
+    if limits.passed():
+        raise StoreDeadline("the deadline passed")
+    info = _stat(path)
+    if identity is not None and not identity.matches(info):
+        raise StoreChanged(CHANGED_NAME)
+    real = os.path.realpath(path)
+    header = _header(real)
+    wal = len(header) >= 20 and header[:16] == b"SQLite format 3\x00" and header[18] == _WAL_VERSION
+    immutable = wal and _without_locks(real, header)
+    uri = f"file:{url_quote(os.fsencode(real))}?mode=ro" + ("&immutable=1" if immutable else "")
+    try:
+        connection = sqlite3.connect(uri, uri=True, timeout=LOCK_SECONDS)
     except sqlite3.Error as exc:
-        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-            # Another connection holds it exclusively (a rollback-journal writer): not a bad file.
-            raise StoreError(f"locked by another connection for {LOCK_SECONDS} s ({describe(exc)})") from None
-        raise StoreError(f"not a readable SQLite database ({describe(exc)})") from None
-    missing = [name for name in COLUMNS if name not in columns]
-    if missing:
-        connection.close()
-        raise StoreError(f"no packets table with the columns {', '.join(COLUMNS)} (missing: {', '.join(missing)})")
+        raise _opening_error(exc, real) from None
+    connection.text_factory = bytes  # no decoding error can quote a column
+    store = Store(
+        connection,
+        path,
+        identity or Identity.of(info),
+        (info.st_size, info.st_mtime_ns) if immutable else None,
+        limits,
+    )
+
+    def progress() -> int:
+        if limits.stopping is not None and limits.stopping():
+            store.cut = "stop"
+        elif limits.passed():
+            store.cut = "deadline"
+        return 1 if store.cut else 0
+
+    connection.set_progress_handler(progress, PROGRESS_STEPS)
     try:
-        connection.execute("SELECT rowid FROM packets LIMIT 0")
-    except sqlite3.Error:
+        _check_schema(store)
+    except BaseException:
         connection.close()
+        raise
+    return store
+
+
+def _check_schema(store: Store) -> None:
+    """StoreError unless ``packets`` is a table of stored columns with a rowid, in a UTF-8 database."""
+    try:
+        for pragma in ("PRAGMA trusted_schema=OFF", "PRAGMA query_only=ON"):
+            store.connection.execute(pragma)
+        encoding = store.connection.execute("PRAGMA encoding").fetchone()[0]
+        kinds = store.connection.execute(
+            "SELECT type, sql FROM sqlite_master WHERE name = 'packets' COLLATE NOCASE AND type IN ('table', 'view')"
+        ).fetchall()
+        columns = store.connection.execute("PRAGMA table_xinfo(packets)").fetchall()
+    except sqlite3.Error as exc:
+        raise store.error(exc, opening=True) from None
+    if encoding != b"UTF-8":
+        shown = encoding.decode("ascii", "replace") if isinstance(encoding, bytes) else str(encoding)
+        raise StoreError(f"its text encoding is {shown}, and the server's stores are UTF-8")
+    if kinds:
+        kind, sql = kinds[0]
+        if kind == b"view":
+            raise StoreError(
+                "packets is a view, not a table: the audit reads only a table (a view runs a query of the "
+                "store's choosing, which may never end)"
+            )
+        if isinstance(sql, bytes) and sql.lstrip()[:20].upper().startswith(b"CREATE VIRTUAL"):
+            raise StoreError(
+                "packets is a virtual table, not a table: the audit reads only a table (a virtual table runs "
+                "a module's code)"
+            )
+    hidden = {_column_name(row[1]): row[6] for row in columns}
+    missing = [name for name in COLUMNS if name not in hidden]
+    if missing:
+        raise StoreError(f"no packets table with the columns {', '.join(COLUMNS)} (missing: {', '.join(missing)})")
+    computed = [name for name in COLUMNS if hidden[name] == 2]  # GENERATED ALWAYS AS (...) VIRTUAL
+    if computed:
+        raise StoreError(
+            f"the packets column {computed[0]} is computed when read (a virtual generated column), not stored: "
+            "the audit reads only stored columns"
+        )
+    try:
+        store.connection.execute("SELECT rowid FROM packets LIMIT 0")
+    except sqlite3.Error:
         raise StoreError(
             "the packets table has no rowid (it is WITHOUT ROWID), and the audit reads rows in rowid order"
         ) from None
-    return connection
+    store.verify()
+
+
+def _column_name(name: object) -> str:
+    """A column's name as SQLite compares it: ASCII letters in any case."""
+    text = name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name)
+    return text.lower()
+
+
+def _bounded(column: str) -> str:
+    """A text column as SQL: at most READ_LIMIT of its bytes, whatever SQLite holds in it (a
+    number stays a number, NULL stays NULL)."""
+    return (
+        f"CASE WHEN typeof({column}) IN ('text', 'blob') THEN substr(CAST({column} AS BLOB), 1, {READ_LIMIT}) "
+        f"ELSE {column} END"
+    )
+
+
+# Of the body, its type and (for a BLOB: SQLite knows it without reading the value) its
+# length; its bytes only when they fit a packet. A TEXT body is measured and read through
+# SQLite's incremental blob reads, which read no more than asked for.
+_SELECT = (
+    f"SELECT rowid, {_bounded('id')}, {_bounded('created_at')}, {_bounded('goal')}, typeof(body), "
+    "CASE WHEN typeof(body) = 'blob' THEN length(body) END, "
+    f"CASE WHEN typeof(body) = 'blob' AND length(body) <= {MAX_PACKET_BYTES} THEN body END, "
+    f"deleted_at IS NOT NULL, {_bounded('owner_id')}, {_bounded('team_id')} FROM packets"
+)
 
 
 def rows(
-    store: str | sqlite3.Connection,
+    store: str | Store,
     first: int | None = None,
     last: int | None = None,
     *,
     include_deleted: bool = False,
-) -> Iterator[tuple[int, Row]]:
+    limits: Limits = Limits(),
+) -> Generator[tuple[int, Row], None, None]:
     """The rows whose rowid is in ``[first, last]`` (None: no bound), one at a time in
     rowid order, each with its rowid; deleted ones only with ``include_deleted``.
 
-    A path is opened (:func:`open_store`) when the first row is asked for and closed
-    when the rows end; a connection given stays open.
+    A path is opened (:func:`open_store`, with ``limits``) when the first row is asked
+    for and closed when the rows end; a store given stays open. A SQLite error is a
+    StoreError (:meth:`Store.error`); past the deadline, :class:`StoreDeadline`.
     """
     bounds, values = [], []
     if not include_deleted:
@@ -111,29 +482,94 @@ def rows(
         bounds.append("rowid <= ?")
         values.append(last)
     where = f" WHERE {' AND '.join(bounds)}" if bounds else ""
-    query = f"SELECT rowid, {', '.join(COLUMNS)} FROM packets{where} ORDER BY rowid"
-    connection = open_store(store) if isinstance(store, str) else store
+    opened = open_store(store, limits=limits) if isinstance(store, str) else store
     try:
-        for rowid, ident, created_at, goal, body, deleted_at, owner_id, team_id in connection.execute(query, values):
-            data = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body
-            owner, team = (None if v is None else _text(v) for v in (owner_id, team_id))
-            kind = "bytes" if isinstance(data, bytes) else _KINDS.get(type(data), type(data).__name__)
-            yield (
-                rowid,
-                Row(
-                    _text(ident),
-                    _text(created_at),
-                    _text(goal),
-                    data if isinstance(data, bytes) else None,
-                    deleted_at is not None,
-                    owner,
-                    team,
-                    kind,
-                ),
-            )
+        for rowid, *columns in opened.query(f"{_SELECT}{where} ORDER BY rowid", values):
+            if limits.passed():
+                raise StoreDeadline("the deadline passed")
+            yield rowid, _row(opened, rowid, *columns)
     finally:
-        if connection is not store:
-            connection.close()
+        if opened is not store:
+            opened.close()
+
+
+def _row(
+    store: Store,
+    rowid: int,
+    ident: Any,  # each text column: bytes, or what else SQLite holds in it (a number, NULL)
+    created_at: Any,
+    goal: Any,
+    kind: bytes,
+    size: int | None,
+    body: bytes | None,
+    deleted: int,
+    owner_id: Any,
+    team_id: Any,
+) -> Row:
+    """A row of :data:`_SELECT` as a Row (a TEXT body read here)."""
+    if kind == b"blob" and body is not None:
+        try:  # the server's rows: every text column UTF-8, the body a BLOB that fits
+            return Row(
+                ident.decode(),
+                created_at.decode(),
+                goal.decode(),
+                body,
+                bool(deleted),
+                None if owner_id is None else owner_id.decode(),
+                None if team_id is None else team_id.decode(),
+            )
+        except (AttributeError, UnicodeDecodeError):
+            pass  # a number, a NULL, bytes that are not UTF-8 or cut inside a character: the long way
+    if kind == b"text":
+        size, body = _text_body(store, rowid)
+    names = ("id", "created_at", "goal", "owner_id", "team_id")
+    read = [_text(value) for value in (ident, created_at, goal, owner_id, team_id)]
+    bytes_kind = kind in (b"blob", b"text")
+    return Row(
+        read[0][0],
+        read[1][0],
+        read[2][0],
+        body,
+        bool(deleted),
+        None if owner_id is None else read[3][0],
+        None if team_id is None else read[4][0],
+        "bytes" if bytes_kind else _KINDS.get(kind.decode("ascii", "replace"), "?"),
+        size if bytes_kind and body is None else None,
+        tuple(name for name, (_, utf8) in zip(names, read, strict=True) if not utf8),
+    )
+
+
+def _text_body(store: Store, rowid: int) -> tuple[int | None, bytes | None]:
+    """A TEXT body's size in bytes (None: only known to be too large), and its bytes when they fit a packet.
+
+    Read incrementally where Python has SQLite's blob reads (3.11), which read no more
+    than asked for; before, SQLite reads the value whole and hands over READ_LIMIT bytes.
+    """
+    try:
+        opener = getattr(store.connection, "blobopen", None)
+        if opener is not None:
+            with opener("packets", "body", rowid, readonly=True) as blob:
+                size = len(blob)
+                return size, blob.read() if size <= MAX_PACKET_BYTES else None
+        found = store.one(f"SELECT substr(CAST(body AS BLOB), 1, {READ_LIMIT}) FROM packets WHERE rowid = ?", (rowid,))
+    except sqlite3.Error as exc:
+        raise store.error(exc) from None
+    data = found[0] if found is not None and isinstance(found[0], bytes) else b""
+    return (len(data), data) if len(data) <= MAX_PACKET_BYTES else (None, None)
+
+
+def _text(value: object) -> tuple[str, bool]:
+    """A column as text, and whether its bytes were UTF-8 (a TEXT column may hold a BLOB or a
+    number; bytes that are not UTF-8 are shown escaped). A value cut at READ_LIMIT may end
+    inside a character: that is no fault of its bytes."""
+    if not isinstance(value, bytes):
+        return ("" if value is None else str(value)), True
+    try:
+        return value.decode("utf-8"), True
+    except UnicodeDecodeError as exc:
+        if len(value) == READ_LIMIT and exc.reason == "unexpected end of data":
+            return _text(value[: exc.start])
+        return value.decode("utf-8", "backslashreplace"), False
 
 
 def audit_finding(keyword: str, path: str, message: str) -> Finding:
@@ -142,18 +578,21 @@ def audit_finding(keyword: str, path: str, message: str) -> Finding:
 
 
 def row_findings(row: Row, report: Report) -> list[Finding]:
-    """What the row and the bytes the server wrote disagree on (for a body that conforms)."""
+    """What is wrong with the row's columns, and what the row and a body that conforms disagree on.
+
+    A column that is not UTF-8 is named (never quoted) and not compared with the body.
+    """
+    found = [audit_finding("row-text", "$", f"the row's {name} is not UTF-8 text") for name in row.not_text]
     packet = report.packet
     if packet is None:
-        return []
-    found = []
+        return found
     if dumps(packet) != row.body:
         found.append(audit_finding("not-canonical", "$", "the body is not the packet's canonical bytes"))
-    if row.id != packet.id:
+    if "id" not in row.not_text and row.id != packet.id:
         found.append(audit_finding("row-id", "$.id", f"the row's id is {quote(row.id)}, the body's {quote(packet.id)}"))
-    if row.goal != packet.goal:
+    if "goal" not in row.not_text and row.goal != packet.goal:
         found.append(audit_finding("row-goal", "$.goal", "the row's goal is not the body's"))
-    if instant(row.created_at) != instant(packet.created_at):
+    if "created_at" not in row.not_text and instant(row.created_at) != instant(packet.created_at):
         message = f"the row's created_at {quote(row.created_at)} is not the body's {quote(packet.created_at)}"
         found.append(audit_finding("row-created_at", "$.created_at", message))
     return found

@@ -439,6 +439,13 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         default="text",
         help='text lines, one document {"results": [...]}, or a SARIF 2.1.0 log',
     )
+    audit_cmd.add_argument(
+        "--deadline",
+        type=float,
+        metavar="SECONDS",
+        help="stop after this many seconds, with one line and exit 2 (default: no deadline; a malformed "
+        "store can make SQLite read for ever, so an unattended audit should set one)",
+    )
     _add_jobs(audit_cmd)
     _show_found(audit_cmd)
     _add_rules(audit_cmd)

@@ -2,9 +2,9 @@
 
 The format lets a deployment scan again what it stores, for defence in depth; packets
 pushed with the override, or by writers that skip the pre-flight, sit in a store
-unchecked. The audit reads the store and never writes it: the database is opened
-read-only (SQLite's ``mode=ro``), so it can run while the server writes (WAL mode), and
-the file's bytes are left as they were.
+unchecked. The audit reads the store and never writes it, nor anything beside it
+(cmp._store says how, and how much of a row it reads), so it can run while the server
+writes (WAL mode), and the file's bytes are left as they were.
 
 The store's table is ``packets(id TEXT PRIMARY KEY, created_at TEXT NOT NULL, goal TEXT
 NOT NULL, body BLOB NOT NULL, deleted_at TEXT, owner_id TEXT, team_id TEXT)``; ``body``
@@ -16,6 +16,8 @@ disagrees with its body. Rows are read in rowid order (the order the server stor
 them in), a share of rows at a time: memory stays flat however large the store. With
 --jobs, each worker opens the store itself and reads its own shares of rows; the parent
 only steps through the rowids to cut the shares, and writes their results in order.
+Every reader checks that the store's path still names the file the shares were cut
+from. A stop signal or --deadline cuts SQLite short mid-statement (its progress handler).
 
 A folder is audited as an export: every ``*.json`` below it (a packet file, canonical
 bytes and a final newline as fmt writes it) and every ``*.jsonl`` (a packet per line,
@@ -26,20 +28,36 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import os
-import sqlite3
+import signal
+import time
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import closing, nullcontext
+from contextlib import closing
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 from cmp import Report, dumps
 from cmp._canonical import file_bytes
-from cmp._display import describe, display_name
+from cmp._display import display_name
+from cmp._intake import size_finding
 from cmp._messages import unquoted
 from cmp._pipeline import DEFAULT_POLICY, Policy, judge, policy_of
-from cmp._store import StoreError, audit_finding, open_store, row_findings, rows
+from cmp._store import (
+    Identity,
+    Limits,
+    Row,
+    Store,
+    StoreChanged,
+    StoreDeadline,
+    StoreError,
+    StoreStopped,
+    audit_finding,
+    open_store,
+    row_findings,
+    rows,
+)
 from cmp.cli._batch import Runner, Share, WorkersFailed, jsonl_file_shares, merged
 from cmp.cli._judge import ShareReading, Verdict, check_source, jsonl_sources, render_verdicts, verdict_size
 from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_line
@@ -47,7 +65,7 @@ from cmp.cli._progress import Progress
 from cmp.cli._render import Block, Line, json_entry, redaction_text
 from cmp.cli._results import Results
 from cmp.cli._runners import chosen_runner
-from cmp.cli._signals import StopSignals
+from cmp.cli._signals import Stopped, StopSignals, pending_stop
 from cmp.cli._sources import (
     SHARE_BYTES,
     SHARE_PACKETS,
@@ -66,6 +84,10 @@ SHARE_ROWS = 1000
 
 # How much of a row's id, owner or team a line shows (after the redaction screen).
 NAME_LIMIT = 128
+
+# How often a share read without locks is read again when a writer changed the file
+# under it (each time with locks, if the writer is still there: see cmp._store).
+READ_ATTEMPTS = 3
 
 
 def label(value: str | None) -> str | None:
@@ -87,6 +109,28 @@ class AuditOptions:
     show_found: bool = False
     by: Literal["owner", "team"] | None = None
     colour: bool = False
+    deadline: float | None = None  # --deadline as a time.time(): past it, reading stops
+    deadline_seconds: float | None = None  # --deadline as given, for the message
+
+    def limits(self) -> Limits:
+        """What cuts a statement short in the process reading the store: this one's stop signals
+        (none in a worker: the parent stops it), and the deadline."""
+        return Limits(self.deadline, _stop_pending)
+
+    def past_deadline(self) -> bool:
+        return self.deadline is not None and time.time() >= self.deadline
+
+    def deadline_message(self) -> str:
+        return f"stopped at the deadline: --deadline {self.deadline_seconds or 0:g} s passed"
+
+
+def _stop_pending() -> bool:
+    return pending_stop() is not None
+
+
+def _stop_now() -> NoReturn:
+    """The stop signal that cut SQLite short, raised where the code is (:class:`Stopped`)."""
+    raise Stopped(pending_stop() or signal.SIGINT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +144,7 @@ class StoreShare:
     last: int | None
     include_deleted: bool
     rows: int = SHARE_ROWS  # the most rows read before the rest is left for later
+    identity: Identity | None = None  # the store's file when the shares were cut; None: not checked
 
     def first_packet(self, resume: tuple[str, int | None] | None) -> tuple[str, int | None]:
         return self.name, None
@@ -118,7 +163,7 @@ class FilesShare:
 
 
 def store_shares(
-    connection: sqlite3.Connection, share: StoreShare, runner: Runner
+    store: Store, share: StoreShare, runner: Runner, options: AuditOptions
 ) -> Iterator[StoreShare | Unreadable]:
     """The store as shares of rows for workers, or one share that auditing cuts as it goes.
 
@@ -129,12 +174,25 @@ def store_shares(
     The audit ends at the last row stored when it starts: a writer faster than the audit
     would otherwise keep it going for ever. The bounds come from stepping through the
     rowids, which SQLite walks without reading a body into Python. If stepping fails (a
-    malformed page), the rest goes out as one share, whose reading then fails where one
-    process reading the store would: both audit the same rows.
+    malformed page), or the rowids it finds do not increase (a malformed b-tree), the
+    rest goes out as one share, whose reading then fails where one process reading the
+    store would: both audit the same rows. Past the deadline, the store's place says so.
     """
     try:
-        last = connection.execute("SELECT max(rowid) FROM packets").fetchone()[0]
-    except sqlite3.Error:
+        yield from _cut(store, share, runner)
+    except StoreStopped:
+        _stop_now()
+    except StoreDeadline:
+        yield Unreadable(share.name, options.deadline_message())
+
+
+def _cut(store: Store, share: StoreShare, runner: Runner) -> Iterator[StoreShare]:
+    try:
+        found = store.one("SELECT max(rowid) FROM packets")
+        last = None if found is None else found[0]
+    except (StoreStopped, StoreDeadline):
+        raise
+    except StoreError:
         last = None  # reading the rows will say what is wrong
     whole = dataclasses.replace(share, last=last)
     if not runner.parallel:
@@ -145,57 +203,95 @@ def store_shares(
     step = "SELECT rowid FROM packets WHERE rowid >= ? AND rowid <= ? ORDER BY rowid LIMIT 1 OFFSET ?"
     first = None
     try:
-        first = connection.execute("SELECT min(rowid) FROM packets").fetchone()[0]
+        found = store.one("SELECT min(rowid) FROM packets")
+        first = None if found is None else found[0]
         while first is not None:
-            found = connection.execute(step, (first, last, rows)).fetchone()
-            if found is None:
+            found = store.one(step, (first, last, rows))
+            if found is None or found[0] <= first:
                 break
             yield dataclasses.replace(whole, first=first, last=found[0] - 1)
             first = found[0]
-    except sqlite3.Error:
+    except (StoreStopped, StoreDeadline):
+        raise
+    except StoreError:
         pass
     yield dataclasses.replace(whole, first=first)
 
 
 def audit_share(share: StoreShare | FilesShare | JsonlShare, options: AuditOptions) -> Block:
-    """One share of a store or an export audited and rendered, with its tallies."""
-    reading = ShareReading()
-    kinds: Counter[str] = Counter()
-    groups: Counter[str | None] = Counter()
-    verdicts: list[Verdict] = []
-    packets = 0
-    problems: list[tuple[str, str]] = []
-    try:
-        for item in _audited(share, options, reading):
-            if isinstance(item, Unreadable):
-                problems.append((item.file, item.message))
+    """One share of a store or an export audited and rendered, with its tallies.
+
+    A share of a store read without locks that a writer changed meanwhile is read again
+    (READ_ATTEMPTS times in all); what was read of a store that changed under the share
+    is not reported, only that it changed.
+    """
+    attempts = READ_ATTEMPTS if isinstance(share, StoreShare) else 1
+    for attempt in range(1, attempts + 1):
+        tally = _Tally()
+        try:
+            tally.read(share, options)
+        except StoreChanged as exc:
+            if exc.retry and attempt < attempts:
                 continue
-            packets += 1
-            report, found = item.report, item.found
-            if report.ok and not found:
-                continue
-            kinds.update(f.keyword or f.code for f in (*report.errors, *found))
-            kinds.update(f"redaction {hit.category}" for hit in report.redactions)
-            if options.by:
-                groups[item.group[options.by]] += 1
-            verdicts.append(_verdict(item, options))
-            reading.rendered += verdict_size(verdicts[-1])
-    except sqlite3.Error as exc:
-        problems.append((share.name if isinstance(share, StoreShare) else "-", f"cannot read on ({describe(exc)})"))
-    except StoreError as exc:
-        problems.append((share.name if isinstance(share, StoreShare) else "-", str(exc)))
-    output, entries = render_verdicts(verdicts, options.format, colour=options.colour)
-    return Block(
-        output,
-        entries,
-        packets,
-        len(verdicts),
-        tally=tuple(kinds.items()),
-        groups=tuple(groups.items()),
-        problems=(*problems, *reading.problems),
-        rest=reading.rest,
-        resume=reading.resume,
-    )
+            tally = _Tally()
+            tally.problems.append((share.name if isinstance(share, StoreShare) else "-", str(exc)))
+        break
+    return tally.block(options)
+
+
+@dataclass(slots=True)
+class _Tally:
+    """What auditing a share found so far: its verdicts, counts and problems."""
+
+    reading: ShareReading = dataclasses.field(default_factory=ShareReading)
+    kinds: Counter[str] = dataclasses.field(default_factory=Counter)
+    groups: Counter[str | None] = dataclasses.field(default_factory=Counter)
+    verdicts: list[Verdict] = dataclasses.field(default_factory=list)
+    packets: int = 0
+    problems: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+
+    def read(self, share: StoreShare | FilesShare | JsonlShare, options: AuditOptions) -> None:
+        """Audit the share; StoreChanged when its store changed under it."""
+        name = share.name if isinstance(share, StoreShare) else "-"
+        try:
+            for item in _audited(share, options, self.reading):
+                if isinstance(item, Unreadable):
+                    self.problems.append((item.file, item.message))
+                    continue
+                self.packets += 1
+                report, found = item.report, item.found
+                if not report.ok or found:
+                    self.kinds.update(f.keyword or f.code for f in (*report.errors, *found))
+                    self.kinds.update(f"redaction {hit.category}" for hit in report.redactions)
+                    if options.by:
+                        self.groups[item.group[options.by]] += 1
+                    self.verdicts.append(_verdict(item, options))
+                    self.reading.rendered += verdict_size(self.verdicts[-1])
+                if not isinstance(share, StoreShare) and options.past_deadline():
+                    self.problems.append((item.file, options.deadline_message()))
+                    break
+        except StoreStopped:
+            _stop_now()
+        except StoreDeadline:
+            self.problems.append((name, options.deadline_message()))
+        except StoreChanged:
+            raise
+        except StoreError as exc:
+            self.problems.append((name, str(exc)))
+
+    def block(self, options: AuditOptions) -> Block:
+        output, entries = render_verdicts(self.verdicts, options.format, colour=options.colour)
+        return Block(
+            output,
+            entries,
+            self.packets,
+            len(self.verdicts),
+            tally=tuple(self.kinds.items()),
+            groups=tuple(self.groups.items()),
+            problems=(*self.problems, *self.reading.problems),
+            rest=self.reading.rest,
+            resume=self.reading.resume,
+        )
 
 
 def _audited(
@@ -210,27 +306,40 @@ def _audited(
 
 def _store_items(share: StoreShare, options: AuditOptions, reading: ShareReading) -> Iterator[Audited]:
     """The share's rows audited; past ``share.rows`` rows or SHARE_BYTES of output, the rest
-    (from the next row there is: no rowid arithmetic, no empty share) is left for later."""
-    read = rows(share.path, share.first, share.last, include_deleted=share.include_deleted)
-    for count, (rowid, row) in enumerate(read):
-        if count >= share.rows or reading.rendered >= SHARE_BYTES:
-            reading.rest = dataclasses.replace(share, first=rowid)
-            return
-        ident, owner, team = label(row.id), label(row.owner_id), label(row.team_id)
-        about = {"id": ident, "owner_id": owner, "team_id": team, "deleted": row.deleted}
-        group = {"owner": owner, "team": team}
-        if row.body is None:
-            message = f"the body is {row.body_kind}, not the packet's bytes"
-            found = [audit_finding("row-body", "$", message)]
-            yield Audited(f"{share.name}[{ident}]", share.name, None, _no_report(options), found, about, group)
-            continue
-        report = judge(row.body, options.policy).located()
-        yield Audited(f"{share.name}[{ident}]", share.name, None, report, row_findings(row, report), about, group)
+    (from the next row there is: no rowid arithmetic, no empty share) is left for later.
+
+    The store must still be the file the shares were cut from, before and after the rows
+    are read (StoreChanged otherwise)."""
+    store = open_store(share.path, limits=options.limits(), identity=share.identity)
+    try:
+        read = rows(store, share.first, share.last, include_deleted=share.include_deleted, limits=options.limits())
+        with closing(read):
+            for count, (rowid, row) in enumerate(read):
+                if count >= share.rows or reading.rendered >= SHARE_BYTES:
+                    reading.rest = dataclasses.replace(share, first=rowid)
+                    break
+                yield _audited_row(share, row, options)
+        store.verify()
+    finally:
+        store.close()
 
 
-def _no_report(options: AuditOptions) -> Report:
-    """The report of a body that holds no bytes to check: nothing found, nothing conforming."""
-    return Report.refused(options.policy, b"", ())
+def _audited_row(share: StoreShare, row: Row, options: AuditOptions) -> Audited:
+    """A row judged: its body's report (a body that holds no packet's bytes, or too many of
+    them, is refused for it), and what its columns are wrong about."""
+    ident, owner, team = label(row.id), label(row.owner_id), label(row.team_id)
+    about = {"id": ident, "owner_id": owner, "team_id": team, "deleted": row.deleted}
+    group = {"owner": owner, "team": team}
+    where = f"{share.name}[{ident}]"
+    if row.body is None:
+        if row.body_kind == "bytes":  # more than a packet holds: its length is known, its bytes were not read
+            why = size_finding(row.body_size)
+        else:
+            why = audit_finding("row-body", "$", f"the body is {row.body_kind}, not the packet's bytes")
+        report = Report.refused(options.policy, None, [why])
+        return Audited(where, share.name, None, report, row_findings(row, report), about, group)
+    report = judge(row.body, options.policy).located()
+    return Audited(where, share.name, None, report, row_findings(row, report), about, group)
 
 
 def _jsonl_items(share: JsonlShare, options: AuditOptions, reading: ShareReading) -> Iterator[Audited]:
@@ -271,7 +380,11 @@ def _verdict(item: Audited, options: AuditOptions) -> Verdict:
         logical = None if item.file_line is not None or "id" not in item.about else item.about["id"]
         results = audit_results(item.file, item.file_line, report, found, logical, show_found=options.show_found)
         return Verdict(item.where, False, entries=tuple(results))
-    lines: list[Line] = [("fail", f"{item.where}: {finding}") for finding in report.errors]
+    # A row's own error (its body holds no packet: row-body) is named by its keyword, as the audit's findings are.
+    lines: list[Line] = [
+        ("fail", f"{item.where}: {finding}" + (f" [{finding.keyword}]" if finding.code == "audit" else ""))
+        for finding in report.errors
+    ]
     lines += [
         ("fail", f"{item.where}: redaction {redaction_text(hit, show_found=options.show_found)}")
         for hit in report.redactions
@@ -318,24 +431,54 @@ def _export_shares(folder: str, runner: Runner) -> Iterator[Share | Unreadable]:
     yield from problems
 
 
+def _deadline(seconds: float | None) -> tuple[float | None, str | None]:
+    """--deadline as a time.time() from now, or why it cannot be one (a usage error)."""
+    if seconds is None:
+        return None, None
+    if not math.isfinite(seconds) or seconds <= 0:
+        return None, "--deadline must be a number of seconds above 0"
+    return time.time() + seconds, None
+
+
 def run_audit(args: argparse.Namespace, out: Output) -> int:
-    name = display_name(args.store)
+    deadline, wrong = _deadline(args.deadline)
+    if wrong is not None:
+        error_line(wrong)
+        return EXIT_USAGE
     runner = chosen_runner(args.jobs, args.dask)
     if isinstance(runner, str):
         error_line(runner)
         return EXIT_USAGE
-    connection = None
+    options = AuditOptions(
+        policy_of(rules=args.rules), args.format, args.show_found, args.by, out.colour, deadline, args.deadline
+    )
+    # A stop signal raises Stopped where the code is; while SQLite works, its progress
+    # handler sees the signal and cuts the statement short. Either way the workers are
+    # stopped on the way out, and cmp.cli.main says so in one line.
+    with StopSignals():
+        return _run(args, out, runner, options)
+
+
+def _run(args: argparse.Namespace, out: Output, runner: Runner, options: AuditOptions) -> int:
+    name = display_name(args.store)
+    store = None
     if os.path.isdir(args.store):
         shares: Iterator[Share | Unreadable] = _export_shares(args.store, runner)
     else:
         try:
-            connection = open_store(args.store)
+            store = open_store(args.store, limits=options.limits())
+        except StoreStopped:
+            runner.close(completed=False)
+            _stop_now()
         except StoreError as exc:
-            error_line(f"{name}: {exc}")
+            runner.close(completed=False)
+            error_line(f"{name}: {options.deadline_message() if isinstance(exc, StoreDeadline) else exc}")
             return EXIT_USAGE
-        whole = StoreShare(os.path.abspath(args.store), name, None, None, args.include_deleted)
-        shares = store_shares(connection, whole, runner)
-    options = AuditOptions(policy_of(rules=args.rules), args.format, args.show_found, args.by, out.colour)
+        # Each reader checks that the path still names this file; a cluster's machines number
+        # their devices each their own way, so there only the inode is compared.
+        identity = store.identity if args.dask is None else dataclasses.replace(store.identity, device=None)
+        whole = StoreShare(os.path.abspath(args.store), name, None, None, args.include_deleted, identity=identity)
+        shares = store_shares(store, whole, runner, options)
     run = ExitStatus()
     kinds: Counter[str] = Counter()
     groups: Counter[str | None] = Counter()
@@ -345,17 +488,17 @@ def run_audit(args: argparse.Namespace, out: Output) -> int:
     blocks = merged(shares, audit_share, options, runner)
 
     def problem(file: str, message: str) -> bool:
-        """Report what could not be read; True when it is the store itself, of which nothing more can be read."""
-        store_lost = connection is not None
-        if store_lost:
+        """Report what could not be read; True when nothing more can be read: the store itself
+        failed, or the deadline passed."""
+        last = store is not None or (options.deadline is not None and message == options.deadline_message())
+        if store is not None:
             message = f"{message}; {audited} packets were audited"
         run.fail(EXIT_USAGE)
         results.error(file, None, message)
-        return store_lost
+        return last
 
-    stop = StopSignals() if runner.parallel else nullcontext()
     try:
-        with stop, closing(blocks):
+        with closing(blocks):
             for block in blocks:
                 if out.lost:
                     break
@@ -379,8 +522,8 @@ def run_audit(args: argparse.Namespace, out: Output) -> int:
         results.error(where, None, f"not audited: {exc}; nothing after it was audited either")
     finally:
         progress.close()
-        if connection is not None:
-            connection.close()
+        if store is not None:
+            store.close()
     results.close()
     if args.format != "text":
         return run.status

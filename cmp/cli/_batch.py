@@ -14,6 +14,7 @@ blocks are in memory.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
@@ -233,7 +234,9 @@ def merged(
     runner: Runner,
 ) -> Generator[Block | Unreadable, None, None]:
     """Each share's Block (and each Unreadable) in input order; a block's ``rest`` is judged
-    before any later share.
+    before any later share. A problem a block shares with one before it (the same file,
+    the same words: a file that changed under the run fails every share of it left) is
+    said once: left out of the later blocks.
 
     Raises :class:`WorkersFailed`, naming the first packet left unjudged, after yielding
     every block before it, when the workers cannot start or one dies. The runner is
@@ -242,6 +245,7 @@ def merged(
     window: deque[_Out] = deque()
     resume: tuple[str, int | None] | None = None
     completed = False
+    said: set[tuple[str, str]] = set()
 
     def hand_out(share: Share) -> _Out:
         try:
@@ -266,6 +270,11 @@ def merged(
             exc.file, exc.line = lost.first_packet(resume)
             raise
         resume = block.resume or resume
+        if block.problems:
+            new = tuple(problem for problem in block.problems if problem not in said)
+            said.update(new)
+            if new != block.problems:
+                block = dataclasses.replace(block, problems=new)
         yield block
         if block.rest is not None and not out.rest_out:
             window.appendleft(hand_out(cast(Share, block.rest)))

@@ -143,7 +143,7 @@ def jsonl_sources(share: JsonlShare, reading: ShareReading) -> Iterator[Source]:
             if reader.more() and (read_enough or reading.rendered >= SHARE_BYTES):
                 reading.rest = share.rest(reader)
                 break
-    except OSError as exc:
+    except (OSError, SourceError) as exc:  # SourceError: the file was cut short under the share
         lost = unreadable(share.file, exc)
         reading.problems = ((lost.file, lost.message),)
     finally:

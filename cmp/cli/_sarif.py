@@ -78,8 +78,8 @@ def rules() -> tuple[dict[str, Any], ...]:
             "shortDescription": {"text": ADVICE_CODES["audit"]},
             "help": {
                 "text": "A stored packet's row or body is not what the store should hold (the keyword says what "
-                "disagrees: not-canonical, row-id, row-goal, row-created_at, row-body). Rewrite the body with "
-                "its canonical bytes, or fix the row."
+                "disagrees: not-canonical, row-id, row-goal, row-created_at, row-body, row-text). Rewrite the body "
+                "with its canonical bytes, or fix the row."
             },
             "defaultConfiguration": {"level": "error"},
         }

@@ -28,6 +28,23 @@ class Stopped(BaseException):
 
 _STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
+# The StopSignals entered in this process, innermost last (a forked worker inherits the
+# parent's, which are not its own: their ``owner`` says so).
+_ENTERED: list[StopSignals] = []
+
+
+def pending_stop() -> int | None:
+    """The stop signal that arrived while a StopSignals of this process was entered, or None.
+
+    For code where :class:`Stopped` cannot be raised: SQLite swallows what its progress
+    handler raises, so the handler asks this instead, and the code around the statement
+    it cut short raises Stopped.
+    """
+    for entered in reversed(_ENTERED):
+        if entered.owner == os.getpid() and entered.received is not None:
+            return entered.received
+    return None
+
 
 class StopSignals:
     """While entered, the first stop signal raises :class:`Stopped` where the code is.
@@ -61,6 +78,7 @@ class StopSignals:
 
     def __enter__(self) -> StopSignals:
         self.owner = os.getpid()
+        _ENTERED.append(self)
         for number in _STOP_SIGNALS:
             handler = signal.getsignal(number)
             if handler is signal.SIG_IGN or handler is None:
@@ -74,6 +92,8 @@ class StopSignals:
     def __exit__(self, kind: object, error: BaseException | None, trace: object) -> None:
         for number, handler in self.previous.items():
             signal.signal(number, handler)
+        if self in _ENTERED:
+            _ENTERED.remove(self)
         if self.received is not None and not isinstance(error, Stopped):
             # Deferred, then overtaken by another error: the stop still wins, after the cleanup.
             raise Stopped(self.received)

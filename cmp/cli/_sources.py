@@ -21,6 +21,10 @@ from cmp._display import describe, display_name
 # One byte past the limit is enough to know a packet is too large.
 READ_LIMIT = MAX_PACKET_BYTES + 1
 
+# What a share of a JSON Lines file says of a file that changed under the run.
+ANOTHER_FILE = "changed while it was read: another file took its name"
+CUT_SHORT = "changed while it was read: it was cut short"
+
 
 @dataclass(frozen=True, slots=True)
 class Stamp:
@@ -236,6 +240,7 @@ class JsonlReader:
         while self.more():
             line = stream.readline(MAX_PACKET_BYTES + 2)
             if not line:
+                self._ended()
                 return
             self.line += 1
             self.position += len(line)
@@ -255,8 +260,16 @@ class JsonlReader:
                     before = more[-1:]
             else:
                 body, size = line, len(line)
+                self._ended()  # a line with no line end: the file ends here
             if size > MAX_PACKET_BYTES or body.strip(b" \t\r\n"):
                 yield Source(self.file, self.line, body, size)
+
+    def _ended(self) -> None:
+        """SourceError when the file ends before ``stop``: a share with an end lies inside the
+        file as the shares were cut, so the file was cut short while it was read (the line
+        it ends in is a part of one, not a packet to judge)."""
+        if self.stop is not None and self.position < self.stop:
+            raise SourceError(CUT_SHORT)
 
 
 def read_jsonl(stream: BinaryIO, file: str) -> Iterator[Source]:
@@ -368,9 +381,9 @@ def _still_the_file(stream: BinaryIO, inode: int | None, start: int) -> None:
     would mix two files' lines, or end early, with nothing said."""
     info = os.fstat(stream.fileno())
     if inode is not None and info.st_ino != inode:
-        raise SourceError("changed while it was read: another file took its name")
+        raise SourceError(ANOTHER_FILE)
     if info.st_size < start:
-        raise SourceError("changed while it was read: it was cut short")
+        raise SourceError(CUT_SHORT)
 
 
 def count_newlines(path: str, start: int, end: int, inode: int | None = None) -> int:

@@ -397,7 +397,7 @@ def test_the_store_gives_the_rows_within_the_bounds_in_rowid_order(tmp_path: Pat
     store = open_store(str(path))
     try:
         assert ids(store, 40) == every[3:] and ids(store, last=10) == every[:1]
-        assert store.execute("SELECT count(*) FROM packets").fetchone() == (6,)  # still open
+        assert store.one("SELECT count(*) FROM packets") == (6,)  # still open
     finally:
         store.close()
     first = _packet(1)
