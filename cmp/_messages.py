@@ -110,9 +110,14 @@ def _escape_in_name(match: re.Match[str]) -> str:
     return "\\" + char if char in "\\'" else f"\\u{ord(char):04x}"
 
 
+@remembered
 def member_step(name: str) -> str:
     """One member's step in a path: ``.goal``, ``['odd key']``, ``['it\\'s']``, ``['aaaa…']``,
-    ``[<not shown: 20 characters matching aws-key>]``."""
+    ``[<not shown: 20 characters matching aws-key>]``.
+
+    Every path of every finding takes a step per member (names are short and repeat,
+    and a hostile packet repeats them thousands of times), hence the memo.
+    """
     hidden = withheld(name)
     if hidden is not None:
         return f"[<{hidden}>]"
@@ -174,6 +179,37 @@ class BoundedPath:
             child._head, child._tail = whole[:_HALF], whole[-_HALF:]
         else:
             child._head, child._tail = self._head, (self._tail + step)[-_HALF:]
+        child._whole = None
+        return child
+
+    def child_text(self, key: str | int) -> str:
+        """``child(key).text``, without the child (for a path no finding grows further)."""
+        step = f"[{key}]" if isinstance(key, int) else member_step(key)
+        if self._whole is not None:
+            whole = self._whole + step
+            if len(whole) <= PATH_LIMIT:
+                return whole
+            return whole[:_HALF] + "…" + whole[-_HALF:]
+        return self._head + "…" + (self._tail + step)[-_HALF:]
+
+    def repeated(self, index: int, times: int) -> BoundedPath:
+        """``child(index)`` taken ``times`` times, in one step: the same path (a property
+        test holds it to that), for a chain of one-item arrays however long."""
+        if times <= 0:
+            return self
+        step = f"[{index}]"
+        # A step is three characters at least: _HALF of them fill either half.
+        steps = step * min(times, _HALF)
+        child = BoundedPath.__new__(BoundedPath)
+        child.length = self.length + len(step) * times
+        if self._whole is not None:
+            if child.length <= PATH_LIMIT:
+                child._whole = self._whole + step * times
+                child._head = child._tail = ""
+                return child
+            child._head, child._tail = (self._whole + steps)[:_HALF], (self._whole + steps)[-_HALF:]
+        else:
+            child._head, child._tail = self._head, (self._tail + steps)[-_HALF:]
         child._whole = None
         return child
 

@@ -74,8 +74,10 @@ def parse_counted(raw: bytes) -> tuple[dict[str, object], int] | None:
     """(object, strings) for JSON text without ``\\u`` whose top level is an object, else None.
 
     ``strings`` is half the quotes left when the escapes are taken out (fact 1). None
-    also for anything the C decoder with the intake's number and constant refusals will
-    not take; the long way says why.
+    also for anything the C decoder will not take; the long way says why. Numbers,
+    ``NaN`` and ``Infinity`` are read as :func:`json.loads` reads them, refused by no
+    hook: no schema admits a number, so the builder refuses every packet holding one
+    and the long way refuses what it must (:func:`cmp._intake.decode_plain`).
     """
     read = _read(raw)
     return None if read is None else (read[0], read[1])

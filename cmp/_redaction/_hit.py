@@ -134,5 +134,3 @@ def make_redaction(field: str, category: str, found: str, at: int, length: int) 
     made.__class__ = Redaction
     redaction: Redaction = made
     return redaction
-
-
