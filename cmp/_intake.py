@@ -19,7 +19,7 @@ from typing import Any
 
 from cmp import _deepjson
 from cmp._matcher import compile_set
-from cmp._messages import BoundedPath, quote, truncated
+from cmp._messages import BoundedPath, member_step, member_steps, quote, truncated
 from cmp.findings import MAX_FINDINGS, Finding
 
 MAX_PACKET_BYTES = 32_768
@@ -60,7 +60,7 @@ class _ParseState(threading.local):
     """Per-thread notes of the parse in progress, so one decoder serves every call."""
 
     def __init__(self) -> None:
-        self.duplicates: list[tuple[dict[str, Any], str]] = []
+        self.duplicates: list[tuple[dict[str, Any], set[str]]] = []
 
 
 _state = _ParseState()
@@ -69,15 +69,15 @@ _state = _ParseState()
 def _record_duplicates(
     pairs: list[tuple[str, Any]], dict: type[dict[str, Any]] = dict, len: Any = len
 ) -> dict[str, Any]:
-    """object_pairs_hook: build the dict and note a member name it lost to a duplicate.
+    """object_pairs_hook: build the dict and note the member names it lost to a duplicate.
 
     Called once per JSON object, so builtins are bound as locals.
     """
     obj = dict(pairs)
     if len(obj) != len(pairs):
-        # Each name once (the findings name each lost name once): counted in C.
+        # Each name once (a finding names each lost name once), counted in C.
         seen = Counter(map(itemgetter(0), pairs))
-        _state.duplicates.extend((obj, name) for name, times in seen.items() if times > 1)
+        _state.duplicates.append((obj, {name for name, times in seen.items() if times > 1}))
     return obj
 
 
@@ -368,14 +368,14 @@ def decode_text(raw: bytes) -> str | Finding:
 
 
 def _decode_deep(
-    text: str, decoder: json.JSONDecoder, duplicates: list[tuple[dict[str, Any], str]], nesting: int
+    text: str, decoder: json.JSONDecoder, duplicates: list[tuple[dict[str, Any], set[str]]], nesting: int
 ) -> Any:
     duplicates.clear()
     return _deepjson.loads(text, decoder, MAX_DEPTH, nesting)
 
 
 def _decode(
-    text: str, raw: bytes, decoder: json.JSONDecoder, duplicates: list[tuple[dict[str, Any], str]], nesting: int
+    text: str, raw: bytes, decoder: json.JSONDecoder, duplicates: list[tuple[dict[str, Any], set[str]]], nesting: int
 ) -> Any:
     if raw.count(b"{") > _MANY_OBJECTS:
         value = _decode_uncounted(text, raw, decoder)
@@ -439,7 +439,7 @@ def parse_json(text: str, raw: bytes) -> tuple[Any, list[Finding]]:
 
     ``raw`` is ``text`` as UTF-8: the byte searches below are cheaper on it.
     """
-    duplicates: list[tuple[dict[str, Any], str]] = []
+    duplicates: list[tuple[dict[str, Any], set[str]]] = []
     _state.duplicates = duplicates
     # Only a text nesting deeper than MAX_DEPTH goes straight to the iterative parser,
     # which counts levels (the C decoder's own limit differs between Python versions and
@@ -462,7 +462,10 @@ def parse_json(text: str, raw: bytes) -> tuple[Any, list[Finding]]:
     # One regex pass: on text thick with backslashes a substring test first is slower.
     surrogates = _SURROGATE_ESCAPE.search(raw) is not None
     if duplicates or surrogates:
-        findings = _decoded_findings(value, duplicates, surrogates)
+        # Each duplicated name's path is written (to sort them): thousands, in a hostile packet.
+        many = sum(len(names) for _, names in duplicates) > _MANY_NAMES
+        steps = member_steps(raw) if many else member_step
+        findings = _decoded_findings(value, duplicates, surrogates, steps)
         if findings:
             return None, findings
     return value, []
@@ -512,7 +515,9 @@ def _first_refused_value(text: str) -> int | None:
     return None
 
 
-def _decoded_findings(value: Any, duplicates: list[tuple[dict[str, Any], str]], surrogates: bool) -> list[Finding]:
+def _decoded_findings(
+    value: Any, duplicates: list[tuple[dict[str, Any], set[str]]], surrogates: bool, steps: Callable[[str], str]
+) -> list[Finding]:
     """Duplicate members and (with ``surrogates``) lone surrogates of a decoded document:
     sorted by code, then path (then the order a walk from the root meets them), capped.
 
@@ -520,11 +525,9 @@ def _decoded_findings(value: Any, duplicates: list[tuple[dict[str, Any], str]], 
     order the findings are listed in when code and path tie). Each container's path grows
     from its parent's, once; a chain of one-item arrays takes one step, however long (its
     arrays hold no finding of their own). Messages are made only for the findings listed:
-    the rest are counted.
+    the rest are counted. ``steps`` writes a duplicated name's step (:func:`member_steps`).
     """
-    lost: dict[int, set[str]] = {}
-    for obj, name in duplicates:
-        lost.setdefault(id(obj), set()).add(name)
+    lost = {id(obj): names for obj, names in duplicates}
     visited = (list, dict, str) if surrogates else (list, dict)
     search = SURROGATE.search
     doubled: list[tuple[str, int, str]] = []  # (path, order, name)
@@ -555,9 +558,9 @@ def _decoded_findings(value: Any, duplicates: list[tuple[dict[str, Any], str]], 
             continue
         names = lost.get(id(item))
         if names is not None:
-            for name in item:
-                if name in names:
-                    doubled.append((path.child_text(name), len(doubled), name))
+            twice = list(filter(names.__contains__, item))  # in the order they are written
+            texts = path.then_texts(map(steps, twice))
+            doubled.extend(zip(texts, range(len(doubled), len(doubled) + len(twice)), twice, strict=True))
         if surrogates:
             for name in item:
                 if search(name):
@@ -578,6 +581,7 @@ def _decoded_findings(value: Any, duplicates: list[tuple[dict[str, Any], str]], 
 
 
 _ROOT = BoundedPath()
+_MANY_NAMES = 64
 _COUNTING = range(MAX_PACKET_BYTES)  # more links than any chain has
 
 

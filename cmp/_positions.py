@@ -30,10 +30,10 @@ import json
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from cmp import _intake
-from cmp._messages import BoundedPath
+from cmp._messages import BoundedPath, member_step, member_steps
 from cmp._redaction._hit import Redaction
 from cmp._redaction._rules import rule_set
 from cmp.findings import Finding, Position
@@ -46,8 +46,7 @@ _ABOUT_THE_NAME = frozenset({"additionalProperties"})
 _HitKey = tuple[str, int, int]  # a redaction hit's category, offset and length
 
 
-@dataclass(frozen=True, slots=True)
-class _Node:
+class _Node(NamedTuple):
     """One value as written: where its member name starts (None for an item or the root),
     where it starts, and its token when it is a string (to place offsets inside it)."""
 
@@ -100,6 +99,8 @@ def _map(text: str) -> _Map:
     stack: list[_Frame] = []
     expect_name = False
     root = BoundedPath()
+    # Every member's path takes its name's step: thousands of names, in a hostile packet.
+    steps = member_steps(text) if len(text) > _LONG_TEXT else member_step
     for match in _intake.TEXT_TOKEN.finditer(text):
         token = match.group()
         lead = token[0]
@@ -126,7 +127,7 @@ def _map(text: str) -> _Map:
         if top is None:
             path = root
         elif top.is_object:
-            path, name_at = top.path.child(top.name), top.name_at
+            path, name_at = top.path.then(steps(top.name)), top.name_at
             repeated = top.name in top.seen
             top.seen.add(top.name)
         else:
@@ -148,6 +149,9 @@ def _map(text: str) -> _Map:
             stack.append(_Frame(path, lead == "{"))
             expect_name = lead == "{"
     return found
+
+
+_LONG_TEXT = 4096
 
 
 def _inside(token: str, at: int) -> int:
@@ -187,6 +191,9 @@ def _parent_of(path: str, places: _Map) -> _Node | None:
     return places.first.get("$")
 
 
+_UNKNOWN = object()
+
+
 class _Text:
     """A packet's source as text, its map made on first use, and offsets turned into positions."""
 
@@ -201,6 +208,7 @@ class _Text:
         self._name_hits: dict[tuple[str, str], dict[_HitKey, deque[tuple[int, str]]]] = {}
         self._turns: dict[tuple[str, str, str | None], int] = {}
         self._string_hits: dict[tuple[str, str], dict[_HitKey, deque[_Node]]] = {}
+        self._refused_at: int | object | None = _UNKNOWN
 
     @property
     def places(self) -> _Map:
@@ -241,6 +249,13 @@ class _Text:
             self._name_hits[key] = _hits_in_names(self.places.names.get(holder, []), rules)
         return self._name_hits[key]
 
+    def refused_at(self) -> int | None:
+        """:func:`_refused_at`, worked out once: a report may hold 100 json findings, and
+        reading the text again for each cost 100 parses of it (seconds, 10,000 deep)."""
+        if self._refused_at is _UNKNOWN:
+            self._refused_at = _refused_at(self)
+        return self._refused_at  # type: ignore[return-value]
+
     def position(self, offset: int) -> Position:
         text = self.text
         offset = max(0, min(offset, len(text)))
@@ -259,6 +274,15 @@ class _Text:
 
 def _json_offset(finding: Finding, source: _Text) -> int | None:
     """Where text that is not a packet's JSON went wrong, found the way intake found it."""
+    offset = source.refused_at()
+    if offset is not None:
+        return offset
+    return _surrogate_offset(finding, source)
+
+
+def _refused_at(source: _Text) -> int | None:
+    """Where the text stops being JSON at all (encoding, syntax, a refused number), or
+    None when it parses (a duplicate or a lone surrogate refused it)."""
     if source.raw is None:
         try:
             raw = source.text.encode("utf-8")
@@ -272,10 +296,7 @@ def _json_offset(finding: Finding, source: _Text) -> int | None:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         return source.of_byte(exc.start)
-    offset = _intake.refused_at(text, raw)
-    if offset is not None:
-        return offset
-    return _surrogate_offset(finding, source)
+    return _intake.refused_at(text, raw)
 
 
 def _surrogate_offset(finding: Finding, source: _Text) -> int | None:
