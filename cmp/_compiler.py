@@ -222,3 +222,26 @@ def compile_builder(
     label = f"builder of {schema.get('$id', 'a schema')}"
     build: Callable[[Any], tuple[Any, int] | None] = compiler.function("build", label, "n = 0", "return packet, n")
     return build
+
+
+def most_strings(schema: Mapping[str, Any]) -> int | None:
+    """The most strings (member names and string values) a value ``schema`` admits can
+    hold, counted as the builder counts them; None when there is no most (an array
+    without maxItems, an object that takes any member)."""
+    kind = schema.get("type")
+    if kind == "string":
+        return 1
+    if kind == "boolean":
+        return 0
+    if kind == "array":
+        inner = most_strings(schema.get("items", {}))
+        return None if inner is None or "maxItems" not in schema else int(schema["maxItems"]) * inner
+    if kind == "object" and schema.get("additionalProperties", True) is False:
+        total = 0
+        for subschema in schema.get("properties", {}).values():
+            inner = most_strings(subschema)
+            if inner is None:
+                return None
+            total += 1 + inner  # the name, and what its value holds
+        return total
+    return None

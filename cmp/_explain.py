@@ -15,8 +15,10 @@ that, and hold the findings to jsonschema's over the vectors and generated packe
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from itertools import islice
+from itertools import chain, compress, islice, repeat
+from operator import add, sub
 from typing import Any
 
 from cmp import _timestamps
@@ -137,7 +139,17 @@ _FAILS: dict[str, Callable[[Any, Any], bool]] = {
 class _Rules:
     """One schema node, read once: its leaf checks in keyword order, and what lies below."""
 
-    __slots__ = ("additional", "checks", "fails", "items", "plain_object", "properties", "required")
+    __slots__ = (
+        "additional",
+        "checks",
+        "fails",
+        "items",
+        "known",
+        "max_items",
+        "properties",
+        "required",
+        "type_fails",
+    )
 
     def __init__(self, schema: Mapping[str, Any]) -> None:
         unknown = set(schema) - _LEAF_KEYWORDS.keys() - _STRUCTURE_KEYWORDS - _ANNOTATIONS
@@ -151,7 +163,7 @@ class _Rules:
             for keyword in sorted(schema)
             if keyword in _LEAF_KEYWORDS
         )
-        # The same checks as predicates, for count().
+        # The same checks as predicates, for counting.
         self.fails = tuple(
             (_FAILS.get(keyword) or functools.partial(_fails_by_message, check), expected)
             for keyword, check, expected in self.checks
@@ -160,8 +172,13 @@ class _Rules:
         self.required = frozenset(schema.get("required", ()))
         self.additional = schema.get("additionalProperties", True) is not False
         self.items = _Rules(schema["items"]) if "items" in schema else None
-        # For count(): whether "an object" is this node's only leaf rule.
-        self.plain_object = schema.get("type") == "object" and [keyword for keyword, _, _ in self.checks] == ["type"]
+        # For counts(): the checks whose answer for a value that is not a string depends on
+        # its type alone (all but maxItems), maxItems's limit, and the members it names.
+        self.type_fails = tuple(
+            pair for pair, (keyword, _, _) in zip(self.fails, self.checks, strict=True) if keyword != "maxItems"
+        )
+        self.max_items: int | None = schema.get("maxItems")
+        self.known = frozenset(self.properties)
 
 
 def _fails_by_message(check: _Check, expected: Any, instance: Any) -> bool:
@@ -193,7 +210,9 @@ def walk(rules: _Rules, instance: Any, path: str = "$", escaped: frozenset[str] 
         missing = rules.required - names
         if missing:
             names |= missing
-        for name in sorted(names, key=_name_order):
+        # Sorted by name; Python data may hold names that are not strings (_name_order).
+        ordered = sorted(names) if set(map(type, names)) <= _STR else sorted(names, key=_name_order)
+        for name in ordered:
             below = properties.get(name)
             if name in missing:
                 yield Finding("schema", path_join(path, name), f"missing required member {name!r}", keyword="required")
@@ -207,8 +226,17 @@ def walk(rules: _Rules, instance: Any, path: str = "$", escaped: frozenset[str] 
                 message = f"unexpected member {quote(str(name))}"
                 yield Finding("schema", path_join(path, name), message, keyword="additionalProperties")
     elif isinstance(instance, list) and rules.items is not None:
-        for index, item in enumerate(instance):
-            yield from walk(rules.items, item, f"{path}[{index}]")
+        # Only items with findings are walked: clean ones are counted (in C, in chunks that
+        # double, since a caller who has enough findings stops asking) and skipped.
+        start, size = 0, _FIRST_CHUNK
+        while start < len(instance):
+            chunk = instance[start : start + size]
+            for index in compress(range(start, start + len(chunk)), counts(rules.items, chunk)):
+                yield from walk(rules.items, instance[index], f"{path}[{index}]")
+            start, size = start + size, size * 2
+
+
+_FIRST_CHUNK = 32
 
 
 def _name_order(name: Any) -> tuple[int, Any]:
@@ -220,7 +248,19 @@ def _name_order(name: Any) -> tuple[int, Any]:
 
 
 def count(rules: _Rules, instance: Any, escaped: frozenset[str] = frozenset()) -> int:
-    """How many findings :func:`walk` yields, without making any of them."""
+    """How many findings :func:`walk` yields, without making any of them (:func:`tally`)."""
+    total = tally(rules, [instance])
+    if escaped and isinstance(instance, dict):
+        properties = rules.properties
+        for name in escaped:
+            if name in instance and name in properties and _plain_text(name, instance[name]) is not None:
+                total += 1
+    return total
+
+
+def count_one(rules: _Rules, instance: Any, escaped: frozenset[str] = frozenset()) -> int:
+    """:func:`count` the long way: one instance, one member at a time (for the values
+    :func:`counts` does not group, and the tests' yardstick for it)."""
     total = 0
     for fails, expected in rules.fails:
         if fails(expected, instance):
@@ -232,31 +272,169 @@ def count(rules: _Rules, instance: Any, escaped: frozenset[str] = frozenset()) -
         for name in names:
             below = properties.get(name)
             if below is not None:
-                total += count(below, instance[name])
+                total += count_one(below, instance[name])
                 if name in escaped and _plain_text(name, instance[name]) is not None:
                     total += 1
             elif not rules.additional:
                 total += 1
     elif isinstance(instance, list) and rules.items is not None:
-        items = rules.items
-        if not items.plain_object:
-            return total + sum(count(items, item) for item in instance)
-        # Arrays of objects (decisions, attempts): an item's own rules counted in place,
-        # a call only for its members. Ten thousand `{}` items cost one loop, not 10,000 calls.
-        required, properties, additional = items.required, items.properties, items.additional
-        for item in instance:
-            if type(item) is not dict:
-                total += count(items, item)
-                continue
-            names = item.keys()
-            total += len(required - names)
-            for name in names:
-                below = properties.get(name)
-                if below is not None:
-                    total += count(below, item[name])
-                elif not additional:
-                    total += 1
+        total += sum(count_one(rules.items, item) for item in instance)
     return total
+
+
+# What JSON text decodes to: the types :func:`counts` groups instances by.
+_JSON_KINDS = frozenset({str, int, float, bool, type(None), dict, list})
+_STR = frozenset({str})
+
+
+class _Absent:
+    """The value of a member an object does not have, in a column of member values."""
+
+    __slots__ = ()
+
+
+_ABSENT = _Absent()
+_KINDS = _JSON_KINDS | {_Absent}
+
+
+def counts(rules: _Rules, instances: list[Any]) -> list[int]:
+    """For each of ``instances``, how many findings :func:`walk` yields for it: what
+    :func:`count_one` says of each, worked out for all of them at once.
+
+    Why the numbers are the same: a leaf check's answer for a value depends on its type
+    alone, except for a string (its value decides: each distinct string is checked once)
+    and an array's length (maxItems); missing and unexpected members and each member's
+    own findings are counted a column of objects at a time, with set operations and
+    maps that run in C. So ten thousand items cost a few passes in C, not ten thousand
+    calls. Values of a type JSON does not make (Python data given to :func:`cmp.validate`)
+    are counted one by one, the long way. The tests hold this to :func:`count_one` and to
+    the length of :func:`walk` over hostile, generated and mutated data.
+    """
+    if not instances:
+        return []
+    kinds = set(map(type, instances))
+    if not kinds <= _KINDS:
+        return [0 if item is _ABSENT else count_one(rules, item) for item in instances]
+    out = _leaf_counts(rules, instances, kinds)
+    if dict in kinds and (rules.properties or rules.required or not rules.additional):
+        out = _spread(out, instances, kinds, dict, _member_counts(rules, _of_kind(instances, kinds, dict)))
+    if list in kinds and rules.items is not None:
+        out = _spread(out, instances, kinds, list, _item_counts(rules.items, _of_kind(instances, kinds, list)))
+    return out
+
+
+def tally(rules: _Rules, instances: list[Any]) -> int:
+    """``sum(counts(rules, instances))``, summed as it goes: the same columns and the
+    same grouping as :func:`counts` (see there why the numbers are :func:`count_one`'s),
+    with sums where it keeps a number per instance."""
+    if not instances:
+        return 0
+    kinds = set(map(type, instances))
+    if not kinds <= _KINDS:
+        return sum(count_one(rules, item) for item in instances if item is not _ABSENT)
+    found = 0
+    if rules.checks:
+        by_kind = Counter(map(type, instances))
+        for kind, many in by_kind.items():
+            if kind is str:
+                texts = (
+                    Counter(instances)
+                    if len(by_kind) == 1
+                    else Counter(item for item in instances if type(item) is str)
+                )
+                for text, times in texts.items():
+                    found += times * sum(1 for fails, expected in rules.fails if fails(expected, text))
+            elif kind is not _Absent:
+                sample = next(item for item in instances if type(item) is kind)
+                found += many * sum(1 for fails, expected in rules.type_fails if fails(expected, sample))
+        if list in by_kind and rules.max_items is not None:
+            limit = rules.max_items
+            found += sum(1 for item in instances if type(item) is list and len(item) > limit)
+    if dict in kinds and (rules.properties or rules.required or not rules.additional):
+        objects = _of_kind(instances, kinds, dict)
+        members = sum(map(len, objects))
+        found += len(rules.required) * len(objects)
+        if members:
+            found -= sum(sum(map(dict.__contains__, objects, repeat(name))) for name in rules.required)
+            listed = 0
+            for name, below in rules.properties.items():
+                column = list(map(dict.get, objects, repeat(name), repeat(_ABSENT)))
+                present = len(column) - column.count(_ABSENT)
+                if present:
+                    listed += present
+                    found += tally(below, column)
+            if not rules.additional:
+                found += members - listed
+    if list in kinds and rules.items is not None:
+        lists = _of_kind(instances, kinds, list)
+        found += tally(rules.items, lists[0] if len(lists) == 1 else list(chain.from_iterable(lists)))
+    return found
+
+
+def _of_kind(instances: list[Any], kinds: set[type], kind: type) -> list[Any]:
+    return instances if len(kinds) == 1 else [item for item in instances if type(item) is kind]
+
+
+def _spread(out: list[int], instances: list[Any], kinds: set[type], kind: type, found: list[int]) -> list[int]:
+    """``out`` plus ``found``, which counts the instances of ``kind``, in their order."""
+    if len(kinds) == 1:
+        return list(map(add, out, found))
+    more = iter(found)
+    return [total + next(more) if type(item) is kind else total for total, item in zip(out, instances, strict=True)]
+
+
+def _leaf_counts(rules: _Rules, instances: list[Any], kinds: set[type]) -> list[int]:
+    """How many of the node's own checks each instance fails."""
+    if not rules.checks:
+        return [0] * len(instances)
+    by_kind: dict[type, int] = {_Absent: 0}
+    for kind in kinds - {str, _Absent}:
+        sample = next(item for item in instances if type(item) is kind)
+        # maxItems is the one check of a value that is not a string to read more than its type: added below.
+        by_kind[kind] = sum(1 for fails, expected in rules.type_fails if fails(expected, sample))
+    if str in kinds:
+        only_text = kinds <= {str, _Absent}
+        texts = set(instances) if only_text else {item for item in instances if type(item) is str}
+        texts.discard(_ABSENT)
+        by_text: dict[Any, int] = {
+            text: sum(1 for fails, expected in rules.fails if fails(expected, text)) for text in texts
+        }
+        by_text[_ABSENT] = 0
+        if only_text:
+            out = list(map(by_text.__getitem__, instances))
+        else:
+            out = [by_text[item] if type(item) is str else by_kind[type(item)] for item in instances]
+    else:
+        out = list(map(by_kind.__getitem__, map(type, instances)))
+    if list in kinds and rules.max_items is not None:
+        limit = rules.max_items
+        out = [total + (type(item) is list and len(item) > limit) for total, item in zip(out, instances, strict=True)]
+    return out
+
+
+def _member_counts(rules: _Rules, objects: list[dict[Any, Any]]) -> list[int]:
+    """Each object's findings below its own checks: missing and unexpected members, and
+    each member's findings, a column of member values at a time."""
+    out = [0] * len(objects)
+    if rules.required:
+        out = list(map(len, map(rules.required.difference, objects)))
+    if not rules.additional:
+        unexpected = map(sub, map(len, objects), map(len, map(rules.known.intersection, objects)))
+        out = list(map(add, out, unexpected))
+    for name, below in rules.properties.items():
+        column = list(map(dict.get, objects, repeat(name), repeat(_ABSENT)))
+        if column.count(_ABSENT) == len(column):
+            continue
+        out = list(map(add, out, counts(below, column)))
+    return out
+
+
+def _item_counts(items: _Rules, lists: list[list[Any]]) -> list[int]:
+    """Each array's findings in its items."""
+    if len(lists) == 1:
+        return [sum(counts(items, lists[0]))]
+    found = iter(counts(items, list(chain.from_iterable(lists))))
+    return [sum(islice(found, len(each))) for each in lists]
 
 
 def explain(

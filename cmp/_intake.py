@@ -11,13 +11,16 @@ import math
 import re
 import threading
 from array import array
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from itertools import accumulate
+from operator import itemgetter
 from typing import Any
 
 from cmp import _deepjson
-from cmp._messages import BoundedPath, capped, quote
-from cmp.findings import Finding
+from cmp._matcher import compile_set
+from cmp._messages import BoundedPath, member_step, member_steps, quote, truncated
+from cmp.findings import MAX_FINDINGS, Finding
 
 MAX_PACKET_BYTES = 32_768
 MAX_DEPTH = 10_000  # the reference's (Go encoding/json) nesting limit
@@ -57,7 +60,7 @@ class _ParseState(threading.local):
     """Per-thread notes of the parse in progress, so one decoder serves every call."""
 
     def __init__(self) -> None:
-        self.duplicates: list[tuple[dict[str, Any], str]] = []
+        self.duplicates: list[tuple[dict[str, Any], set[str]]] = []
 
 
 _state = _ParseState()
@@ -66,17 +69,15 @@ _state = _ParseState()
 def _record_duplicates(
     pairs: list[tuple[str, Any]], dict: type[dict[str, Any]] = dict, len: Any = len
 ) -> dict[str, Any]:
-    """object_pairs_hook: build the dict and note a member name it lost to a duplicate.
+    """object_pairs_hook: build the dict and note the member names it lost to a duplicate.
 
     Called once per JSON object, so builtins are bound as locals.
     """
     obj = dict(pairs)
     if len(obj) != len(pairs):
-        names: set[str] = set()
-        for name, _ in pairs:
-            if name in names:
-                _state.duplicates.append((obj, name))
-            names.add(name)
+        # Each name once (a finding names each lost name once), counted in C.
+        seen = Counter(map(itemgetter(0), pairs))
+        _state.duplicates.append((obj, {name for name, times in seen.items() if times > 1}))
     return obj
 
 
@@ -88,25 +89,93 @@ _DECODER = json.JSONDecoder(
     parse_int=_finite_int,
 )
 
+# The same without the number hooks, which cost a Python call per number (10,000 of
+# them fit in 32 KB), for a text in which no number can be refused: one that float()
+# makes infinite has 210 digits or more before an exponent of two digits or fewer
+# (|x| < 10 ** (digits + 99) < 1.7e308 otherwise), or an exponent of three digits or
+# more. _NUMBER_SCREEN finds either; where it finds neither, both decoders read every
+# number alike. A text shorter than _SCREENED_FROM holds too few numbers to be worth a pass.
+_COUNTING_DECODER = json.JSONDecoder(object_pairs_hook=_record_duplicates, parse_constant=_refuse_constant)
+_NUMBER_SCREEN = compile_set([r"[0-9]{100}|[eE][-+]?[0-9]{3}"])
+_SCREENED_FROM = 4096
 
-# The same refusals without the duplicate bookkeeping, for the quick path (cmp._quick).
+
+def _decoder_for(raw: bytes) -> json.JSONDecoder:
+    """The long way's decoder for ``raw``: number hooks only where a number may be refused."""
+    if len(raw) < _SCREENED_FROM or _NUMBER_SCREEN.Match(raw) is not None:
+        return _DECODER
+    return _COUNTING_DECODER
+
+
+# The two decoders above call _record_duplicates once per object. For a text of more
+# than _MANY_OBJECTS objects (ten thousand `{}` fit in 32 KB), these first read it with
+# no hook on objects, then count members twice: as written (one colon outside strings
+# each) and as read (a dict keeps one of two members of the same name). Only a text
+# whose counts differ holds a duplicate, and is read again with the hooks that say where.
+_MANY_OBJECTS = 256
+_UNCOUNTED = {
+    _DECODER: json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_finite_int),
+    _COUNTING_DECODER: json.JSONDecoder(parse_constant=_refuse_constant),
+}
+# Writes each member's name and value with a NUL between them, and a NUL inside a string
+# as an escape: the NULs it writes are the members of every dict in the value.
+_MEMBERS_READ = json.JSONEncoder(ensure_ascii=True, check_circular=False, separators=(",", "\x00")).encode
+_ESCAPES = re.compile(rb"\\.", re.DOTALL)
+
+
+def _members_written(raw: bytes) -> int:
+    """How many members the objects of JSON text ``raw`` (that parsed) hold as written.
+
+    Each has one colon outside strings; with the escapes taken out (a backslash and the
+    byte after it, pairing from the start of each run), the quotes left are exactly the
+    ones that open and close strings (cmp._quick, fact 1), so every other piece between
+    quotes is outside one.
+    """
+    if b"\\" in raw:
+        raw = _ESCAPES.sub(b"", raw)
+    return b"".join(raw.split(b'"')[0::2]).count(b":")
+
+
+def _decode_uncounted(text: str, raw: bytes, decoder: json.JSONDecoder) -> Any:
+    """``decoder.decode(text)`` for a text of many objects that holds no duplicate member,
+    with no hook on objects; _NOT_READ for any other text (the hooks read that)."""
+    try:
+        value = _UNCOUNTED[decoder].decode(text)
+        read = _MEMBERS_READ(value).count("\x00")
+    except (ValueError, RecursionError):  # refused, or too deep: the hooks say how
+        return _NOT_READ
+    return value if read == _members_written(raw) else _NOT_READ
+
+
+_NOT_READ = object()
+
+
+# The same refusals without the duplicate bookkeeping (where a refusal is, for positions).
 _PLAIN_DECODER = json.JSONDecoder(
     parse_constant=_refuse_constant,
     parse_float=_finite_float,
     parse_int=_finite_int,
 )
 
+# No hooks at all, for the quick path (cmp._quick): every number read in C, NaN and
+# Infinity taken as floats. The quick path answers only for a conforming packet, and no
+# schema admits a number (the compiled builder compiles none: a number anywhere makes
+# it refuse), so how this reads numbers changes no answer; the long way refuses them.
+# A hook is a Python call per number: 10,000 of them in 32 KB cost 100x json.loads.
+_QUICK_DECODER = json.JSONDecoder()
+
 
 def decode_plain(raw: bytes) -> Any:
     """The JSON value of ``raw`` at the C decoder's full speed, or None for anything it refuses.
 
-    No findings and no duplicate tracking: a caller that needs either reads the bytes
-    with :func:`parse_packet`. (``null`` text also gives None; no packet is ``null``.)
+    No findings, no duplicate tracking and no refusal of numbers: a caller that needs
+    any of them reads the bytes with :func:`parse_packet`. (``null`` text also gives
+    None; no packet is ``null``.)
     """
     try:
         text = raw.decode("utf-8")
         if not text or text[0] in _JSON_SPACE:
-            return _PLAIN_DECODER.decode(text)
+            return _QUICK_DECODER.decode(text)
         # What JSONDecoder.decode does, without its two Python frames and two regex
         # matches: the value from the first character on, then nothing but whitespace.
         value, end = _PLAIN_SCAN(text, 0)
@@ -121,7 +190,7 @@ def decode_plain(raw: bytes) -> Any:
 
 # JSON's whitespace, which JSONDecoder.decode skips around the value (json.decoder.WHITESPACE).
 _JSON_SPACE = " \t\n\r"
-_PLAIN_SCAN: Callable[[str, int], tuple[Any, int]] = _PLAIN_DECODER.scan_once  # type: ignore[attr-defined]
+_PLAIN_SCAN: Callable[[str, int], tuple[Any, int]] = _QUICK_DECODER.scan_once  # type: ignore[attr-defined]
 
 
 # Members the reference reads as raw JSON text, without unescaping: written with an
@@ -298,33 +367,71 @@ def decode_text(raw: bytes) -> str | Finding:
         return _json_finding(f"invalid UTF-8 at byte {exc.start}")
 
 
-def _decode_deep(text: str, duplicates: list[tuple[dict[str, Any], str]]) -> Any:
+def _decode_deep(
+    text: str, decoder: json.JSONDecoder, duplicates: list[tuple[dict[str, Any], set[str]]], nesting: int
+) -> Any:
     duplicates.clear()
-    return _deepjson.loads(text, _record_duplicates, _refuse_constant, _finite_float, _finite_int, MAX_DEPTH)
+    return _deepjson.loads(text, decoder, MAX_DEPTH, nesting)
 
 
-def _decode(text: str, duplicates: list[tuple[dict[str, Any], str]]) -> Any:
+def _decode(
+    text: str, raw: bytes, decoder: json.JSONDecoder, duplicates: list[tuple[dict[str, Any], set[str]]], nesting: int
+) -> Any:
+    if raw.count(b"{") > _MANY_OBJECTS:
+        value = _decode_uncounted(text, raw, decoder)
+        if value is not _NOT_READ:
+            return value
     try:
-        return _DECODER.decode(text)
+        return decoder.decode(text)
     except RecursionError:
-        return _decode_deep(text, duplicates)
+        return _decode_deep(text, decoder, duplicates, nesting)
 
 
-_OPENERS_AND_CLOSERS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
+_OPENERS_AND_CLOSERS = bytes.maketrans(b"[]", b"\x01\xff")
+_ONE_KIND = bytes.maketrans(b"{}", b"[]")
 _NOT_BRACKETS = bytes(set(range(256)) - set(b"[]{}"))
+_RUNS = re.compile(rb"\[+|\]+")
+_FEW_RUNS = 64
+_PASSES = 4
 
 
-def _nests_deeper_than(raw: bytes, limit: int) -> bool:
-    """Whether the brackets outside strings nest deeper than ``limit`` (exact for valid JSON).
+def nesting(raw: bytes, limit: int) -> int:
+    """How deep the brackets outside strings nest (the highest running count: exact for
+    valid JSON), or, when that is surely at most ``limit``, a bound on it no higher than
+    ``limit``: so ``nesting(raw, limit) > limit`` says exactly whether it nests deeper.
 
-    Only a text with more than ``limit`` opening brackets can; for those (hostile, or
-    wide: ten thousand small items) the depth is measured at C speed: strings dropped,
-    brackets kept as +1 and -1, the highest running sum.
+    Either way it is at least as deep as a reading of the text from its start gets
+    before its first error: up to there, taking out string tokens from the start takes
+    out exactly the strings a parser reads. (:mod:`cmp._deepjson` relies on that.)
+
+    Only a text with more than ``limit`` opening brackets can nest deeper; for those
+    (hostile, or wide: ten thousand small items) it is measured at C speed, strings
+    dropped and brackets kept: counted run by run when the brackets form few runs (deep
+    nesting), else bounded after taking out innermost pairs, else summed as +1 and -1.
     """
-    if raw.count(b"[") + raw.count(b"{") <= limit:
-        return False
-    brackets = _STRING_TOKEN.sub(b"", raw).translate(None, _NOT_BRACKETS)
-    return max(accumulate(array("b", brackets.translate(_OPENERS_AND_CLOSERS))), default=0) > limit
+    openers = raw.count(b"[") + raw.count(b"{")
+    if openers <= limit:
+        return openers
+    brackets = _STRING_TOKEN.sub(b"", raw).translate(_ONE_KIND, _NOT_BRACKETS)
+    if brackets.count(b"[]") + brackets.count(b"][") < _FEW_RUNS:
+        level = deepest = 0
+        for run in _RUNS.findall(brackets):
+            if run[0] == 0x5B:  # [
+                level += len(run)
+                deepest = max(deepest, level)
+            else:
+                level -= len(run)
+        return deepest
+    # Each pass takes out every "[]": a running count's highest falls by one at most
+    # (the "[" of a pair that goes leaves the count before it, one lower, standing),
+    # and no count is higher than the openers left.
+    rest = brackets
+    for passes in range(1, _PASSES + 1):
+        rest = rest.replace(b"[]", b"")
+        bound = rest.count(b"[") + passes
+        if bound <= limit:
+            return bound
+    return max(0, max(accumulate(array("b", brackets.translate(_OPENERS_AND_CLOSERS))), default=0))
 
 
 def parse_json(text: str, raw: bytes) -> tuple[Any, list[Finding]]:
@@ -332,14 +439,18 @@ def parse_json(text: str, raw: bytes) -> tuple[Any, list[Finding]]:
 
     ``raw`` is ``text`` as UTF-8: the byte searches below are cheaper on it.
     """
-    duplicates: list[tuple[dict[str, Any], str]] = []
+    duplicates: list[tuple[dict[str, Any], set[str]]] = []
     _state.duplicates = duplicates
     # Only a text nesting deeper than MAX_DEPTH goes straight to the iterative parser,
     # which counts levels (the C decoder's own limit differs between Python versions and
     # follows the process's recursion limit). Its RecursionError sends the rest there too.
-    deep = _nests_deeper_than(raw, MAX_DEPTH)
+    depth = nesting(raw, MAX_DEPTH)
+    decoder = _decoder_for(raw)
     try:
-        value = _decode_deep(text, duplicates) if deep else _decode(text, duplicates)
+        if depth > MAX_DEPTH:
+            value = _decode_deep(text, decoder, duplicates, depth)
+        else:
+            value = _decode(text, raw, decoder, duplicates, depth)
     except _Refused as exc:
         return None, [_json_finding(str(exc))]
     except json.JSONDecodeError as exc:
@@ -349,10 +460,14 @@ def parse_json(text: str, raw: bytes) -> tuple[Any, list[Finding]]:
         return None, [_json_finding(str(exc))]
 
     # One regex pass: on text thick with backslashes a substring test first is slower.
-    if duplicates or _SURROGATE_ESCAPE.search(raw) is not None:
-        findings = sorted(_decoded_findings(value, duplicates), key=lambda f: (f.code, f.path))
+    surrogates = _SURROGATE_ESCAPE.search(raw) is not None
+    if duplicates or surrogates:
+        # Each duplicated name's path is written (to sort them): thousands, in a hostile packet.
+        many = sum(len(names) for _, names in duplicates) > _MANY_NAMES
+        steps = member_steps(raw) if many else member_step
+        findings = _decoded_findings(value, duplicates, surrogates, steps)
         if findings:
-            return None, capped(findings)
+            return None, findings
     return value, []
 
 
@@ -368,13 +483,14 @@ def refused_at(text: str, raw: bytes) -> int | None:
     error offset, or where the first refused number or constant is written; None when
     the text parses. (Only a report asked for positions calls this: cmp._positions.)
     """
+    depth = nesting(raw, MAX_DEPTH)
     try:
-        if _nests_deeper_than(raw, MAX_DEPTH):
+        if depth > MAX_DEPTH:
             raise RecursionError
         _PLAIN_DECODER.decode(text)
     except RecursionError:
         try:
-            _deepjson.loads(text, dict, _refuse_constant, _finite_float, _finite_int, MAX_DEPTH)
+            _deepjson.loads(text, _PLAIN_DECODER, MAX_DEPTH, depth)
         except _deepjson.DeepJSONError as exc:
             return exc.pos
         except _Refused:
@@ -399,17 +515,74 @@ def _first_refused_value(text: str) -> int | None:
     return None
 
 
-def _decoded_findings(value: Any, duplicates: list[tuple[dict[str, Any], str]]) -> Iterator[Finding]:
-    """Duplicate members and lone surrogates of a decoded document, in one walk."""
-    lost = {(id(obj), name) for obj, name in duplicates}
-    nodes = list(_walk(value))
-    if lost:
-        for node in nodes:
-            if isinstance(node.value, dict):
-                for name in node.value:
-                    if (id(node.value), name) in lost:
-                        yield Finding("duplicate-key", node.path(name), f"member {quote(name)} appears more than once")
-    yield from (finding for _, finding in _data_findings(nodes))
+def _decoded_findings(
+    value: Any, duplicates: list[tuple[dict[str, Any], set[str]]], surrogates: bool, steps: Callable[[str], str]
+) -> list[Finding]:
+    """Duplicate members and (with ``surrogates``) lone surrogates of a decoded document:
+    sorted by code, then path (then the order a walk from the root meets them), capped.
+
+    One walk from the root, containers first-met first and each one's items in order (the
+    order the findings are listed in when code and path tie). Each container's path grows
+    from its parent's, once; a chain of one-item arrays takes one step, however long (its
+    arrays hold no finding of their own). Messages are made only for the findings listed:
+    the rest are counted. ``steps`` writes a duplicated name's step (:func:`member_steps`).
+    """
+    lost = {id(obj): names for obj, names in duplicates}
+    visited = (list, dict, str) if surrogates else (list, dict)
+    search = SURROGATE.search
+    doubled: list[tuple[str, int, str]] = []  # (path, order, name)
+    unpaired: list[tuple[str, int, bool]] = []  # (path, order, whether in a member name)
+    # Entries: (value, its parent's path, its key); the root's parent is None.
+    stack: list[tuple[Any, BoundedPath | None, str | int]] = [(value, None, 0)]
+    while stack:
+        item, parent, key = stack.pop()
+        kind = type(item)
+        if kind is str:
+            if search(item):
+                unpaired.append(("$" if parent is None else parent.child_text(key), len(unpaired), False))
+            continue
+        path = _ROOT if parent is None else parent.child(key)
+        if kind is list:
+            # Down a chain of one-item arrays; the loop's own count is the chain's length.
+            for links in _COUNTING:  # noqa: B007
+                try:
+                    [inner] = item
+                except ValueError:
+                    break
+                if type(inner) is not list:
+                    break
+                item = inner
+            if links:
+                path = path.repeated(0, links)
+            stack.extend([(item[i], path, i) for i in range(len(item) - 1, -1, -1) if type(item[i]) in visited])
+            continue
+        names = lost.get(id(item))
+        if names is not None:
+            twice = list(filter(names.__contains__, item))  # in the order they are written
+            texts = path.then_texts(map(steps, twice))
+            doubled.extend(zip(texts, range(len(doubled), len(doubled) + len(twice)), twice, strict=True))
+        if surrogates:
+            for name in item:
+                if search(name):
+                    unpaired.append((path.text, len(unpaired), True))
+        members = list(item.items())
+        stack.extend([(member, path, name) for name, member in reversed(members) if type(member) in visited])
+    listed: list[Finding] = []
+    for path_text, _, name in sorted(doubled)[:MAX_FINDINGS]:
+        listed.append(Finding("duplicate-key", path_text, f"member {quote(name)} appears more than once"))
+    for path_text, _, in_name in sorted(unpaired)[: MAX_FINDINGS - len(listed)]:
+        where = "a member name in " if in_name else ""
+        what = "" if in_name else " (not a Unicode character)"
+        listed.append(_json_finding(f"lone surrogate{what} in {where}{path_text}"))
+    more = len(doubled) + len(unpaired) - len(listed)
+    if more:
+        listed.append(truncated(more))
+    return listed
+
+
+_ROOT = BoundedPath()
+_MANY_NAMES = 64
+_COUNTING = range(MAX_PACKET_BYTES)  # more links than any chain has
 
 
 def parse_packet(data: bytes | str) -> tuple[dict[str, Any] | None, list[Finding]]:

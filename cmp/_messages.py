@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from typing import Any
 
+from cmp._matcher import anchored
 from cmp._memo import remembered
 from cmp._patterns import credential_like, first_category, first_credential
 from cmp.findings import ECHO_LIMIT, MAX_FINDINGS, Finding
@@ -125,16 +127,64 @@ def _escape_in_name(match: re.Match[str]) -> str:
     return "\\" + char if char in "\\'" else f"\\u{ord(char):04x}"
 
 
+@remembered
 def member_step(name: str) -> str:
     """One member's step in a path: ``.goal``, ``['odd key']``, ``['it\\'s']``, ``['aaaa…']``,
-    ``[<not shown: 20 characters matching aws-key>]``."""
+    ``[<not shown: 20 characters matching aws-key>]``.
+
+    Every path of every finding takes a step per member (names are short and repeat,
+    and a hostile packet repeats them thousands of times), hence the memo.
+    """
     hidden = withheld(name)
     if hidden is not None:
         return f"[<{hidden}>]"
+    return _shown_step(name)
+
+
+def _shown_step(name: str) -> str:
+    """The step of a name that no redaction pattern matches."""
     if len(name) <= NAME_LIMIT and _PLAIN_NAME.fullmatch(name):
         return "." + name
     shown = _ESCAPED_IN_NAME.sub(_escape_in_name, name[:NAME_LIMIT])
     return "['" + shown + ("…" if len(name) > NAME_LIMIT else "") + "']"
+
+
+def member_steps(text: str | bytes) -> Callable[[str], str]:
+    """:func:`member_step` for the member names of one JSON text, which is read once to
+    spare asking the redaction screens of both tables about each name.
+
+    The shortcut: where the text holds no backslash, each name is written in it as it
+    is, between quotes, which (like a text's edge) are no word characters; no pattern
+    is anchored (checked below); and a screen matches wherever its pattern does. So if
+    no screen of either table matches anywhere in the text, no pattern matches a name
+    (the quick path's fact 3), no step withholds one, and one pass over the text stands
+    for a pass per name (thousands of them in a hostile packet, each a few µs, and more
+    than the memo keeps). Otherwise it is :func:`member_step` itself. The tests hold the
+    two to the same steps.
+    """
+    if (b"\\" in text) if isinstance(text, bytes) else ("\\" in text):
+        return member_step
+    from cmp._extended_patterns import EXTENDED_PATTERNS, matches_either
+    from cmp._patterns import PATTERNS
+
+    if _ANCHORED_SCREENS is None:
+        _check_unanchored([*PATTERNS, *EXTENDED_PATTERNS])
+    try:
+        if matches_either(text):
+            return member_step
+    except UnicodeEncodeError:  # a lone surrogate: name by name
+        return member_step
+    return _shown_step
+
+
+_ANCHORED_SCREENS: list[str] | None = None
+
+
+def _check_unanchored(patterns: list[Any]) -> None:
+    global _ANCHORED_SCREENS
+    _ANCHORED_SCREENS = [p.category for p in patterns if anchored(p.screened_by) or anchored(p.regex)]
+    if _ANCHORED_SCREENS:  # pragma: no cover - a change to a pattern table would have to cause it
+        raise AssertionError(f"member_steps needs unanchored patterns; these are not: {_ANCHORED_SCREENS}")
 
 
 def path_join(parent: str, key: str | int) -> str:
@@ -177,7 +227,10 @@ class BoundedPath:
         return self._whole if self._whole is not None else self._head + "…" + self._tail
 
     def child(self, key: str | int) -> BoundedPath:
-        step = f"[{key}]" if isinstance(key, int) else member_step(key)
+        return self.then(f"[{key}]" if isinstance(key, int) else member_step(key))
+
+    def then(self, step: str) -> BoundedPath:
+        """This path and one more step, written already (:func:`member_step`, ``[3]``)."""
         child = BoundedPath.__new__(BoundedPath)
         child.length = self.length + len(step)
         if self._whole is not None:
@@ -189,6 +242,49 @@ class BoundedPath:
             child._head, child._tail = whole[:_HALF], whole[-_HALF:]
         else:
             child._head, child._tail = self._head, (self._tail + step)[-_HALF:]
+        child._whole = None
+        return child
+
+    def child_text(self, key: str | int) -> str:
+        """``child(key).text``, without the child (for a path no finding grows further)."""
+        return self.then_text(f"[{key}]" if isinstance(key, int) else member_step(key))
+
+    def then_texts(self, steps: Iterable[str]) -> list[str]:
+        """``then_text`` of each of ``steps``, in one go (many members of one object)."""
+        if self._whole is None:
+            head, tail = self._head + "…", self._tail
+            return [head + (tail + step)[-_HALF:] for step in steps]
+        whole = self._whole
+        texts = [whole + step for step in steps]
+        return [text if len(text) <= PATH_LIMIT else text[:_HALF] + "…" + text[-_HALF:] for text in texts]
+
+    def then_text(self, step: str) -> str:
+        """``then(step).text``, without the path."""
+        if self._whole is not None:
+            whole = self._whole + step
+            if len(whole) <= PATH_LIMIT:
+                return whole
+            return whole[:_HALF] + "…" + whole[-_HALF:]
+        return self._head + "…" + (self._tail + step)[-_HALF:]
+
+    def repeated(self, index: int, times: int) -> BoundedPath:
+        """``child(index)`` taken ``times`` times, in one step: the same path (a property
+        test holds it to that), for a chain of one-item arrays however long."""
+        if times <= 0:
+            return self
+        step = f"[{index}]"
+        # A step is three characters at least: _HALF of them fill either half.
+        steps = step * min(times, _HALF)
+        child = BoundedPath.__new__(BoundedPath)
+        child.length = self.length + len(step) * times
+        if self._whole is not None:
+            if child.length <= PATH_LIMIT:
+                child._whole = self._whole + step * times
+                child._head = child._tail = ""
+                return child
+            child._head, child._tail = (self._whole + steps)[:_HALF], (self._whole + steps)[-_HALF:]
+        else:
+            child._head, child._tail = self._head, (self._tail + steps)[-_HALF:]
         child._whole = None
         return child
 

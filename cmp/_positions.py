@@ -30,10 +30,10 @@ import json
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from cmp import _intake
-from cmp._messages import BoundedPath
+from cmp._messages import BoundedPath, member_step, member_steps
 from cmp._redaction._hit import Redaction
 from cmp._redaction._rules import rule_set
 from cmp.findings import Finding, Position
@@ -46,8 +46,7 @@ _ABOUT_THE_NAME = frozenset({"additionalProperties"})
 _HitKey = tuple[str, int, int]  # a redaction hit's category, offset and length
 
 
-@dataclass(frozen=True, slots=True)
-class _Node:
+class _Node(NamedTuple):
     """One value as written: where its member name starts (None for an item or the root),
     where it starts, and its token when it is a string (to place offsets inside it)."""
 
@@ -100,6 +99,8 @@ def _map(text: str) -> _Map:
     stack: list[_Frame] = []
     expect_name = False
     root = BoundedPath()
+    # Every member's path takes its name's step: thousands of names, in a hostile packet.
+    steps = member_steps(text) if len(text) > _LONG_TEXT else member_step
     for match in _intake.TEXT_TOKEN.finditer(text):
         token = match.group()
         lead = token[0]
@@ -126,7 +127,7 @@ def _map(text: str) -> _Map:
         if top is None:
             path = root
         elif top.is_object:
-            path, name_at = top.path.child(top.name), top.name_at
+            path, name_at = top.path.then(steps(top.name)), top.name_at
             repeated = top.name in top.seen
             top.seen.add(top.name)
         else:
@@ -148,6 +149,9 @@ def _map(text: str) -> _Map:
             stack.append(_Frame(path, lead == "{"))
             expect_name = lead == "{"
     return found
+
+
+_LONG_TEXT = 4096
 
 
 def _inside(token: str, at: int) -> int:
@@ -187,7 +191,7 @@ def _parent_of(path: str, places: _Map) -> _Node | None:
     return places.first.get("$")
 
 
-_UNSET = object()
+_UNKNOWN = object()
 
 
 class _Text:
@@ -204,7 +208,7 @@ class _Text:
         self._name_hits: dict[tuple[str, str], dict[_HitKey, deque[tuple[int, str]]]] = {}
         self._turns: dict[tuple[str, str, str | None], int] = {}
         self._string_hits: dict[tuple[str, str], dict[_HitKey, deque[_Node]]] = {}
-        self._refused: int | object | None = _UNSET
+        self._refused_at: int | object | None = _UNKNOWN
 
     @property
     def places(self) -> _Map:
@@ -246,11 +250,11 @@ class _Text:
         return self._name_hits[key]
 
     def refused_at(self) -> int | None:
-        """:func:`_refused_at`, worked out once: a text with a hundred ``json`` findings (lone
-        surrogates, say) is parsed once, not once a finding."""
-        if self._refused is _UNSET:
-            self._refused = _refused_at(self)
-        return self._refused  # type: ignore[return-value]
+        """:func:`_refused_at`, worked out once: a report may hold 100 json findings, and
+        reading the text again for each cost 100 parses of it (seconds, 10,000 deep)."""
+        if self._refused_at is _UNKNOWN:
+            self._refused_at = _refused_at(self)
+        return self._refused_at  # type: ignore[return-value]
 
     def position(self, offset: int) -> Position:
         text = self.text
@@ -277,8 +281,8 @@ def _json_offset(finding: Finding, source: _Text) -> int | None:
 
 
 def _refused_at(source: _Text) -> int | None:
-    """Where the source's text stops being JSON the intake takes (its encoding, then its
-    syntax), or None when it parses: the same for every finding of one source."""
+    """Where the text stops being JSON at all (encoding, syntax, a refused number), or
+    None when it parses (a duplicate or a lone surrogate refused it)."""
     if source.raw is None:
         try:
             raw = source.text.encode("utf-8")

@@ -43,13 +43,16 @@ It rests on four facts about JSON text, stated here once:
 from __future__ import annotations
 
 import json
+import math
 import re
 
 from cmp import _intake, _validation
 from cmp._canonical import growth_finding
+from cmp._compiler import most_strings
 from cmp._redaction._hit import Redaction
 from cmp._redaction._rules import DEFAULT, RuleSet
 from cmp.model import CONFORMING, Known, Packet
+from cmp.schema import SUPPORTED_VERSIONS, load_schema
 
 # What each escape the quick path reads writes (every JSON escape but \u, fact 2), said
 # by JSON itself: the characters a packet's strings may hold that need escaping (fact 4).
@@ -70,12 +73,26 @@ _ESCAPE_DENSITY = 64
 _ESCAPE = re.compile(rb"\\(?:\\u|.)", re.DOTALL)
 
 
+def _most_strings() -> float:
+    """The most strings a conforming packet of any version holds (every array of the
+    schemas has maxItems, every object names its members): a text with more, such as
+    thousands of unknown or repeated members, cannot conform, and goes the long way
+    without being decoded here first."""
+    found = [most_strings(load_schema(version)) for version in SUPPORTED_VERSIONS]
+    return math.inf if None in found else max(count for count in found if count is not None)
+
+
+_MOST_STRINGS = _most_strings()
+
+
 def parse_counted(raw: bytes) -> tuple[dict[str, object], int] | None:
     """(object, strings) for JSON text without ``\\u`` whose top level is an object, else None.
 
     ``strings`` is half the quotes left when the escapes are taken out (fact 1). None
-    also for anything the C decoder with the intake's number and constant refusals will
-    not take; the long way says why.
+    also for anything the C decoder will not take; the long way says why. Numbers,
+    ``NaN`` and ``Infinity`` are read as :func:`json.loads` reads them, refused by no
+    hook: no schema admits a number, so the builder refuses every packet holding one
+    and the long way refuses what it must (:func:`cmp._intake.decode_plain`).
     """
     read = _read(raw)
     return None if read is None else (read[0], read[1])
@@ -100,7 +117,7 @@ def _read(raw: bytes) -> tuple[dict[str, object], int, str] | None:
     else:
         escapes = []
         quotes = raw.count(b'"')
-    if quotes % 2:
+    if quotes % 2 or quotes // 2 > _MOST_STRINGS:
         return None
     value = _intake.decode_plain(raw)
     if type(value) is not dict:
