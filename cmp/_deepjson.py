@@ -22,12 +22,15 @@ it again (so one failing deep container costs one extra reading, never one per l
 
 from __future__ import annotations
 
+import bisect
 import functools
 import json
 import json.decoder
 import json.scanner
 import re
+from collections import deque
 from collections.abc import Callable
+from itertools import accumulate
 from typing import Any
 
 _STRING = re.compile(r'"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"')
@@ -47,6 +50,9 @@ _ARRAYS = re.compile(r"\[+")  # a run of openers with nothing between
 _OPENERS = re.compile(r"\[(?:[ \t\n\r]*\[)*")  # ... or with whitespace between
 _CLOSERS_TIGHT = re.compile(r"\]+")
 _CLOSERS = re.compile(r"\](?:[ \t\n\r]*\])*")
+# Where a run of arrays holding numbers and literals surely ends (cmp._deepjson._open_levels).
+_NO_STRING_OR_CLOSER = re.compile(r'[^"\]{}:]*')
+_SCALAR_STARTS = frozenset("-0123456789tfn")
 # Objects each opened with its first member's name, written without an escape: {"a":{"b":
 _NAMED_ONE = r'\{[ \t\n\r]*"[^"\\\x00-\x1f]*"[ \t\n\r]*:[ \t\n\r]*'
 _NAMED = re.compile(f"(?:{_NAMED_ONE})+")
@@ -122,7 +128,12 @@ def loads(text: str, decoder: json.JSONDecoder, max_depth: int, depth_bound: int
                     whole_from = never  # read here; the error, if any, is found here
             if not whole:
                 if char == "[":
-                    pos, empty = _open_arrays(text, pos, stack, depth, max_depth, whole_from)
+                    first = _skip(text, _ARRAYS.match(text, pos).end())  # type: ignore[union-attr]
+                    if text[first : first + 1] in _SCALAR_STARTS:  # arrays holding scalars first: at once
+                        opened = _open_levels(text, pos, stack, depth, max_depth, whole_from, decoder)
+                    else:
+                        opened = _open_arrays(text, pos, stack, depth, max_depth, whole_from)
+                    pos, empty = opened
                     if not empty:
                         continue
                     value = stack.pop()
@@ -149,7 +160,7 @@ def loads(text: str, decoder: json.JSONDecoder, max_depth: int, depth_bound: int
                 value, pos = _scanstring(text, pos + 1, True)
             except ValueError:
                 value, pos = _slow_value(text, pos, decoder)
-        elif char in "NI" or text.startswith("-I", pos):
+        elif char in "NI" or (char == "-" and text.startswith("-I", pos)):
             value, pos = _slow_value(text, pos, decoder)  # a constant: refused, or Expecting value
         else:
             try:
@@ -172,7 +183,9 @@ def loads(text: str, decoder: json.JSONDecoder, max_depth: int, depth_bound: int
             char = text[pos]
             in_object = bool(objects) and objects[-1] == len(stack) - 1
             if char == ",":
-                pos = _skip(text, pos + 1)
+                pos += 1
+                if pos < n and text[pos] in _SPACE:
+                    pos = _SPACES.match(text, pos).end()  # type: ignore[union-attr]
                 if in_object:
                     pos = _member_name(text, pos, frame)
                 break
@@ -239,6 +252,55 @@ def _open_arrays(
     pos = _skip(text, run_end)
     # Only a run read to its end can close empty: a shortened one has "[" next.
     return pos, pos < len(text) and text[pos] == "]"
+
+
+def _open_levels(
+    text: str,
+    pos: int,
+    stack: list[list[Any]],
+    depth: int,
+    max_depth: int,
+    whole_from: int,
+    decoder: json.JSONDecoder,
+) -> tuple[int, bool]:
+    """Open the arrays at ``pos`` that each hold numbers or literals before their next
+    array (``[0,[1, true,[``), up to the depth the C scanner takes over from, with one C
+    reading of all their items: written again as one array of arrays, each ending in a
+    null (so that every item has its comma; the null is taken off). Where the next value
+    starts, and whether the innermost array is empty (its ``]`` there).
+
+    The run ends at the first quote, colon, brace or ``]``: up to there every ``[``
+    opens an array. Where the C scanner refuses an array's items, the arrays before it
+    are opened, and that one is read item by item, which finds what is wrong.
+    """
+    end = _NO_STRING_OR_CLOSER.match(text, pos).end()  # type: ignore[union-attr]
+    pieces = text[pos:end].split("[")[1:]  # each array's items, each with its comma
+    # The innermost array's items up to its last comma; what follows is the next value.
+    last = pieces[-1]
+    pieces[-1] = last[: last.rfind(",") + 1]
+    too_deep = depth + len(pieces) > max_depth
+    opening = max_depth - depth if too_deep else len(pieces)  # past those, an opener is refused
+    if depth < whole_from < depth + opening:
+        opening = whole_from - depth
+    del pieces[opening:]
+    try:
+        levels: list[list[Any]] = decoder.decode("[[" + "null],[".join(pieces) + "null]]") if pieces else []
+    except json.JSONDecodeError as exc:
+        # The first array whose items are refused: the ones before it are read again.
+        starts = list(accumulate(len(piece) + len("null],[") for piece in pieces))
+        opening = bisect.bisect_right(starts, exc.pos - len("[["))
+        del pieces[opening:]
+        too_deep = False  # that array's items come first, read one by one
+        levels = decoder.decode("[[" + "null],[".join(pieces) + "null]]") if pieces else []
+    deque(map(list.pop, levels), maxlen=0)
+    stack.extend(levels)
+    end = _skip(text, pos + opening + sum(map(len, pieces)))
+    if too_deep:  # their items are read (one may be refused first), then the next opener is
+        raise _fail(text, end, f"nesting deeper than {max_depth}")
+    if not pieces:  # the first array's items are refused: read them one by one
+        stack.append([])
+        return _skip(text, pos + 1), False
+    return end, not pieces[-1].strip(_SPACE) and text[end : end + 1] == "]"
 
 
 def _open_objects(
