@@ -5,6 +5,7 @@
     python benchmarks/hostile.py --only deep-10000 odd-secrets
     python benchmarks/hostile.py --list          # names, sizes and what each one is
     python benchmarks/hostile.py --write DIR     # write the inputs out, one file each
+    python benchmarks/hostile.py --located       # check + located() as well (the HTTP intake's 422)
 
 The yardstick is the issue's: every input of at most 32,768 bytes checked within 100x
 the time ``json.loads`` takes on a typical 32 KB conforming packet (``big`` from
@@ -342,6 +343,56 @@ def odd_secrets() -> bytes:
     return _fill(_open_object(obj) + '"decisions":[', _repeat(f'["{GH_TOKEN}"]'), "]}")
 
 
+def deep_objects(depth: int = 5_400) -> bytes:
+    """``depth`` objects, each the one member of the object around it."""
+    return ('{"a":' * depth + "0" + "}" * depth).encode()
+
+
+def deep_pairs(depth: int = 8_000) -> bytes:
+    """``depth`` arrays, each holding a number and the next array."""
+    return ("[0," * depth + "0" + "]" * depth).encode()
+
+
+def deep_spaced(depth: int = 8_000) -> bytes:
+    """``depth`` arrays written with a space after each opener and before each closer."""
+    return ("[ " * depth + " ]" * depth).encode()
+
+
+def duplicate_among_many() -> bytes:
+    """As many empty objects as fit, in an object whose first member is written twice."""
+    return _fill('{"a":1,"a":2,"x":[', _repeat("{}"), "]}")
+
+
+def clean_decisions() -> bytes:
+    """A packet whose decisions hold as many valid items as fit: one finding (maxItems)."""
+    return _fill(_open_object(_base()) + '"decisions":[', _repeat('{"what":"w","why":"y"}'), "]}")
+
+
+def mixed_items(seed: int = 3) -> bytes:
+    """constraints holding as many items of every JSON type, in random turn, as fit."""
+    rng = random.Random(seed)
+    kinds = ("0", '"x"', "{}", "[]", "null", "true", "1.5", '"' + "y" * 1025 + '"')
+    return _fill(_open_object(_base()) + '"constraints":[', (rng.choice(kinds) for _ in itertools.count()), "]}")
+
+
+def fresh_tags(seed: int = 0) -> bytes:
+    """tags holding as many distinct strings that break its pattern as fit (new ones per seed)."""
+    rng = random.Random(seed)
+    return _fill(_open_object(_base()) + '"tags":[', (f'"T{rng.getrandbits(30)}"' for _ in itertools.count()), "]}")
+
+
+def fresh_duplicates(seed: int = 0) -> bytes:
+    """A flat object of distinct random names, each written twice (new ones per seed)."""
+    rng = random.Random(seed)
+
+    def pairs() -> Iterator[str]:
+        while True:
+            name = "".join(rng.choice(ALNUM) for _ in range(6))
+            yield f'"{name}":1,"{name}":1'
+
+    return _fill("{", pairs(), "}")
+
+
 @dataclass(frozen=True)
 class Case:
     name: str
@@ -377,6 +428,14 @@ CASES: tuple[Case, ...] = (
     Case("escape-heavy", escape_heavy),
     Case("odd-secrets", odd_secrets),
     Case("odd-secrets", odd_secrets, lenient=True),
+    Case("deep-objects", deep_objects),
+    Case("deep-pairs", deep_pairs),
+    Case("deep-spaced", deep_spaced),
+    Case("dup-among-many", duplicate_among_many),
+    Case("clean-decisions", clean_decisions),
+    Case("mixed-items", mixed_items),
+    Case("fresh-tags", fresh_tags, fresh=True),
+    Case("fresh-dup-pairs", fresh_duplicates, fresh=True),
 )
 
 
@@ -472,6 +531,9 @@ class Row:
     rounds: int
     rss_mb: float | None
     heap_mb: float | None
+    # check, then located() (what the HTTP intake does with a refused packet), if timed
+    located_ms: float | None = None
+    located_vs_big: float | None = None
 
     @property
     def memory_mb(self) -> float | None:
@@ -543,14 +605,18 @@ def memory(index: int) -> dict[str, float | None]:
     return measured
 
 
-def measure(index: int, big: bytes, repeat: int, budget: float, with_memory: bool) -> Row:
+def measure(index: int, big: bytes, repeat: int, budget: float, with_memory: bool, located: bool = False) -> Row:
     case = CASES[index]
     raw = build(case)
     lenient = case.lenient
     funcs: dict[str, Callable[[], object]] = {"check": lambda: cmp.check(raw, lenient=lenient)}
+    if located:
+        funcs["located"] = lambda: cmp.check(raw, lenient=lenient).located()
     if case.fresh:
         pool = itertools.cycle(fresh_inputs(case))
         funcs["check"] = lambda: cmp.check(next(pool), lenient=lenient)
+        if located:
+            funcs["located"] = lambda: cmp.check(next(pool), lenient=lenient).located()
     if _parses(raw):
         funcs["loads"] = lambda: json.loads(raw)
     funcs["big"] = lambda: json.loads(big)
@@ -567,6 +633,8 @@ def measure(index: int, big: bytes, repeat: int, budget: float, with_memory: boo
         rounds=len(timed["check"]),
         rss_mb=mem["rss_mb"],
         heap_mb=mem["heap_mb"],
+        located_ms=statistics.median(timed["located"]) * 1e3 if located else None,
+        located_vs_big=paired(timed["located"], timed["big"]) if located else None,
     )
 
 
@@ -612,6 +680,10 @@ def render(rows: list[Row]) -> str:
         ]
         for r in rows
     ]
+    if any(r.located_ms is not None for r in rows):
+        header[4:4] = ["check + located() ms", "located vs json.loads (32 KB)"]
+        for row, cell in zip(rows, cells, strict=True):
+            cell[4:4] = ["–" if row.located_ms is None else _ms(row.located_ms), _ratio(row.located_vs_big)]
     meets = [label(r.case) for r in rows if r.meets]
     misses = []
     for r in rows:
@@ -638,7 +710,7 @@ def render(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def report(quick: bool = False, only: list[str] | None = None, with_memory: bool = True) -> str:
+def report(quick: bool = False, only: list[str] | None = None, with_memory: bool = True, located: bool = False) -> str:
     """The hostile table, as Markdown (run.py --hostile prints it too)."""
     repeat, budget = (3, 0.02) if quick else (9, 0.1)
     big = corpus.big()
@@ -646,7 +718,7 @@ def report(quick: bool = False, only: list[str] | None = None, with_memory: bool
     rows = []
     for index in picked:
         print(f"  {label(CASES[index])} ...", file=sys.stderr, flush=True)
-        rows.append(measure(index, big, repeat, budget, with_memory))
+        rows.append(measure(index, big, repeat, budget, with_memory, located))
     return render(rows)
 
 
@@ -655,6 +727,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="3 rounds of about 20 ms per function")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="these inputs only")
     parser.add_argument("--no-memory", action="store_true", help="skip the child processes that measure memory")
+    parser.add_argument(
+        "--located", action="store_true", help="time check + located() too, as the HTTP intake answers a refusal"
+    )
     parser.add_argument("--list", action="store_true", help="list the inputs and exit")
     parser.add_argument("--write", metavar="DIR", help="write the inputs to DIR and exit")
     parser.add_argument("--memory-child", type=int, help=argparse.SUPPRESS)
@@ -676,7 +751,7 @@ def main() -> int:
                 (folder / f"{case.name}.json").write_bytes(raw)
         return 0
     print(f"Machine: {machine()}\n")
-    print(report(args.quick, args.only, not args.no_memory))
+    print(report(args.quick, args.only, not args.no_memory, args.located))
     return 0
 
 

@@ -22,12 +22,15 @@ it again (so one failing deep container costs one extra reading, never one per l
 
 from __future__ import annotations
 
+import bisect
 import functools
 import json
 import json.decoder
 import json.scanner
 import re
+from collections import deque
 from collections.abc import Callable
+from itertools import accumulate
 from typing import Any
 
 _STRING = re.compile(r'"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"')
@@ -43,8 +46,17 @@ C_LEVELS = 200
 
 _SPACE = " \t\n\r"
 _SPACES = re.compile(r"[ \t\n\r]*")
-_OPENERS = re.compile(r"\[(?:[ \t\n\r]*\[)*")
+_ARRAYS = re.compile(r"\[+")  # a run of openers with nothing between
+_OPENERS = re.compile(r"\[(?:[ \t\n\r]*\[)*")  # ... or with whitespace between
+_CLOSERS_TIGHT = re.compile(r"\]+")
 _CLOSERS = re.compile(r"\](?:[ \t\n\r]*\])*")
+# Where a run of arrays holding numbers and literals surely ends (cmp._deepjson._open_levels).
+_NO_STRING_OR_CLOSER = re.compile(r'[^"\]{}:]*')
+_SCALAR_STARTS = frozenset("-0123456789tfn")
+# Objects each opened with its first member's name, written without an escape: {"a":{"b":
+_NAMED_ONE = r'\{[ \t\n\r]*"[^"\\\x00-\x1f]*"[ \t\n\r]*:[ \t\n\r]*'
+_NAMED = re.compile(f"(?:{_NAMED_ONE})+")
+_PLAIN_NAMES = re.compile(r'"([^"\\\x00-\x1f]*)"')
 # The C string scanner (the pure-Python one where there is no C): typeshed names neither.
 _scanstring: Callable[[str, int, bool], tuple[str, int]] = getattr(json.decoder, "scanstring")  # noqa: B009
 _C_SCANNER: type | None = getattr(json.scanner, "c_make_scanner", None)
@@ -107,54 +119,48 @@ def loads(text: str, decoder: json.JSONDecoder, max_depth: int, depth_bound: int
         char = text[pos]
         if char == "[" or char == "{":
             depth = len(stack)
-            opened = False
+            whole = False
             if depth >= whole_from:
                 try:
                     value, pos = scan(text, pos)
+                    whole = True
                 except (StopIteration, ValueError, RecursionError):
                     whole_from = never  # read here; the error, if any, is found here
-                    opened = True
-            else:
-                opened = True
-            if opened:
-                if char == "{":
+            if not whole:
+                if char == "[":
+                    first = _skip(text, _ARRAYS.match(text, pos).end())  # type: ignore[union-attr]
+                    if text[first : first + 1] in _SCALAR_STARTS:  # arrays holding scalars first: at once
+                        opened = _open_levels(text, pos, stack, depth, max_depth, whole_from, decoder)
+                    else:
+                        opened = _open_arrays(text, pos, stack, depth, max_depth, whole_from)
+                    pos, empty = opened
+                    if not empty:
+                        continue
+                    value = stack.pop()
+                    pos += 1
+                else:
+                    run = _NAMED.match(text, pos)
+                    if run is not None:  # objects each opened with a name written plainly: at once
+                        pos = _open_objects(text, pos, run.end(), stack, objects, depth, max_depth, whole_from)
+                        continue
                     if depth >= max_depth:
                         raise _fail(text, pos, f"nesting deeper than {max_depth}")
                     stack.append([])
                     objects.append(depth)
                     pos = _skip(text, pos + 1)
-                    if pos < n and text[pos] == "}":
-                        stack.pop()
-                        objects.pop()
-                        value = pairs_hook([])
-                        pos += 1
-                    else:
+                    if pos >= n or text[pos] != "}":
                         pos = _member_name(text, pos, stack[-1])
                         continue
-                else:
-                    run_end = _OPENERS.match(text, pos).end()  # type: ignore[union-attr]
-                    count = text.count("[", pos, run_end)
-                    if depth + count > max_depth:
-                        # Each opener checks the depth before it opens: the first too deep is refused.
-                        at = _skip(text, _after(text, pos, "[", max_depth - depth))
-                        raise _fail(text, at, f"nesting deeper than {max_depth}")
-                    # Up to the depth the C scanner takes over from, then one more turn.
-                    if depth < whole_from < depth + count:
-                        count = whole_from - depth
-                        run_end = _after(text, pos, "[", count)
-                    stack.extend([[] for _ in range(count)])
-                    pos = _skip(text, run_end)
-                    if pos < n and text[pos] == "]":
-                        value = stack.pop()  # the innermost array is empty
-                        pos += 1
-                    else:
-                        continue
+                    stack.pop()
+                    objects.pop()
+                    value = pairs_hook([])
+                    pos += 1
         elif char == '"':
             try:
                 value, pos = _scanstring(text, pos + 1, True)
             except ValueError:
                 value, pos = _slow_value(text, pos, decoder)
-        elif char in "NI" or text.startswith("-I", pos):
+        elif char in "NI" or (char == "-" and text.startswith("-I", pos)):
             value, pos = _slow_value(text, pos, decoder)  # a constant: refused, or Expecting value
         else:
             try:
@@ -170,30 +176,45 @@ def loads(text: str, decoder: json.JSONDecoder, max_depth: int, depth_bound: int
                 return value
             frame = stack[-1]
             frame.append(value)
-            pos = _skip(text, pos)
+            if pos < n and text[pos] in _SPACE:
+                pos = _SPACES.match(text, pos).end()  # type: ignore[union-attr]
             if pos >= n:
                 raise _fail(text, pos, "Unterminated container")
             char = text[pos]
             in_object = bool(objects) and objects[-1] == len(stack) - 1
             if char == ",":
-                pos = _skip(text, pos + 1)
+                pos += 1
+                if pos < n and text[pos] in _SPACE:
+                    pos = _SPACES.match(text, pos).end()  # type: ignore[union-attr]
                 if in_object:
                     pos = _member_name(text, pos, frame)
                 break
             if in_object:
                 if char != "}":
                     raise _fail(text, pos, "Expecting ',' or '}'")
+                # Each "}" right after closes the object open innermost, while objects
+                # are; any other closer is then judged at the top of this loop.
                 stack.pop()
                 objects.pop()
-                value = pairs_hook(list(zip(frame[0::2], frame[1::2], strict=True)))
+                value = pairs_hook([(frame[0], frame[1])] if len(frame) == 2 else _pairs(frame))
                 pos += 1
+                while pos < n and text[pos] == "}" and objects and objects[-1] == len(stack) - 1:
+                    frame = stack.pop()
+                    objects.pop()
+                    frame.append(value)
+                    value = pairs_hook([(frame[0], frame[1])] if len(frame) == 2 else _pairs(frame))
+                    pos += 1
                 continue
             if char != "]":
                 raise _fail(text, pos, "Expecting ',' or ']'")
             # A run of closers closes the arrays open above the innermost object, as many
-            # as it holds; a closer past those is then refused at the top of this loop.
-            run_end = _CLOSERS.match(text, pos).end()  # type: ignore[union-attr]
-            count = text.count("]", pos, run_end)
+            # as it holds; a closer past those is then judged at the top of this loop.
+            run_end = _CLOSERS_TIGHT.match(text, pos).end()  # type: ignore[union-attr]
+            if run_end < n and text[run_end] in _SPACE:
+                run_end = _CLOSERS.match(text, pos).end()  # type: ignore[union-attr]
+                count = text.count("]", pos, run_end)
+            else:
+                count = run_end - pos
             arrays = len(stack) - (objects[-1] + 1 if objects else 0)
             closing = min(count, arrays)
             value = stack.pop()
@@ -202,6 +223,113 @@ def loads(text: str, decoder: json.JSONDecoder, max_depth: int, depth_bound: int
                 parent.append(value)
                 value = parent
             pos = run_end if closing == count else _after(text, pos, "]", closing)
+
+
+def _pairs(frame: list[Any]) -> list[tuple[str, Any]]:
+    """An object's members from its frame (name, value, name, value, ...)."""
+    return list(zip(frame[0::2], frame[1::2], strict=True))
+
+
+def _open_arrays(
+    text: str, pos: int, stack: list[list[Any]], depth: int, max_depth: int, whole_from: int
+) -> tuple[int, bool]:
+    """Open the run of arrays at ``pos``, up to the depth the C scanner takes over from:
+    where the next value starts, and whether the innermost array is empty (its ``]`` there)."""
+    run_end = _ARRAYS.match(text, pos).end()  # type: ignore[union-attr]
+    if run_end < len(text) and text[run_end] in _SPACE:
+        run_end = _OPENERS.match(text, pos).end()  # type: ignore[union-attr]
+        count = text.count("[", pos, run_end)
+    else:
+        count = run_end - pos
+    if depth + count > max_depth:
+        # Each opener checks the depth before it opens: the first too deep is refused.
+        at = _skip(text, _after(text, pos, "[", max_depth - depth))
+        raise _fail(text, at, f"nesting deeper than {max_depth}")
+    if depth < whole_from < depth + count:
+        count = whole_from - depth
+        run_end = _after(text, pos, "[", count)
+    stack.extend([[] for _ in range(count)])
+    pos = _skip(text, run_end)
+    # Only a run read to its end can close empty: a shortened one has "[" next.
+    return pos, pos < len(text) and text[pos] == "]"
+
+
+def _open_levels(
+    text: str,
+    pos: int,
+    stack: list[list[Any]],
+    depth: int,
+    max_depth: int,
+    whole_from: int,
+    decoder: json.JSONDecoder,
+) -> tuple[int, bool]:
+    """Open the arrays at ``pos`` that each hold numbers or literals before their next
+    array (``[0,[1, true,[``), up to the depth the C scanner takes over from, with one C
+    reading of all their items: written again as one array of arrays, each ending in a
+    null (so that every item has its comma; the null is taken off). Where the next value
+    starts, and whether the innermost array is empty (its ``]`` there).
+
+    The run ends at the first quote, colon, brace or ``]``: up to there every ``[``
+    opens an array. Where the C scanner refuses an array's items, the arrays before it
+    are opened, and that one is read item by item, which finds what is wrong.
+    """
+    end = _NO_STRING_OR_CLOSER.match(text, pos).end()  # type: ignore[union-attr]
+    pieces = text[pos:end].split("[")[1:]  # each array's items, each with its comma
+    # The innermost array's items up to its last comma; what follows is the next value.
+    last = pieces[-1]
+    pieces[-1] = last[: last.rfind(",") + 1]
+    too_deep = depth + len(pieces) > max_depth
+    opening = max_depth - depth if too_deep else len(pieces)  # past those, an opener is refused
+    if depth < whole_from < depth + opening:
+        opening = whole_from - depth
+    del pieces[opening:]
+    try:
+        levels: list[list[Any]] = decoder.decode("[[" + "null],[".join(pieces) + "null]]") if pieces else []
+    except json.JSONDecodeError as exc:
+        # The first array whose items are refused: the ones before it are read again.
+        starts = list(accumulate(len(piece) + len("null],[") for piece in pieces))
+        opening = bisect.bisect_right(starts, exc.pos - len("[["))
+        del pieces[opening:]
+        too_deep = False  # that array's items come first, read one by one
+        levels = decoder.decode("[[" + "null],[".join(pieces) + "null]]") if pieces else []
+    deque(map(list.pop, levels), maxlen=0)
+    stack.extend(levels)
+    end = _skip(text, pos + opening + sum(map(len, pieces)))
+    if too_deep:  # their items are read (one may be refused first), then the next opener is
+        raise _fail(text, end, f"nesting deeper than {max_depth}")
+    if not pieces:  # the first array's items are refused: read them one by one
+        stack.append([])
+        return _skip(text, pos + 1), False
+    return end, not pieces[-1].strip(_SPACE) and text[end : end + 1] == "]"
+
+
+def _open_objects(
+    text: str,
+    pos: int,
+    run_end: int,
+    stack: list[list[Any]],
+    objects: list[int],
+    depth: int,
+    max_depth: int,
+    whole_from: int,
+) -> int:
+    """Open the run of objects at ``pos`` (each written ``{"name":``, the name plain), up
+    to the depth the C scanner takes over from: where the innermost name's value starts."""
+    names = _PLAIN_NAMES.findall(text, pos, run_end)
+    count = len(names)
+    if depth + count > max_depth:
+        at = _run_of(_NAMED_ONE, max_depth - depth).match(text, pos)
+        assert at is not None
+        raise _fail(text, at.end(), f"nesting deeper than {max_depth}")
+    if depth < whole_from < depth + count:
+        count = whole_from - depth
+        names = names[:count]
+        after = _run_of(_NAMED_ONE, count).match(text, pos)
+        assert after is not None
+        run_end = after.end()
+    stack.extend([[name] for name in names])
+    objects.extend(range(depth, depth + count))
+    return run_end
 
 
 def _skip(text: str, pos: int) -> int:
@@ -214,14 +342,15 @@ def _after(text: str, pos: int, bracket: str, count: int) -> int:
     """Where the ``count`` brackets of the run at ``pos`` end (whitespace may separate them)."""
     if text.count(bracket, pos, pos + count) == count:
         return pos + count
-    end = _run_of(bracket, count).match(text, pos)
+    end = _run_of(r"[ \t\n\r]*" + re.escape(bracket), count).match(text, pos)
     assert end is not None
     return end.end()
 
 
 @functools.lru_cache(maxsize=16)
-def _run_of(bracket: str, count: int) -> re.Pattern[str]:
-    return re.compile(r"(?:[ \t\n\r]*" + re.escape(bracket) + r"){" + str(count) + "}")
+def _run_of(piece: str, count: int) -> re.Pattern[str]:
+    """``piece`` ``count`` times over (asked for by a refusal, or the turn to the C scanner)."""
+    return re.compile(f"(?:{piece}){{{count}}}")
 
 
 def _member_name(text: str, pos: int, frame: list[Any]) -> int:

@@ -13,7 +13,7 @@ import threading
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from itertools import accumulate
+from itertools import accumulate, compress, repeat
 from operator import itemgetter
 from typing import Any
 
@@ -518,20 +518,25 @@ def _first_refused_value(text: str) -> int | None:
 def _decoded_findings(
     value: Any, duplicates: list[tuple[dict[str, Any], set[str]]], surrogates: bool, steps: Callable[[str], str]
 ) -> list[Finding]:
-    """Duplicate members and (with ``surrogates``) lone surrogates of a decoded document:
-    sorted by code, then path (then the order a walk from the root meets them), capped.
+    """Duplicate members and (with ``surrogates``) lone surrogates of a decoded document,
+    in the order of (code, path): duplicates by their paths (then the order a walk from the
+    root meets them), then the lone surrogates (whose findings' path is ``$``: so in that
+    order), capped.
 
-    One walk from the root, containers first-met first and each one's items in order (the
-    order the findings are listed in when code and path tie). Each container's path grows
-    from its parent's, once; a chain of one-item arrays takes one step, however long (its
-    arrays hold no finding of their own). Messages are made only for the findings listed:
-    the rest are counted. ``steps`` writes a duplicated name's step (:func:`member_steps`).
+    One walk from the root, each container first met first and its items in order. Each
+    container's path grows from its parent's, once; a chain of one-item arrays takes one
+    step, however long (its arrays hold no finding of their own). Only the findings listed
+    get a message, and a lone surrogate past the first MAX_FINDINGS not even a path: the
+    rest are counted. ``steps`` writes a duplicated name's step (:func:`member_steps`).
     """
     lost = {id(obj): names for obj, names in duplicates}
     visited = (list, dict, str) if surrogates else (list, dict)
     search = SURROGATE.search
     doubled: list[tuple[str, int, str]] = []  # (path, order, name)
-    unpaired: list[tuple[str, int, bool]] = []  # (path, order, whether in a member name)
+    # The first lone surrogates met: (the path of what holds it, its key there, or None
+    # for a member name of the object at that path); ``unpaired`` counts them all.
+    placed: list[tuple[BoundedPath | None, str | int | None]] = []
+    unpaired = 0
     # Entries: (value, its parent's path, its key); the root's parent is None.
     stack: list[tuple[Any, BoundedPath | None, str | int]] = [(value, None, 0)]
     while stack:
@@ -539,11 +544,66 @@ def _decoded_findings(
         kind = type(item)
         if kind is str:
             if search(item):
-                unpaired.append(("$" if parent is None else parent.child_text(key), len(unpaired), False))
+                unpaired += 1
+                if len(placed) < MAX_FINDINGS:
+                    placed.append((parent, key))
             continue
         path = _ROOT if parent is None else parent.child(key)
-        if kind is list:
-            # Down a chain of one-item arrays; the loop's own count is the chain's length.
+        item, path = _down(item, path, lost, surrogates)
+        if type(item) is list:
+            kinds = set(map(type, item))
+            if kinds & _CONTAINERS:
+                stack.extend([(item[i], path, i) for i in range(len(item) - 1, -1, -1) if type(item[i]) in visited])
+            elif surrogates and str in kinds:  # only texts below: they come next, in order
+                found = list(compress(range(len(item)), map(search if kinds == _TEXT else _search_text, item)))
+                unpaired += len(found)
+                placed.extend((path, index) for index in found[: MAX_FINDINGS - len(placed)])
+            continue
+        names = lost.get(id(item))
+        if names is not None:
+            twice = list(filter(names.__contains__, item))  # in the order they are written
+            texts = path.then_texts(map(steps, twice))
+            doubled.extend(zip(texts, range(len(doubled), len(doubled) + len(twice)), twice, strict=True))
+        if surrogates:
+            in_names = sum(1 for name in item if search(name))
+            unpaired += in_names
+            placed.extend(repeat((path, None), min(in_names, MAX_FINDINGS - len(placed))))
+        kinds = set(map(type, item.values()))
+        if kinds & _CONTAINERS:
+            members = list(item.items())
+            stack.extend([(member, path, name) for name, member in reversed(members) if type(member) in visited])
+        elif surrogates and str in kinds:  # only texts below: they come next, in order
+            holding = [name for name, member in item.items() if type(member) is str and search(member)]
+            unpaired += len(holding)
+            placed.extend((path, name) for name in holding[: MAX_FINDINGS - len(placed)])
+    listed: list[Finding] = []
+    for path_text, _, name in sorted(doubled)[:MAX_FINDINGS]:
+        listed.append(Finding("duplicate-key", path_text, f"member {quote(name)} appears more than once"))
+    for holder, place in placed[: MAX_FINDINGS - len(listed)]:
+        if place is None:
+            assert holder is not None
+            message = f"lone surrogate in a member name in {holder.text}"
+        else:
+            where = "$" if holder is None else holder.child_text(place)
+            message = f"lone surrogate (not a Unicode character) in {where}"
+        listed.append(_json_finding(message))
+    more = len(doubled) + unpaired - len(listed)
+    if more:
+        listed.append(truncated(more))
+    return listed
+
+
+def _down(item: Any, path: BoundedPath, lost: dict[int, set[str]], surrogates: bool) -> tuple[Any, BoundedPath]:
+    """Down a chain of links: arrays of one container, and objects of one member whose
+    value is a container (whose name neither repeats nor holds a lone surrogate). A link
+    holds no finding of its own, so the walk goes on from the first container that is no
+    link, whose path is the chain's, written in one step: ten thousand levels, one path.
+    """
+    pieces: list[str] = []
+    shown: dict[str, str] = {}  # each name's step, written once per chain
+    while True:
+        if type(item) is list:
+            # A run of one-item arrays; the loop's own count is the run's length.
             for links in _COUNTING:  # noqa: B007
                 try:
                     [inner] = item
@@ -553,35 +613,34 @@ def _decoded_findings(
                     break
                 item = inner
             if links:
-                path = path.repeated(0, links)
-            stack.extend([(item[i], path, i) for i in range(len(item) - 1, -1, -1) if type(item[i]) in visited])
-            continue
-        names = lost.get(id(item))
-        if names is not None:
-            twice = list(filter(names.__contains__, item))  # in the order they are written
-            texts = path.then_texts(map(steps, twice))
-            doubled.extend(zip(texts, range(len(doubled), len(doubled) + len(twice)), twice, strict=True))
-        if surrogates:
-            for name in item:
-                if search(name):
-                    unpaired.append((path.text, len(unpaired), True))
-        members = list(item.items())
-        stack.extend([(member, path, name) for name, member in reversed(members) if type(member) in visited])
-    listed: list[Finding] = []
-    for path_text, _, name in sorted(doubled)[:MAX_FINDINGS]:
-        listed.append(Finding("duplicate-key", path_text, f"member {quote(name)} appears more than once"))
-    for path_text, _, in_name in sorted(unpaired)[: MAX_FINDINGS - len(listed)]:
-        where = "a member name in " if in_name else ""
-        what = "" if in_name else " (not a Unicode character)"
-        listed.append(_json_finding(f"lone surrogate{what} in {where}{path_text}"))
-    more = len(doubled) + len(unpaired) - len(listed)
-    if more:
-        listed.append(truncated(more))
-    return listed
+                pieces.append("[0]" * links)
+            if len(item) != 1 or type(item[0]) is not dict:
+                break
+            pieces.append("[0]")
+            item = item[0]
+        if len(item) != 1 or id(item) in lost:
+            break
+        [(name, inner)] = item.items()
+        if (type(inner) is not list and type(inner) is not dict) or (surrogates and SURROGATE.search(name)):
+            break
+        step = shown.get(name)
+        if step is None:
+            step = shown[name] = member_step(name)
+        pieces.append(step)
+        item = inner
+    return item, path.then("".join(pieces)) if pieces else path
 
 
 _ROOT = BoundedPath()
 _MANY_NAMES = 64
+_CONTAINERS = frozenset({list, dict})
+_TEXT = {str}
+
+
+def _search_text(value: Any) -> bool:
+    return type(value) is str and SURROGATE.search(value) is not None
+
+
 _COUNTING = range(MAX_PACKET_BYTES)  # more links than any chain has
 
 

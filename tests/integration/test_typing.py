@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-USES = '''
+USES = """
 import cmp
 from cmp.findings import CODES, Finding, PacketError
 
@@ -34,7 +34,7 @@ try:
     cmp.loads(b"[]")
 except PacketError as exc:
     first: Finding = exc.findings[0]
-'''
+"""
 
 MISUSES = {
     'cmp.check(b"{}", rules="strict")': "rules",

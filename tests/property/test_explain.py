@@ -151,3 +151,129 @@ def test_a_created_at_that_is_not_a_string_is_never_taken_for_an_escaped_one(val
     escaped = raw.replace(b'"go\\u0061l"', b'"created_at":"2026-04-21T12:00:00\\u005a","goal"')
     escaped = escaped.replace(b'"created_at":' + value.encode() + b",", b"")
     assert intake.escaped_members(escaped, intake.RAW_TEXT_MEMBERS) == frozenset({"created_at"})
+
+
+# --- the counts worked out column by column, against the long way ------------------
+
+ARRAYS = ["success_criteria", "constraints", "decisions", "methods", "attempts", "open_questions", "tags"]
+# What hostile packets fill arrays with: one value many times, or a few in turn.
+ITEMS = st.one_of(
+    JSON_VALUES,
+    st.sampled_from(
+        [
+            {},
+            {"what": 0, "x": 0},
+            {"what": "w", "why": "y"},
+            {"tried": "t", "outcome": "failed", "confidence": "low"},
+            {"name": "n", "when_applicable": "w", "how": "h"},
+            {"name": "Bad", "how": [], "x": None},
+            "gpu",
+            "Bad",
+            "x" * 1025,
+            [],
+            [[]],
+            0,
+            1.5,
+            True,
+            None,
+        ]
+    ),
+)
+
+
+def assert_counts_agree(obj: dict[str, Any], version: str) -> None:
+    """The batched counts, item by item and summed, are the long way's and the walk's."""
+    rules = explain._rules(version)
+    walked = list(explain.walk(rules, obj))
+    assert walked == schema_oracle.explain(obj, version)
+    assert explain.count(rules, obj) == explain.count_one(rules, obj) == len(walked)
+    assert explain.tally(rules, [obj]) == explain.count_one(rules, obj)
+    for name in ARRAYS:
+        below = rules.properties.get(name)
+        if below is not None and isinstance(obj.get(name), list) and below.items is not None:
+            items = obj[name]
+            each = [explain.count_one(below.items, item) for item in items]
+            assert explain.counts(below.items, items) == each
+            assert explain.tally(below.items, items) == sum(each)
+
+
+@settings(max_examples=300)
+@given(
+    st.sampled_from(["0.1", "0.2"]),
+    st.sampled_from(ARRAYS),
+    st.lists(ITEMS, max_size=12),
+    st.integers(0, 80),
+)
+def test_counts_agree_with_the_long_way_on_arrays_of_anything(
+    version: str, name: str, items: list[Any], repeats: int
+) -> None:
+    obj = full(version)
+    obj[name] = items + items[:1] * repeats  # many of one kind, as floods are
+    assert_counts_agree(obj, version)
+
+
+@pytest.mark.slow
+@settings(max_examples=300)
+@given(st.sampled_from(["0.1", "0.2"]), st.lists(st.tuples(st.sampled_from(PATHS), JSON_VALUES), max_size=4))
+def test_counts_agree_with_the_long_way_on_mutated_packets(version: str, edits: list[tuple[str, Any]]) -> None:
+    assert_counts_agree(edited(full(version), edits), version)
+
+
+def test_counts_agree_on_the_hostile_inputs() -> None:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import hostile
+
+    for case in hostile.CASES:
+        obj, _ = cmp._intake.parse_packet(hostile.build(case))
+        if obj is not None and isinstance(obj.get("ltm_version"), str) and obj["ltm_version"] in ("0.1", "0.2"):
+            assert_counts_agree(obj, obj["ltm_version"])
+
+
+def test_python_data_of_other_types_is_counted_the_long_way() -> None:
+    """Types JSON does not make (a str subclass, a tuple) are counted one by one."""
+
+    class Name(str):
+        pass
+
+    obj = {**full(), "tags": [Name("Bad"), ("a",), "ok", 3] * 5, "decisions": [{Name("what"): 1}, {1: 2}]}
+    assert_counts_agree(obj, "0.2")
+
+
+def calls_made(function: Any, *args: Any) -> int:
+    """How many Python functions ``function(*args)`` calls: a measure of work that, unlike
+    a clock, is the same from run to run."""
+    import sys
+
+    made = 0
+
+    def count(frame: Any, event: str, arg: Any) -> None:
+        nonlocal made
+        if event == "call":
+            made += 1
+
+    sys.setprofile(count)
+    try:
+        function(*args)
+    finally:
+        sys.setprofile(None)
+    return made
+
+
+@pytest.mark.parametrize(
+    "flood",
+    [{"what": 0, "x": 0}, "Bad", 0, {"tried": "t", "outcome": "won"}],
+    ids=["bad-decision", "bad-tag", "number", "bad-attempt"],
+)
+def test_explaining_ten_thousand_items_costs_what_explaining_a_hundred_does(flood: Any) -> None:
+    """The walk stops at the findings listed and the count runs in C: the Python calls
+    of an explanation do not grow with the items (they grew by a few per item)."""
+    name = "tags" if isinstance(flood, str) else "decisions"
+
+    def explained(items: int) -> int:
+        obj = {**minimal(), name: [flood] * items}
+        return calls_made(explain.explain, obj, "0.2")
+
+    assert explained(10_000) < explained(100) + 50

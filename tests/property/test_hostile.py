@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cmp
+from cmp._intake import MAX_DEPTH
 from cmp._timestamps import canonical
 from cmp.cli import main
 from tests.support.packets import encode, full
@@ -191,3 +192,126 @@ def test_bounded_paths_grown_step_by_step_equal_the_whole_path_bounded(keys: lis
         grown, whole = grown.child(key), path_join(whole, key)
         assert grown.text == bounded_path(whole)
         assert grown.length == len(whole)
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(st.one_of(st.integers(0, 10**6), st.text(max_size=40)), max_size=40),
+    st.integers(0, 200),
+    st.integers(0, 10**4),
+    st.lists(st.one_of(st.integers(0, 10**6), st.text(max_size=40)), max_size=8),
+)
+def test_paths_grown_in_one_go_equal_paths_grown_step_by_step(
+    keys: list[str | int], times: int, index: int, last: list[str | int]
+) -> None:
+    """repeated (a chain of one-item arrays), child_text and then_texts (the last step of
+    many siblings at once) are child taken step by step."""
+    from cmp._messages import BoundedPath, member_step
+
+    path = BoundedPath()
+    for key in keys:
+        path = path.child(key)
+    chained = path.repeated(index, times)
+    stepped = path
+    for _ in range(times):
+        stepped = stepped.child(index)
+    assert (chained.text, chained.length) == (stepped.text, stepped.length)
+    assert [chained.child_text(key) for key in last] == [chained.child(key).text for key in last]
+    steps = [f"[{key}]" if isinstance(key, int) else member_step(key) for key in last]
+    assert chained.then_texts(steps) == [chained.child(key).text for key in last]
+
+
+SECRET_NAMES = [AWS := "AKIAIOSFODNN7EXAMPLE", "ghp_" + "a1B2c3D4e5" * 4, "x/home/dev/y", "C:\\Users\\x"]
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(st.one_of(st.text(max_size=40), st.sampled_from([*SECRET_NAMES, "a", "é", "it's", "a" * 40])), max_size=8),
+    st.lists(st.sampled_from(["", " ", "goal", AWS, "ghp_" + "Z" * 36, "eyJa.b.c"]), max_size=3),
+    st.booleans(),
+)
+def test_member_steps_for_a_text_are_member_steps(names: list[str], values: list[str], as_bytes: bool) -> None:
+    """Where one pass over the text rules its names clean, their steps are written without
+    asking the screens name by name: the same steps as member_step's, secrets or not."""
+    from cmp._messages import member_step, member_steps
+
+    text = json.dumps({name: values for name in names}, ensure_ascii=False)
+    steps = member_steps(text.encode("utf-8", "surrogatepass") if as_bytes else text)
+    assert [steps(name) for name in names] == [member_step(name) for name in names]
+
+
+def test_member_steps_skip_the_screens_only_for_a_clean_text() -> None:
+    from cmp._messages import _shown_step, member_step, member_steps
+
+    clean = json.dumps({f"name{i}": i for i in range(100)}).encode()
+    assert member_steps(clean) is _shown_step
+    assert member_steps(clean.replace(b"name7", AWS.encode())) is member_step
+    assert member_steps(clean.replace(b"name7", b"na\\u006de7")) is member_step  # an escape may hide one
+
+
+def test_locating_a_hundred_json_findings_reads_the_text_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each json finding's place was found by reading the whole text again: 100 lone
+    surrogates at the bottom of 9,000 levels took seconds to locate."""
+    from cmp import _intake
+
+    text = "[" * 9_000 + ",".join(['"\\ud800"'] * 150) + "]" * 9_000
+    report = cmp.check(text)
+    assert len(report.errors) == 101
+    readings = 0
+    refused_at = _intake.refused_at
+
+    def counted(*args: Any) -> Any:
+        nonlocal readings
+        readings += 1
+        return refused_at(*args)
+
+    monkeypatch.setattr(_intake, "refused_at", counted)
+    located = report.located()
+    assert readings == 1
+    # The first path, cut short, renders as an array's high up (the first written is
+    # taken); the next ones are the strings' own.
+    assert [str(f.position) for f in located.errors[:3]] == ["1:68", "1:9010", "1:9019"]
+
+
+def python_calls(function: Any, *args: Any) -> int:
+    """How many Python functions ``function(*args)`` calls (C functions left out)."""
+    import sys
+
+    made = 0
+
+    def count(frame: Any, event: str, arg: Any) -> None:
+        nonlocal made
+        if event == "call":
+            made += 1
+
+    sys.setprofile(count)
+    try:
+        function(*args)
+    finally:
+        sys.setprofile(None)
+    return made
+
+
+@pytest.mark.parametrize(
+    "level",
+    ["[", '{"a":', "[ ", '{ "a" : '],
+    ids=["arrays", "objects", "spaced-arrays", "spaced-objects"],
+)
+@pytest.mark.parametrize("bottom", ['"\\ud800"', '{"a":1,"a":2}', "0"], ids=["surrogate", "duplicate", "number"])
+def test_deep_nesting_costs_no_python_call_per_level(level: str, bottom: str) -> None:
+    """Runs of brackets are opened and closed at once, the C scanner reads what lies at
+    the bottom, and a finding's path takes a chain of arrays in one step: nesting as
+    deep as 32 KB allows makes about the calls a quarter of it does (it made several per
+    level, an object's own hook aside)."""
+    closer = "]" if level.startswith("[") else "}"
+    deepest = min(32_000 // (len(level) + 1), MAX_DEPTH - 1)
+    hooks = 0 if closer == "]" else 1  # the object hook: a Python call per object, as in json.loads
+
+    def document(depth: int) -> str:
+        return level * depth + bottom + closer * depth
+
+    assert len(document(deepest)) <= cmp.MAX_PACKET_BYTES
+    for depth in (deepest, deepest // 4):  # what a process does once (tables loaded, caches filled)
+        cmp.check(document(depth))
+    deep, shallow = python_calls(cmp.check, document(deepest)), python_calls(cmp.check, document(deepest // 4))
+    assert deep - shallow < 100 + hooks * deepest

@@ -194,8 +194,7 @@ def test_only_the_redaction_wing_compares_rule_set_names() -> None:
     found = {
         _module_name(path): lines
         for path in sorted(PACKAGE.rglob("*.py"))
-        if wing not in path.parents
-        and (lines := _compared_names(ast.parse(path.read_text(encoding="utf-8")), names))
+        if wing not in path.parents and (lines := _compared_names(ast.parse(path.read_text(encoding="utf-8")), names))
     }
     assert not found, f"rule-set names compared outside cmp._redaction: {found}"
     probe = ast.parse('if rules != "default": pass\nok = profile in ("extended",)\n')

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -115,3 +116,49 @@ def test_decode_plain_answers_as_the_decoder_does_on_any_text(text: str) -> None
     except (ValueError, RecursionError):
         expected = None
     assert repr(decode_plain(text.encode())) == repr(expected)
+
+
+def _largest(schema: dict[str, Any]) -> Any:
+    """The value ``schema`` admits that holds the most strings: every member there, every
+    array full, every string as short as it may be."""
+    kind = schema["type"]
+    if kind == "object":
+        return {name: _largest(sub) for name, sub in schema["properties"].items()}
+    if kind == "array":
+        return [_largest(schema["items"])] * schema["maxItems"]
+    if kind == "boolean":
+        return True
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return schema["enum"][0]
+    if "pattern" in schema:
+        from cmp._matcher import Matcher
+
+        return next(text for text in ("a", "0.1", "sha256:" + "0" * 64) if Matcher(schema["pattern"])(text))
+    if schema.get("format") == "date-time":
+        return "2026-04-21T10:30:00Z"
+    return "x" * schema.get("minLength", 0)
+
+
+@pytest.mark.parametrize("version", ["0.1", "0.2"])
+def test_the_largest_packet_holds_the_most_strings_the_quick_path_reads(
+    version: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No conforming packet holds more strings than the schemas allow (every array has
+    maxItems): the largest one is read the quick way, and a text with more strings goes
+    the long way without being decoded first."""
+    from cmp import _intake, _quick
+    from cmp._compiler import most_strings
+    from cmp._validation import builder
+    from cmp.schema import load_schema
+
+    obj = _largest(load_schema(version))
+    raw = json.dumps(obj).encode()
+    built = builder(version)(json.loads(raw))
+    assert built is not None and built[1] == raw.count(b'"') // 2 == most_strings(load_schema(version))
+    assert _quick.read_quickly(raw) is not None
+    assert max(most_strings(load_schema(v)) or 0 for v in ("0.1", "0.2")) == _quick._MOST_STRINGS
+    more = raw[:-1] + b', "' + b'", "'.join([b"x"] * (_quick._MOST_STRINGS // 2)) + b'": 1}'
+    monkeypatch.setattr(_intake, "decode_plain", lambda raw: pytest.fail("decoded"))
+    assert _quick.read_quickly(more) is None
