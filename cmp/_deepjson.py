@@ -91,12 +91,17 @@ def decoder_of(
     )
 
 
-def loads(text: str, decoder: json.JSONDecoder, max_depth: int, depth_bound: int | None = None) -> Any:
+def loads(
+    text: str, decoder: json.JSONDecoder, max_depth: int, depth_bound: int | None = None, *, names_hook: bool = False
+) -> Any:
     """The value of ``text``, read with ``decoder``'s scanner and hooks, nesting at most
     ``max_depth`` deep; a :class:`DeepJSONError` says where the text is refused.
 
     ``depth_bound``: at least the deepest nesting the text reaches before any error
     (None when unknown); only with it are whole containers handed to the C scanner.
+    ``names_hook``: the decoder's object hook builds the dict of the pairs and only
+    watches for a name written twice, so an object of one member, which has nothing to
+    watch, is built here without it (a call less per level of a chain of objects).
     """
     scan: Callable[[str, int], tuple[Any, int]] = decoder.scan_once  # type: ignore[attr-defined]
     hook: Callable[[list[tuple[str, Any]]], Any] | None = decoder.object_pairs_hook
@@ -196,13 +201,19 @@ def loads(text: str, decoder: json.JSONDecoder, max_depth: int, depth_bound: int
                 # are; any other closer is then judged at the top of this loop.
                 stack.pop()
                 objects.pop()
-                value = pairs_hook([(frame[0], frame[1])] if len(frame) == 2 else _pairs(frame))
+                if len(frame) != 2:
+                    value = pairs_hook(_pairs(frame))
+                else:
+                    value = {frame[0]: frame[1]} if names_hook else pairs_hook([(frame[0], frame[1])])
                 pos += 1
                 while pos < n and text[pos] == "}" and objects and objects[-1] == len(stack) - 1:
                     frame = stack.pop()
                     objects.pop()
-                    frame.append(value)
-                    value = pairs_hook([(frame[0], frame[1])] if len(frame) == 2 else _pairs(frame))
+                    if len(frame) != 1:
+                        frame.append(value)
+                        value = pairs_hook(_pairs(frame))
+                    else:
+                        value = {frame[0]: value} if names_hook else pairs_hook([(frame[0], value)])
                     pos += 1
                 continue
             if char != "]":

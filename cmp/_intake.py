@@ -371,7 +371,8 @@ def _decode_deep(
     text: str, decoder: json.JSONDecoder, duplicates: list[tuple[dict[str, Any], set[str]]], nesting: int
 ) -> Any:
     duplicates.clear()
-    return _deepjson.loads(text, decoder, MAX_DEPTH, nesting)
+    # Both decoders' object hook is _record_duplicates (it builds the dict, and notes names).
+    return _deepjson.loads(text, decoder, MAX_DEPTH, nesting, names_hook=True)
 
 
 def _decode(
@@ -523,68 +524,76 @@ def _decoded_findings(
     root meets them), then the lone surrogates (whose findings' path is ``$``: so in that
     order), capped.
 
-    One walk from the root, each container first met first and its items in order. Each
-    container's path grows from its parent's, once; a chain of one-item arrays takes one
-    step, however long (its arrays hold no finding of their own). Only the findings listed
-    get a message, and a lone surrogate past the first MAX_FINDINGS not even a path: the
-    rest are counted. ``steps`` writes a duplicated name's step (:func:`member_steps`).
+    One walk from the root, each container first met first and its items in order; an
+    empty one holds nothing and is passed by. A container's place is noted (its parent's
+    place and its key), and its path written only when a finding needs it, from the
+    nearest place whose path is known; a chain of links (:func:`_down`) takes one step,
+    however long. Only the findings listed get a message, and a lone surrogate past the
+    first MAX_FINDINGS not even a path: the rest are counted. ``steps`` writes a
+    duplicated name's step (:func:`member_steps`).
     """
     lost = {id(obj): names for obj, names in duplicates}
     visited = (list, dict, str) if surrogates else (list, dict)
     search = SURROGATE.search
     doubled: list[tuple[str, int, str]] = []  # (path, order, name)
-    # The first lone surrogates met: (the path of what holds it, its key there, or None
-    # for a member name of the object at that path); ``unpaired`` counts them all.
-    placed: list[tuple[BoundedPath | None, str | int | None]] = []
+    # The first lone surrogates met: (the place of what holds it, its key there, None for
+    # a member name of the object there, _NO_KEY for the document itself); ``unpaired``
+    # counts them all.
+    placed: list[tuple[_Place, Any]] = []
     unpaired = 0
-    # Entries: (value, its parent's path, its key); the root's parent is None.
-    stack: list[tuple[Any, BoundedPath | None, str | int]] = [(value, None, 0)]
+    # Entries: (value, its parent's place, its key); the root's parent is None.
+    stack: list[tuple[Any, _Place | None, str | int]] = [(value, None, 0)]
     while stack:
         item, parent, key = stack.pop()
-        kind = type(item)
-        if kind is str:
+        if type(item) is str:
             if search(item):
                 unpaired += 1
                 if len(placed) < MAX_FINDINGS:
-                    placed.append((parent, key))
+                    placed.append((_root_place(), _NO_KEY) if parent is None else (parent, key))
             continue
-        path = _ROOT if parent is None else parent.child(key)
-        item, path = _down(item, path, lost, surrogates)
+        place: _Place = _root_place() if parent is None else [parent, key, "", None]
+        if len(item) == 1:
+            item, chain = _down(item, lost, surrogates)
+            if chain:
+                place = [place, _NO_KEY, chain, None]
         if type(item) is list:
             kinds = set(map(type, item))
             if kinds & _CONTAINERS:
-                stack.extend([(item[i], path, i) for i in range(len(item) - 1, -1, -1) if type(item[i]) in visited])
+                stack.extend(
+                    [(item[i], place, i) for i in range(len(item) - 1, -1, -1) if item[i] and type(item[i]) in visited]
+                )
             elif surrogates and str in kinds:  # only texts below: they come next, in order
                 found = list(compress(range(len(item)), map(search if kinds == _TEXT else _search_text, item)))
                 unpaired += len(found)
-                placed.extend((path, index) for index in found[: MAX_FINDINGS - len(placed)])
+                placed.extend((place, index) for index in found[: MAX_FINDINGS - len(placed)])
             continue
         names = lost.get(id(item))
         if names is not None:
             twice = list(filter(names.__contains__, item))  # in the order they are written
-            texts = path.then_texts(map(steps, twice))
+            texts = _path_of(place).then_texts(map(steps, twice))
             doubled.extend(zip(texts, range(len(doubled), len(doubled) + len(twice)), twice, strict=True))
         if surrogates:
             in_names = sum(1 for name in item if search(name))
             unpaired += in_names
-            placed.extend(repeat((path, None), min(in_names, MAX_FINDINGS - len(placed))))
+            placed.extend(repeat((place, None), min(in_names, MAX_FINDINGS - len(placed))))
         kinds = set(map(type, item.values()))
         if kinds & _CONTAINERS:
             members = list(item.items())
-            stack.extend([(member, path, name) for name, member in reversed(members) if type(member) in visited])
+            stack.extend(
+                [(member, place, name) for name, member in reversed(members) if member and type(member) in visited]
+            )
         elif surrogates and str in kinds:  # only texts below: they come next, in order
             holding = [name for name, member in item.items() if type(member) is str and search(member)]
             unpaired += len(holding)
-            placed.extend((path, name) for name in holding[: MAX_FINDINGS - len(placed)])
+            placed.extend((place, name) for name in holding[: MAX_FINDINGS - len(placed)])
     listed: list[Finding] = []
     for path_text, _, name in sorted(doubled)[:MAX_FINDINGS]:
         listed.append(Finding("duplicate-key", path_text, f"member {quote(name)} appears more than once"))
-    for holder, place in placed[: MAX_FINDINGS - len(listed)]:
-        if place is None:
-            assert holder is not None
-            message = f"lone surrogate in a member name in {holder.text}"
+    for holder, member in placed[: MAX_FINDINGS - len(listed)]:
+        if member is None:
+            message = f"lone surrogate in a member name in {_path_of(holder).text}"
         else:
-            where = "$" if holder is None else holder.child_text(place)
+            where = _path_of(holder).text if member is _NO_KEY else _path_of(holder).child_text(member)
             message = f"lone surrogate (not a Unicode character) in {where}"
         listed.append(_json_finding(message))
     more = len(doubled) + unpaired - len(listed)
@@ -593,11 +602,40 @@ def _decoded_findings(
     return listed
 
 
-def _down(item: Any, path: BoundedPath, lost: dict[int, set[str]], surrogates: bool) -> tuple[Any, BoundedPath]:
+# A container's place in the walk of _decoded_findings: [its parent's place, its key
+# there (_NO_KEY: the end of a chain below it), the steps of a chain after that key, its
+# path once written]. Lists, not objects: a place is made for every container met.
+_Place = list[Any]
+_NO_KEY = object()
+
+
+def _root_place() -> _Place:
+    """The document's own place; a string that is the whole document is its own holder."""
+    return [None, _NO_KEY, "", _ROOT]
+
+
+def _path_of(place: _Place) -> BoundedPath:
+    """A place's path, written from the nearest place whose path is known, each place on
+    the way keeping its own (so no path is written twice)."""
+    pending: list[_Place] = []
+    while place[3] is None:
+        pending.append(place)
+        place = place[0]
+    path: BoundedPath = place[3]
+    for each in reversed(pending):
+        if each[1] is not _NO_KEY:
+            path = path.child(each[1])
+        if each[2]:
+            path = path.then(each[2])
+        each[3] = path
+    return path
+
+
+def _down(item: Any, lost: dict[int, set[str]], surrogates: bool) -> tuple[Any, str]:
     """Down a chain of links: arrays of one container, and objects of one member whose
     value is a container (whose name neither repeats nor holds a lone surrogate). A link
     holds no finding of its own, so the walk goes on from the first container that is no
-    link, whose path is the chain's, written in one step: ten thousand levels, one path.
+    link: that, and the chain's steps, written in one go (ten thousand levels, one path).
     """
     pieces: list[str] = []
     shown: dict[str, str] = {}  # each name's step, written once per chain
@@ -628,7 +666,7 @@ def _down(item: Any, path: BoundedPath, lost: dict[int, set[str]], surrogates: b
             step = shown[name] = member_step(name)
         pieces.append(step)
         item = inner
-    return item, path.then("".join(pieces)) if pieces else path
+    return item, "".join(pieces)
 
 
 _ROOT = BoundedPath()

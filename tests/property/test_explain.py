@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import cmp
 from cmp import _explain as explain
 from cmp.findings import MAX_FINDINGS, Finding
+from cmp.schema import load_schema
 from tests.property.test_compiler import JSON_VALUES, PATHS, edited, routed_objects
 from tests.support import schema_oracle
 from tests.support.packets import encode, full, minimal, put
@@ -277,3 +278,39 @@ def test_explaining_ten_thousand_items_costs_what_explaining_a_hundred_does(floo
         return calls_made(explain.explain, obj, "0.2")
 
     assert explained(10_000) < explained(100) + 50
+
+
+def _patterns(node: Any) -> set[str]:
+    if isinstance(node, dict):
+        found = {node["pattern"]} if isinstance(node.get("pattern"), str) else set()
+        return found.union(*(_patterns(value) for value in node.values()))
+    return set()
+
+
+SCHEMA_PATTERNS = sorted(_patterns(load_schema("0.1")) | _patterns(load_schema("0.2")))
+ALIKE_PATTERNS = [*SCHEMA_PATTERNS, "^a+b*c?$", r"^\w{2,3}:\d+$", "^[A-Z_]{1}x$"]
+
+
+def test_the_schemas_patterns_are_read_by_python_alike() -> None:
+    """Every pattern the schemas hold has a `re` twin (each is counted in C, not with a
+    call per string); a pattern with more than the two read alike has none."""
+    assert SCHEMA_PATTERNS and all(explain.python_pattern(p) is not None for p in SCHEMA_PATTERNS)
+    for pattern in ["^a|b$", "^[^a]$", "^.$", r"^\s$", "a$", "^a", r"^\bA$", "^(?i)a$", "^a$\n", "^[a-z]+$$"]:
+        assert explain.python_pattern(pattern) is None, pattern
+
+
+@settings(max_examples=500)
+@given(
+    st.sampled_from(ALIKE_PATTERNS),
+    st.one_of(
+        st.text(max_size=40),
+        st.text(alphabet="abcxyzAZ09_:-.\n٣\ud800", max_size=12),
+        st.sampled_from(["a", "a\n", "gpu", "sha256:" + "0" * 64, "sha256:" + "0" * 64 + "\n", "0.1", "٣.٣", "ab"]),
+    ),
+)
+def test_python_twins_match_where_re2_does(pattern: str, text: str) -> None:
+    from cmp._matcher import Matcher
+
+    twin = explain.python_pattern(pattern)
+    assert twin is not None
+    assert (twin.fullmatch(text) is not None) == Matcher(pattern)(text)

@@ -238,6 +238,9 @@ def _many(item: str, count: int, tail: str = "") -> str:
         _many("1", 5_000).replace("1,", "1e309,", 1),
         _many("1", 5_000).replace("1,", "-1.5E+0400,", 1),
         _many('"\\ud800"', 2_000),
+        _many('{"b":0}', 3_000, ',"x":1'),  # a duplicate among many objects that hold something
+        '"\\ud800"',  # the whole document a string
+        '["\\ud800", {"\\ud800": "\\udc00"}, [[["\\ud800"]]]]',
     ],
     ids=lambda text: text[25:50],
 )
