@@ -335,7 +335,20 @@ def redact_obj(obj: Mapping[str, Any]) -> list[Redaction]:
     unscanned members, unknown ones, ``id``; see :func:`other_texts`) with the
     credential patterns, abs-path left out as it is outside the scanned fields.
     """
-    return [*scan(list(lenient_texts(obj))), *credentials(list(other_texts(obj)))]
+    found = scan(list(lenient_texts(obj)))
+    if _credential_anywhere(list(other_values(obj))):  # paths are written only for a text that may hold one
+        found += credentials(list(other_texts(obj)))
+    return found
+
+
+def _credential_anywhere(values: list[str]) -> bool:
+    """Whether a credential pattern may match in one of ``values``: one screen pass over
+    them joined by NUL, which no pattern matches or needs at an edge (see _FIELD_JOIN);
+    False rules every one clean, so :func:`other_texts` need not name them."""
+    if not values:
+        return False
+    joined = without_lone_surrogates(_FIELD_JOIN.join(values))
+    return any(not shows_echo(PATTERNS[index].category) for index in _SCREEN.hits(joined))
 
 
 def credentials(fields: list[tuple[str, str]]) -> list[Redaction]:
@@ -395,6 +408,24 @@ def lenient_texts(obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
 
 # The top-level members the scanned fields are under: lenient_texts reads them.
 SCANNED_TOPS = frozenset(top for top, _ in _GROUPS)
+
+
+def other_values(obj: Mapping[str, Any]) -> Iterator[str]:
+    """The texts of :func:`other_texts`, in its order, without their names (no path is made)."""
+    for top in obj:
+        if top in SCANNED_TOPS:
+            continue
+        yield top
+        stack: list[Any] = [obj[top]]
+        while stack:
+            value = stack.pop()
+            if type(value) is str:
+                yield value
+            elif type(value) is dict:
+                yield from value
+                stack.extend(reversed(list(value.values())))
+            elif type(value) is list:
+                stack.extend(reversed(value))
 
 
 def other_texts(obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import cmp
 from cmp._pipeline import check_long
@@ -132,3 +134,25 @@ def test_scrub_names_a_tag_that_cannot_hold_its_placeholder() -> None:
         cmp.scrub(packet, rules="extended")
     assert [f.path for f in raised.value.findings] == ["$.tags[1]"]
     assert SLACK_TAG[5:] not in str(raised.value)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.sampled_from(["", "x", AWS, f"k {AWS}", "/home/me/x", "\ud800"]),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(["a", "b", AWS, "id"]), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@pytest.mark.property
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["id", "tags", "notes", "goal", "project", AWS]), _JSON, max_size=5))
+def test_lenient_reading_of_the_other_members_takes_its_shortcut_exactly(obj: dict[str, Any]) -> None:
+    """The screen over the bare texts (cmp._redaction._scan.other_values) rules them clean
+    only where the scan of every named text finds no credential: the long way."""
+    from cmp._redaction import _scan
+
+    assert list(_scan.other_values(obj)) == [text for _, text in _scan.other_texts(obj)]
+    long_way = [*_scan.scan(list(_scan.lenient_texts(obj))), *_scan.credentials(list(_scan.other_texts(obj)))]
+    assert _scan.redact_obj(obj) == long_way
