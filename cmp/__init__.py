@@ -16,13 +16,15 @@ The public API, all of it:
 - :func:`source_hash` — ``sha256:`` of source material, for ``provenance.source_hash``.
 - :func:`chain` — how a set of packets links up through ``parent_id``; a
   :class:`ChainReport` of :class:`ChainFinding` items, heads, roots and cycles.
-- The model: :class:`Packet` (``Packet.new``, ``from_dict``, ``to_dict``, ``replace``,
-  ``validate`` for writers), :class:`Project`, :class:`Decision`, :class:`Method`,
+- The model: :class:`Packet` (``Packet.new``, ``from_dict``, ``to_dict``, ``from_draft``,
+  ``to_draft``, ``replace``, ``validate`` for writers), :class:`Project`, :class:`Decision`, :class:`Method`,
   :class:`Attempt`, :class:`Provenance`.
 - :class:`Finding` (``code``, ``path``, ``keyword``, ``message``, and a :class:`Position`
   once located) and :data:`FINDING_CODES`.
 - :func:`locate` — findings and redaction hits with their line and column in the source
   text (:meth:`Report.located` does it for a report).
+- :func:`draft_schema` — a JSON Schema a model can fill through strict structured output or
+  strict tool use; :meth:`Packet.from_draft` makes the document a packet.
 - :data:`SUPPORTED_VERSIONS`, :data:`MAX_PACKET_BYTES`, :data:`SCANNED_FIELDS`,
   :data:`REDACTION_CATEGORIES`.
 """
@@ -49,7 +51,7 @@ if TYPE_CHECKING:
     from cmp.findings import CODES as FINDING_CODES
     from cmp.findings import Finding, PacketError, Position
     from cmp.model import Attempt, Decision, Method, Packet, Project, Provenance
-    from cmp.schema import SUPPORTED_VERSIONS
+    from cmp.schema import SUPPORTED_VERSIONS, draft_schema
 
 __version__ = "0.1.0"
 
@@ -73,6 +75,7 @@ _DEFINED_IN: dict[str, tuple[str, str]] = {
     "migrate": ("cmp._migrate", "migrate"),
     "scrub": ("cmp._scrub", "scrub"),
     "source_hash": ("cmp._authoring", "source_hash"),
+    "draft_schema": ("cmp.schema", "draft_schema"),
 }
 
 
@@ -114,6 +117,7 @@ __all__ = [
     "Report",
     "chain",
     "check",
+    "draft_schema",
     "dumps",
     "lint",
     "loads",

@@ -17,7 +17,8 @@ from typing import Any
 from cmp._canonical import judged
 from cmp._validation import validate
 from cmp.findings import Finding, PacketError
-from cmp.model import Known, Packet, build, from_obj
+from cmp.model import Known, Packet, build, from_obj, to_obj
+from cmp.schema import WRITER_FILLED, draft_schema, load_schema
 
 NEW_VERSION = "0.2"  # what Packet.new writes unless told otherwise: the version that has every member
 
@@ -72,6 +73,95 @@ def from_dict(obj: Mapping[str, Any]) -> Packet:
     if findings:
         raise PacketError(findings)
     return certified(from_obj(data))
+
+
+def from_draft(
+    obj: Mapping[str, Any],
+    *,
+    version: str,
+    parent: Packet | str | None,
+    id: str | None,
+    created_at: str | None,
+) -> Packet:
+    """See :meth:`Packet.from_draft`."""
+    if not isinstance(obj, Mapping):
+        raise TypeError(f"from_draft() takes a mapping (a draft's parsed JSON), not {type(obj).__name__}")
+    schema = load_schema(version) if isinstance(version, str) else None
+    if schema is None:
+        raise TypeError(f"version must be a string, not {type(version).__name__}")
+    for name, value in (("id", id), ("created_at", created_at)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name} must be a string, not {type(value).__name__}")
+    if isinstance(parent, Packet):
+        parent_id: str | None = parent.id
+    elif parent is None or isinstance(parent, str):
+        parent_id = parent
+    else:
+        raise TypeError(f"parent must be a cmp.Packet or its id, not {type(parent).__name__}")
+    draft = obj if type(obj) is dict else as_dicts(obj)
+    if draft is None:
+        draft = dict(obj)  # a container that appears twice: the validator names what it can
+    found = [
+        Finding("schema", f"$.{name}", f"unexpected member {name!r}: the writer fills it in", "additionalProperties")
+        for name in WRITER_FILLED
+        if name in draft
+    ]
+    values: dict[str, Any] = {
+        "ltm_version": version,
+        "id": new_id() if id is None else id,
+        "created_at": now() if created_at is None else created_at,
+    }
+    if parent_id:
+        values["parent_id"] = parent_id
+    values.update(_present(draft, schema, top=True))
+    found.extend(validate(values))
+    if found:
+        raise PacketError(sorted(found, key=lambda finding: finding.path))
+    return certified(from_obj(values))
+
+
+_EMPTIED = (str, list, dict)  # the types whose empty value means absent (0 is not false here)
+
+
+def _present(draft: Mapping[str, Any], schema: Mapping[str, Any], *, top: bool = False) -> dict[str, Any]:
+    """The members of one object of a draft that say something: an optional member that
+    is null or empty ("", false, no items, an object with nothing in it) is absent. What
+    the schema does not know (a member, a type) is kept as it is, for the validator to name."""
+    properties: Mapping[str, Any] = schema.get("properties", {})
+    required = schema.get("required", ())
+    present: dict[str, Any] = {}
+    for name, value in draft.items():
+        if top and name in WRITER_FILLED:
+            continue  # named as a finding; the writer's own value stands
+        node = properties.get(name)
+        if node is not None:
+            if type(value) is dict and node.get("type") == "object":
+                value = _present(value, node)
+            elif type(value) is list and node.get("type") == "array" and node["items"].get("type") == "object":
+                value = [_present(item, node["items"]) if type(item) is dict else item for item in value]
+            if name not in required and (value is None or value is False or (type(value) in _EMPTIED and not value)):
+                continue
+        present[name] = value
+    return present
+
+
+def to_draft(packet: Packet) -> dict[str, Any]:
+    """See :meth:`Packet.to_draft`."""
+    if type(packet) is not Packet:
+        raise TypeError(f"to_draft() takes a cmp.Packet, not {type(packet).__name__}")
+    draft: dict[str, Any] = _drafted(to_obj(packet), draft_schema(packet.ltm_version))
+    return draft
+
+
+def _drafted(value: Any, node: Mapping[str, Any]) -> Any:
+    """``value`` (plain data) as the draft schema's ``node`` writes it: every member, null for none."""
+    if value is None:
+        return None
+    if "properties" in node:
+        return {name: _drafted(value.get(name), member) for name, member in node["properties"].items()}
+    if "items" in node:
+        return [_drafted(item, node["items"]) for item in value]
+    return value
 
 
 def as_dicts(obj: Mapping[str, Any]) -> dict[str, Any] | None:

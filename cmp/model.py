@@ -236,6 +236,39 @@ class Packet:
 
         return from_dict(obj)
 
+    @classmethod
+    def from_draft(
+        cls,
+        obj: Mapping[str, Any],
+        *,
+        version: str = "0.2",
+        parent: Packet | str | None = None,
+        id: str | None = None,
+        created_at: str | None = None,
+    ) -> Packet:
+        """The packet a draft describes (the document :func:`cmp.draft_schema` asks a model for).
+
+        A member that is null or empty ("", false, no items, an object with nothing in it)
+        is absent. The writer fills in the rest: ``ltm_version`` (``version``), ``id`` (a
+        fresh ULID unless given), ``created_at`` (now in UTC unless given) and
+        ``parent_id`` (from ``parent``, a Packet or its id). The packet is validated as
+        :meth:`from_dict` validates: anything its schema refuses, including every bound
+        the draft schema states only in words and a member the writer fills, raises
+        :class:`cmp.PacketError` listing each finding by its path in the draft. A draft
+        that is not a mapping, or arguments of the wrong type, are a TypeError.
+        """
+        from cmp._authoring import from_draft
+
+        return from_draft(obj, version=version, parent=parent, id=id, created_at=created_at)
+
+    def to_draft(self) -> dict[str, Any]:
+        """This packet as a draft of its version (the inverse of :meth:`from_draft`): every
+        member of the draft schema present, null where the packet has none; without
+        ``ltm_version``, ``id``, ``created_at`` and ``parent_id``."""
+        from cmp._authoring import to_draft
+
+        return to_draft(self)
+
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data in canonical member order, empty members left out (as :func:`cmp.dumps` writes)."""
         return to_obj(self)

@@ -56,6 +56,7 @@ _CHAIN_EXAMPLES = (
 _NEW_EXAMPLES = (
     ("{prog} new --goal 'Ship the export fix.' --next-step 'Time it on a snapshot.' -o next.json", "a fresh packet"),
     ("{prog} new --goal G --next-step N --tag export --parent last.json", "continue a packet: parent_id is its id"),
+    ("{prog} new --draft draft.json -o next.json", "the packet a model wrote to the draft schema"),
     ("{prog} example > packet.json", "an example of a good packet, to edit"),
 )
 _SCRUB_EXAMPLES = (
@@ -69,6 +70,7 @@ _MIGRATE_EXAMPLES = (
 _SCHEMA_EXAMPLES = (
     ("{prog} schema --annotated > packet.schema.json", "a schema with a description and examples for every member"),
     ("{prog} schema --version 0.1", "the normative v0.1 schema file, byte for byte"),
+    ("{prog} schema --draft", "the schema a model fills through strict structured output (then new --draft)"),
 )
 _WRITE_HELP = "rewrite the files in place, atomically (without it: one file, the result on stdout)"
 _FORCE_HELP = "with --write: rewrite read-only files and files with other hard links too"
@@ -353,8 +355,15 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         epilog=_examples(prog, _NEW_EXAMPLES),
         formatter_class=_HelpFormatter,
     )
-    new_cmd.add_argument("--goal", required=True, help="what the session is for, in one sentence")
-    new_cmd.add_argument("--next-step", required=True, help="the first thing the next session does, in one sentence")
+    new_cmd.add_argument("--goal", help="what the session is for, in one sentence (required without --draft)")
+    new_cmd.add_argument(
+        "--next-step", help="the first thing the next session does, in one sentence (required without --draft)"
+    )
+    new_cmd.add_argument(
+        "--draft",
+        metavar="FILE",
+        help="the whole packet from a draft (a document of `schema --draft`; - is stdin), instead of the options",
+    )
     for option, help_text in (
         ("--constraint", "a constraint (repeatable)"),
         ("--success-criterion", "an observable done-condition (repeatable; v0.2)"),
@@ -410,12 +419,17 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         help="print the JSON Schema of a version",
         description="Print the JSON Schema of a version: the normative file byte for byte, or with --annotated "
         "a copy that gives every member a description (what to write and its bounds) and examples, for "
-        "editors and agents. The annotated copy accepts exactly what the normative one accepts.",
+        "editors and agents. The annotated copy accepts exactly what the normative one accepts. With --draft, "
+        "the draft schema a model fills through strict structured output or strict tool use: no member the "
+        "writer fills (ltm_version, id, created_at, parent_id), every member required and optional ones "
+        "nullable, bounds in the descriptions (`new --draft FILE` makes the document a packet).",
         epilog=_examples(prog, _SCHEMA_EXAMPLES),
         formatter_class=_HelpFormatter,
     )
     schema_cmd.add_argument("--version", choices=SUPPORTED_VERSIONS, default="0.2", help="the version (default: 0.2)")
-    schema_cmd.add_argument("--annotated", action="store_true", help="descriptions and examples for every member")
+    schema_form = schema_cmd.add_mutually_exclusive_group()
+    schema_form.add_argument("--annotated", action="store_true", help="descriptions and examples for every member")
+    schema_form.add_argument("--draft", action="store_true", help="the draft schema for strict structured output")
 
     audit_cmd = commands.add_parser(
         "audit",

@@ -1,4 +1,4 @@
-"""``new``: a fresh packet from options; ``example``: an example packet of our own."""
+"""``new``: a fresh packet from options or from a draft; ``example``: an example packet of our own."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from cmp import dumps
 from cmp._canonical import file_bytes
 from cmp._display import describe
 from cmp._example import example_packet
+from cmp._intake import MAX_PACKET_BYTES, decode_text, parse_json
 from cmp._pipeline import policy_of
 from cmp._redaction._scan import redact
 from cmp.cli._judge import check_source
@@ -40,7 +41,63 @@ def _parent(name: str) -> Packet:
     return report.packet
 
 
+# A draft states every member, null where there is none, and a model may indent it: it
+# may be longer than the packet it makes (whose canonical form is bounded at 32,768 bytes).
+MAX_DRAFT_BYTES = 4 * MAX_PACKET_BYTES
+
+# The options a draft replaces: with --draft, the whole packet comes from FILE.
+_MEMBER_OPTIONS = (
+    ("goal", "--goal"),
+    ("next_step", "--next-step"),
+    ("constraint", "--constraint"),
+    ("success_criterion", "--success-criterion"),
+    ("open_question", "--open-question"),
+    ("tag", "--tag"),
+)
+
+
+def _from_draft(args: argparse.Namespace, parent: Packet | None) -> Packet:
+    given = [option for name, option in _MEMBER_OPTIONS if getattr(args, name) is not None]
+    if given:
+        error_line(f"new: --draft gives the whole packet; {', '.join(given)} cannot be given with it")
+        raise _Refused(EXIT_USAGE)
+    try:
+        source = read_source(args.draft, MAX_DRAFT_BYTES + 1)
+    except SourceError as exc:
+        error_line(f"--draft {args.draft}: {exc}")
+        raise _Refused(EXIT_USAGE) from None
+    if len(source.data) > MAX_DRAFT_BYTES:
+        error_line(f"--draft {source.file}: over {MAX_DRAFT_BYTES:,} bytes, longer than any draft of a packet")
+        raise _Refused(EXIT_USAGE)
+    text = decode_text(source.data)
+    draft, found = (None, [text]) if not isinstance(text, str) else parse_json(text, source.data)
+    if not found and not isinstance(draft, dict):
+        error_line(f"--draft {source.file}: a draft is a JSON object, not {_json_kind(draft)}")
+        raise _Refused(EXIT_USAGE)
+    if found:
+        error_line(f"--draft {source.file}: not JSON: {found[0].message}")
+        raise _Refused(EXIT_USAGE)
+    try:
+        return Packet.from_draft(draft, version=args.version, parent=parent)
+    except PacketError as exc:  # the draft makes no packet: every reason said, by its path in the draft
+        for finding in exc.findings:
+            error_line(f"new: --draft {source.file}: {finding}")
+        raise _Refused(EXIT_USAGE) from None
+
+
+def _json_kind(value: object) -> str:
+    return {list: "an array", str: "a string", bool: "true or false", type(None): "null"}.get(type(value), "a number")
+
+
 def _built(args: argparse.Namespace) -> Packet:
+    parent = _parent(args.parent) if args.parent else None
+    if args.draft is not None:
+        return _from_draft(args, parent)
+    missing = [option for name, option in _MEMBER_OPTIONS[:2] if getattr(args, name) is None]
+    if missing:
+        error_line(f"new: {' and '.join(missing)} are required (or --draft FILE)" if len(missing) > 1
+                   else f"new: {missing[0]} is required (or --draft FILE)")
+        raise _Refused(EXIT_USAGE)
     lists = {
         "success_criteria": args.success_criterion,
         "constraints": args.constraint,
@@ -48,7 +105,6 @@ def _built(args: argparse.Namespace) -> Packet:
         "tags": args.tag,
     }
     members = {name: values for name, values in lists.items() if values}
-    parent = _parent(args.parent) if args.parent else None
     try:
         return Packet.new(goal=args.goal, next_step=args.next_step, parent=parent, ltm_version=args.version, **members)
     except PacketError as exc:  # the options make no packet: a usage error, every reason said

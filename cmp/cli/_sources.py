@@ -89,9 +89,9 @@ def unreadable(name: str, exc: SourceError | OSError) -> Unreadable:
     return Unreadable(name, str(exc) if isinstance(exc, SourceError) else f"cannot read: {describe(exc)}")
 
 
-def _read_stream(stream: BinaryIO) -> bytes:
+def _read_stream(stream: BinaryIO, limit: int = READ_LIMIT) -> bytes:
     chunks: list[bytes] = []
-    remaining = READ_LIMIT
+    remaining = limit
     while remaining > 0:
         chunk = stream.read(remaining)
         if not chunk:
@@ -141,19 +141,19 @@ def open_source(name: str) -> BinaryIO:
     return _stdin() if name == "-" else open_file(name)
 
 
-def read_source(name: str) -> Source:
-    """Read at most 32,769 bytes of ``name`` (``-`` is stdin)."""
+def read_source(name: str, limit: int = READ_LIMIT) -> Source:
+    """Read at most ``limit`` bytes (32,769 unless told) of ``name`` (``-`` is stdin)."""
     if name == "-":
         stream = _stdin()
         try:
-            data = _read_stream(stream)
+            data = _read_stream(stream, limit)
         except (OSError, ValueError) as exc:
             raise SourceError(f"cannot read stdin: {exc}") from None
         return Source(name, None, data, len(data) if len(data) <= MAX_PACKET_BYTES else None)
     with open_file(name) as stream:
         try:
             stamp = Stamp.of(os.fstat(stream.fileno()))
-            data = _read_stream(stream)
+            data = _read_stream(stream, limit)
         except OSError as exc:
             raise SourceError(f"cannot read: {describe(exc)}") from None
     size = max(stamp.size, len(data)) if len(data) > MAX_PACKET_BYTES else len(data)

@@ -169,6 +169,12 @@ def _bounds(node: Mapping[str, Any]) -> list[str]:
         said.append(f"Required members: {', '.join(node['required'])}.")
     if node.get("additionalProperties") is False:
         said.append("No other members.")
+    return said + _limits(node)
+
+
+def _limits(node: Mapping[str, Any]) -> list[str]:
+    """The schema's rules for one node's value (not which members an object has), as sentences."""
+    said = []
     if node.get("minLength") == 1:
         said.append("Not empty.")
     elif "minLength" in node:
@@ -186,3 +192,78 @@ def _bounds(node: Mapping[str, Any]) -> list[str]:
     if node.get("format") == "date-time":
         said.append("An RFC 3339 date-time.")
     return said
+
+
+# What a writer fills in, never the author of a draft: the version it writes, a fresh id,
+# the time, and the id of the packet it continues (a packet the writer holds).
+WRITER_FILLED: tuple[str, ...] = ("ltm_version", "id", "created_at", "parent_id")
+
+# The keywords a draft schema uses: the subset the strict structured-output and strict
+# tool-use modes of the main providers all take (types, enums, nesting, every member
+# required, no other members, descriptions). Bounds, patterns and formats are refused or
+# ignored by one provider or another, so a draft states them in words and the writer
+# checks them when the draft becomes a packet.
+DRAFT_KEYWORDS: frozenset[str] = frozenset(
+    {"type", "properties", "required", "additionalProperties", "items", "enum", "description"}
+)
+
+
+@functools.cache
+def _draft(version: str) -> dict[str, Any]:
+    schema = load_schema(version)
+    draft = _draft_node(schema, "$", optional=False, version=version)
+    for name in WRITER_FILLED:
+        draft["properties"].pop(name, None)
+    draft["required"] = list(draft["properties"])
+    draft["description"] = (
+        f"{draft['description']} This is a draft of a version {version} packet: every member is "
+        "present, null (or empty) where the session has nothing to say. The writer fills in "
+        f"{', '.join(WRITER_FILLED)}, and checks the bounds stated in each description."
+    )
+    return draft
+
+
+def draft_schema(version: str = "0.2") -> dict[str, Any]:
+    """A JSON Schema for a model to fill through strict structured output or strict tool
+    use: a draft of a ``version`` packet, which :meth:`cmp.Packet.from_draft` makes a packet.
+
+    Built from the version's schema, member for member in its order: no member the writer
+    fills (:data:`WRITER_FILLED`); every object has ``additionalProperties: false`` and
+    lists every property in ``required``, an optional member being nullable
+    (``"type": [..., "null"]``, with ``null`` among an enum's values); only the keywords
+    of :data:`DRAFT_KEYWORDS`. What the schema bounds (lengths, counts, patterns, formats)
+    is spelt out in each member's description, from the annotated schema's words, and
+    checked when the draft becomes a packet. Each call returns a fresh copy.
+    """
+    return copy.deepcopy(_draft(_supported(version)))
+
+
+def _supported(version: str) -> str:
+    _path(version)  # the ValueError naming the versions there are
+    return version
+
+
+def _draft_node(node: Mapping[str, Any], location: str, *, optional: bool, version: str) -> dict[str, Any]:
+    note = _annotations().get(location)
+    if note is None:
+        raise ValueError(f"annotations.json has no words for {location}")
+    words = [note["description"], *_limits(node)]
+    kind = node["type"]
+    draft: dict[str, Any] = {"type": [kind, "null"] if optional else kind}
+    if "enum" in node or "const" in node:
+        values = list(node["enum"]) if "enum" in node else [node["const"]]
+        draft["enum"] = [*values, None] if optional else values
+    if kind == "object":
+        required = set(node.get("required", ()))
+        draft["properties"] = {
+            name: _draft_node(member, f"{location}.{name}", optional=name not in required, version=version)
+            for name, member in node.get("properties", {}).items()
+        }
+        draft["required"] = list(draft["properties"])
+        draft["additionalProperties"] = False
+    elif kind == "array":
+        draft["items"] = _draft_node(node["items"], location + "[]", optional=False, version=version)
+    if optional:
+        words.append("Null when there is none.")
+    draft["description"] = " ".join(words)
+    return draft
