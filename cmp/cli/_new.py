@@ -71,11 +71,11 @@ def _from_draft(args: argparse.Namespace, parent: Packet | None) -> Packet:
         raise _Refused(EXIT_USAGE)
     text = decode_text(source.data)
     draft, found = (None, [text]) if not isinstance(text, str) else parse_json(text, source.data)
-    if not found and not isinstance(draft, dict):
-        error_line(f"--draft {source.file}: a draft is a JSON object, not {_json_kind(draft)}")
-        raise _Refused(EXIT_USAGE)
     if found:
         error_line(f"--draft {source.file}: not JSON: {found[0].message}")
+        raise _Refused(EXIT_USAGE)
+    if not isinstance(draft, dict):
+        error_line(f"--draft {source.file}: a draft is a JSON object, not {_json_kind(draft)}")
         raise _Refused(EXIT_USAGE)
     try:
         return Packet.from_draft(draft, version=args.version, parent=parent)
