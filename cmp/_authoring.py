@@ -120,12 +120,15 @@ def from_draft(
     return certified(from_obj(values))
 
 
-_EMPTIED = (str, list, dict)  # the types whose empty value means absent (0 is not false here)
+# The types whose empty value means absent (0 is not false here). An object given stays,
+# even with nothing in it: the canonical form writes an empty object (`"project": {}`), so
+# it is another packet than one without, and a packet's draft must make it again.
+_EMPTIED = (str, list)
 
 
 def _present(draft: Mapping[str, Any], schema: Mapping[str, Any], *, top: bool = False) -> dict[str, Any]:
     """The members of one object of a draft that say something: an optional member that
-    is null or empty ("", false, no items, an object with nothing in it) is absent. What
+    is null or empty ("", false, no items) is absent. What
     the schema does not know (a member, a type) is kept as it is, for the validator to name."""
     properties: Mapping[str, Any] = schema.get("properties", {})
     required = schema.get("required", ())

@@ -248,10 +248,11 @@ class Packet:
     ) -> Packet:
         """The packet a draft describes (the document :func:`cmp.draft_schema` asks a model for).
 
-        A member that is null or empty ("", false, no items, an object with nothing in it)
-        is absent. The writer fills in the rest: ``ltm_version`` (``version``), ``id`` (a
-        fresh ULID unless given), ``created_at`` (now in UTC unless given) and
-        ``parent_id`` (from ``parent``, a Packet or its id). The packet is validated as
+        A member that is null or empty ("", false, no items) is absent; an object given is
+        kept, even with nothing in it (the canonical form writes ``"project": {}``). The
+        writer fills in the rest: ``ltm_version`` (``version``), ``id`` (a fresh ULID unless
+        given), ``created_at`` (now in UTC unless given) and ``parent_id`` (from ``parent``,
+        a Packet or its id). The packet is validated as
         :meth:`from_dict` validates: anything its schema refuses, including every bound
         the draft schema states only in words and a member the writer fills, raises
         :class:`cmp.PacketError` listing each finding by its path in the draft. A draft

@@ -72,7 +72,10 @@ def _from_draft(args: argparse.Namespace, parent: Packet | None) -> Packet:
     text = decode_text(source.data)
     draft, found = (None, [text]) if not isinstance(text, str) else parse_json(text, source.data)
     if found:
-        error_line(f"--draft {source.file}: not JSON: {found[0].message}")
+        message = found[0].message  # "invalid json: ...", or a duplicated member's name
+        error_line(
+            f"--draft {source.file}: {message if message.startswith('invalid json') else 'invalid json: ' + message}"
+        )
         raise _Refused(EXIT_USAGE)
     if not isinstance(draft, dict):
         error_line(f"--draft {source.file}: a draft is a JSON object, not {_json_kind(draft)}")
@@ -95,8 +98,11 @@ def _built(args: argparse.Namespace) -> Packet:
         return _from_draft(args, parent)
     missing = [option for name, option in _MEMBER_OPTIONS[:2] if getattr(args, name) is None]
     if missing:
-        error_line(f"new: {' and '.join(missing)} are required (or --draft FILE)" if len(missing) > 1
-                   else f"new: {missing[0]} is required (or --draft FILE)")
+        error_line(
+            f"new: {' and '.join(missing)} are required (or --draft FILE)"
+            if len(missing) > 1
+            else f"new: {missing[0]} is required (or --draft FILE)"
+        )
         raise _Refused(EXIT_USAGE)
     lists = {
         "success_criteria": args.success_criterion,

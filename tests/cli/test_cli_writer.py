@@ -101,7 +101,8 @@ def test_new_with_a_parent_and_an_output_file(here: Path, capsysbinary: pytest.C
             ["--goal", "g", "--next-step", "n", "--parent", "broken.json"],
             ["cmp: --parent broken.json: not a packet: $: invalid json: Expecting value at line 1 column 1"],
         ),
-        (["--goal", "g"], ["cmp: the following arguments are required: --next-step"]),
+        (["--goal", "g"], ["cmp: new: --next-step is required (or --draft FILE)"]),
+        ([], ["cmp: new: --goal and --next-step are required (or --draft FILE)"]),
         (
             ["--goal", "g", "--next-step", "n", "--version", "0.3"],
             ["cmp: argument --version: invalid choice: '0.3' (choose from …"],
