@@ -1,7 +1,7 @@
 """A checker of the rules the strict structured-output and strict tool-use modes put on a
 JSON Schema (OpenAI's ``strict: true``, Anthropic's strict tool use and JSON outputs, and
-LangChain's ``with_structured_output`` over either), as ../shared/research/agent-loop.md §3
-states them. Written here, from those rules, so that the draft schema is held to them by
+LangChain's ``with_structured_output`` over either), as their public documentation states
+them. Written here, from those rules, so that the draft schema is held to them by
 something other than the code that built it.
 
 The rules, the strictest common subset:
