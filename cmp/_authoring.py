@@ -160,6 +160,7 @@ def _drafted(value: Any, node: Mapping[str, Any]) -> Any:
     """``value`` (plain data) as the draft schema's ``node`` writes it: every member, null for none."""
     if value is None:
         return None
+    node = node["anyOf"][0] if "anyOf" in node else node  # a nullable member: the value's own schema
     if "properties" in node:
         return {name: _drafted(value.get(name), member) for name, member in node["properties"].items()}
     if "items" in node:

@@ -204,7 +204,7 @@ WRITER_FILLED: tuple[str, ...] = ("ltm_version", "id", "created_at", "parent_id"
 # ignored by one provider or another, so a draft states them in words and the writer
 # checks them when the draft becomes a packet.
 DRAFT_KEYWORDS: frozenset[str] = frozenset(
-    {"type", "properties", "required", "additionalProperties", "items", "enum", "description"}
+    {"type", "properties", "required", "additionalProperties", "items", "enum", "anyOf", "description"}
 )
 
 
@@ -230,7 +230,7 @@ def draft_schema(version: str = "0.2") -> dict[str, Any]:
     Built from the version's schema, member for member in its order: no member the writer
     fills (:data:`WRITER_FILLED`); every object has ``additionalProperties: false`` and
     lists every property in ``required``, an optional member being nullable
-    (``"type": [..., "null"]``, with ``null`` among an enum's values); only the keywords
+    (``"anyOf": [<the member>, {"type": "null"}]``, its description beside); only the keywords
     of :data:`DRAFT_KEYWORDS`. What the schema bounds (lengths, counts, patterns, formats)
     is spelt out in each member's description, from the annotated schema's words, and
     checked when the draft becomes a packet. Each call returns a fresh copy.
@@ -249,21 +249,22 @@ def _draft_node(node: Mapping[str, Any], location: str, *, optional: bool, versi
         raise ValueError(f"annotations.json has no words for {location}")
     words = [note["description"], *_limits(node)]
     kind = node["type"]
-    draft: dict[str, Any] = {"type": [kind, "null"] if optional else kind}
+    value: dict[str, Any] = {"type": kind}
     if "enum" in node or "const" in node:
-        values = list(node["enum"]) if "enum" in node else [node["const"]]
-        draft["enum"] = [*values, None] if optional else values
+        value["enum"] = list(node["enum"]) if "enum" in node else [node["const"]]
     if kind == "object":
         required = set(node.get("required", ()))
-        draft["properties"] = {
+        value["properties"] = {
             name: _draft_node(member, f"{location}.{name}", optional=name not in required, version=version)
             for name, member in node.get("properties", {}).items()
         }
-        draft["required"] = list(draft["properties"])
-        draft["additionalProperties"] = False
+        value["required"] = list(value["properties"])
+        value["additionalProperties"] = False
     elif kind == "array":
-        draft["items"] = _draft_node(node["items"], location + "[]", optional=False, version=version)
-    if optional:
-        words.append("Null when there is none.")
-    draft["description"] = " ".join(words)
-    return draft
+        value["items"] = _draft_node(node["items"], location + "[]", optional=False, version=version)
+    if not optional:
+        return {**value, "description": " ".join(words)}
+    # Nullable as an anyOf of the value and null, the form each provider's tooling reads
+    # (pydantic writes an Optional so); a type list (["object", "null"]) is refused by some.
+    words.append("Null when there is none.")
+    return {"anyOf": [value, {"type": "null"}], "description": " ".join(words)}

@@ -60,10 +60,11 @@ def test_every_draft_the_schema_accepts_is_a_packet_or_findings_by_path(drawn: t
 def _as_drafted(value: Any, node: dict[str, Any]) -> Any:
     """A draft as to_draft writes what it says: an optional member that is empty ("", false,
     no items) is null; an object stays an object."""
+    value_node = node["anyOf"][0] if "anyOf" in node else node
     if isinstance(value, dict):
-        value = {name: _as_drafted(value[name], member) for name, member in node["properties"].items()}
+        value = {name: _as_drafted(value[name], member) for name, member in value_node["properties"].items()}
     elif isinstance(value, list):
-        value = [_as_drafted(item, node["items"]) for item in value]
+        value = [_as_drafted(item, value_node["items"]) for item in value]
     return None if nullable(node) and value in ("", False, [], None) else value
 
 

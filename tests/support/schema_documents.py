@@ -1,6 +1,6 @@
 """Hypothesis strategies for the documents a JSON Schema of the strict modes' subset accepts
-(the draft schema): objects with every listed member, arrays, strings, booleans, enums and
-null where a type allows it. Nothing else is in that subset (tests/support/strict_modes.py),
+(the draft schema): objects with every listed member, arrays, strings, booleans, enums, and
+an ``anyOf``'s branches (a member or null). Nothing else is in that subset (tests/support/strict_modes.py),
 so every document drawn is one the schema accepts, and the strings are drawn to keep and to
 break the bounds the schema states only in words.
 
@@ -32,6 +32,8 @@ _SCALARS: dict[str, st.SearchStrategy[Any]] = {"string": _STRINGS, "boolean": st
 
 def documents(schema: Mapping[str, Any], max_items: int = 3) -> st.SearchStrategy[Any]:
     """What ``schema`` accepts; arrays of at most ``max_items`` items."""
+    if "anyOf" in schema:
+        return st.one_of(*(documents(branch, max_items) for branch in schema["anyOf"]))
     kind = schema["type"]
     kinds = [kind] if isinstance(kind, str) else list(kind)
     choices = [_of(schema, name, max_items) for name in kinds]

@@ -47,7 +47,8 @@ def _node(node: Mapping[str, Any], where: str) -> Iterator[str]:
         if len(branches) != 2 or len(nulls) != 1 or "type" in node:
             yield f"{where}: anyOf is used only as one schema or null"
         for index, branch in enumerate(branches):
-            yield from _node(branch, f"{where}.anyOf[{index}]")
+            if branch != {"type": "null"}:
+                yield from _node(branch, f"{where}.anyOf[{index}]")
         return
     kind = node.get("type")
     kinds = [kind] if isinstance(kind, str) else kind

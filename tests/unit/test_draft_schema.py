@@ -15,7 +15,10 @@ from tests.support.strict_modes import nullable, violations
 
 
 def nodes(schema: Mapping[str, Any], where: str = "$") -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Each node by location; a nullable one (an anyOf with null) as its value's schema, with its description."""
     yield where, schema
+    if "anyOf" in schema:
+        schema = schema["anyOf"][0]
     for name, member in schema.get("properties", {}).items():
         yield from nodes(member, f"{where}.{name}")
     if "items" in schema:
@@ -40,17 +43,17 @@ def test_the_checker_names_each_broken_rule() -> None:
     good = draft_schema()
     cases = {
         "$.goal: keyword 'minLength'": lambda s: s["properties"]["goal"].update(minLength=1),
-        "$.project: an object has additionalProperties false": lambda s: s["properties"]["project"].pop(
-            "additionalProperties"
-        ),
-        "$.decisions[]: every property is in required": lambda s: s["properties"]["decisions"]["items"][
-            "required"
-        ].pop(),
-        "$.provenance.confidence: a nullable enum lists null": lambda s: s["properties"]["provenance"]["properties"][
-            "confidence"
-        ]["enum"].pop(),
-        "$.tags: a type is one type, or one type and null": lambda s: s["properties"]["tags"].update(
-            type=["array", "string"]
+        "$.project.anyOf[0]: an object has additionalProperties false": lambda s: s["properties"]["project"]["anyOf"][
+            0
+        ].pop("additionalProperties"),
+        "$.decisions.anyOf[0][]: every property is in required": lambda s: s["properties"]["decisions"]["anyOf"][0][
+            "items"
+        ]["required"].pop(),
+        "$.provenance.anyOf[0].confidence: anyOf is used only as one schema or null": lambda s: s["properties"][
+            "provenance"
+        ]["anyOf"][0]["properties"]["confidence"]["anyOf"].pop(),
+        "$.goal: a type is one type, or one type and null": lambda s: s["properties"]["goal"].update(
+            type=["string", "boolean"]
         ),
     }
     for expected, spoil in cases.items():
@@ -68,11 +71,12 @@ def test_a_draft_has_every_member_but_those_the_writer_fills_in_schema_order(ver
     for where, node in drafted.items():
         original = shipped[where]
         assert set(node) <= DRAFT_KEYWORDS
+        value = node["anyOf"][0] if "anyOf" in node else node
         required_in_shipped = where == "$" or where.rsplit(".", 1)[-1] in _required_of(shipped, where)
         assert nullable(node) == (not required_in_shipped), where
         if "enum" in original or "const" in original:
             values = original.get("enum", [original.get("const")])
-            assert [value for value in node["enum"] if value is not None] == values
+            assert value["enum"] == values
 
 
 def _required_of(shipped: Mapping[str, Mapping[str, Any]], where: str) -> list[str]:
@@ -120,3 +124,25 @@ def test_the_patterns_stated_in_words_are_the_ones_checked() -> None:
     for _, node in nodes(draft_schema()):
         for pattern in re.findall(r"Matches the pattern (\S+)\.", node["description"]):
             re.compile(pattern)
+
+
+def _without_type_beside_enum(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _without_type_beside_enum(v) for k, v in node.items() if not (k == "type" and "enum" in node)}
+    if isinstance(node, list):
+        return [_without_type_beside_enum(item) for item in node]
+    return node
+
+
+@pytest.mark.parametrize("version", SUPPORTED_VERSIONS)
+def test_anthropics_sdk_takes_the_draft_schema_as_it_is(version: str) -> None:
+    # anthropic.transform_schema rewrites a schema into what strict tool use and JSON
+    # outputs take: a keyword they refuse is dropped into the description as "{minLength: 1}",
+    # a type list is refused. The draft comes back whole; only the type beside an enum goes
+    # (an enum says it alone).
+    anthropic = pytest.importorskip("anthropic")
+    schema = draft_schema(version)
+    assert anthropic.transform_schema(schema) == _without_type_beside_enum(schema)
+    # And it can tell: the annotated schema does not come back whole.
+    annotated = annotated_schema(version)
+    assert "{minLength: 1" in json.dumps(anthropic.transform_schema(annotated))
