@@ -3,12 +3,19 @@
 pydantic asks a type for its schema through the two hooks on :class:`cmp.Packet`, which
 import this module on first use: the library never imports pydantic itself (the
 ``pydantic`` extra installs it).
+
+A refused packet is safe to print: pydantic echoes the input of every error it reports
+(``input_value=`` in ``str(exc)``, ``input`` in ``exc.errors()``, ``exc.json()`` and
+FastAPI's 422 body), and ``hide_input_in_errors`` only works on the outermost validator,
+which a field type does not own. So the error is raised over a stand-in for the input
+(:class:`WithheldInput`, which names the input's type and nothing of its content) and
+the input itself never reaches pydantic's error.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic_core import PydanticCustomError, core_schema
@@ -18,15 +25,35 @@ from cmp._messages import quote
 from cmp.findings import first_of
 from cmp.schema import SUPPORTED_VERSIONS, load_schema
 
+ERROR_TYPE = "cmp_packet"
+
+
+class WithheldInput(str):
+    """What a refused packet's error reports as its input: ``<dict withheld>``, the type of
+    what came and none of its content. It carries the refusal (the error's context), whose
+    findings and redaction hits are masked already."""
+
+    def __new__(cls, value: Any, context: dict[str, Any]) -> WithheldInput:
+        stand_in = super().__new__(cls, f"<{type(value).__name__} withheld>")
+        stand_in.context = context
+        return stand_in
+
+    context: dict[str, Any]
+
+    def __repr__(self) -> str:  # pydantic prints repr(input): without quotes it reads as no string
+        return str(self)
+
 
 def pydantic_core_schema() -> Any:
     """A pydantic-core schema that validates through this library: a mapping becomes a
     conforming Packet (:meth:`cmp.Packet.from_dict`), a Packet is judged as it is, and it
     must pass the redaction pre-flight too (what check calls ok). Anything else is one
     ``cmp_packet`` error whose context lists every finding (code, path, keyword, message)
-    and every redaction hit (masked), its message the first of them."""
-    return core_schema.no_info_plain_validator_function(
-        _pydantic_validate,
+    and every redaction hit (masked), its message the first of them, and whose input is
+    a :class:`WithheldInput`."""
+    return core_schema.no_info_wrap_validator_function(
+        _judge,
+        core_schema.no_info_plain_validator_function(_refuse),
         serialization=core_schema.plain_serializer_function_ser_schema(_pydantic_dump, when_used="always"),
     )
 
@@ -35,9 +62,28 @@ def _pydantic_dump(packet: cmp.Packet) -> dict[str, Any]:
     return packet.to_dict()
 
 
-# pydantic names a validation error after this function ("function-plain[_pydantic_validate()]"):
-# its name is part of what a user reads.
-def _pydantic_validate(value: Any) -> cmp.Packet:
+def _judge(value: Any, refuse: Callable[[Any], Any]) -> cmp.Packet:
+    # The refusal goes through the inner validator (``refuse``) so that the error pydantic
+    # records has the stand-in as its input, not ``value``.
+    verdict = _verdict(value)
+    if isinstance(verdict, cmp.Packet):
+        return verdict
+    refuse(WithheldInput(value, verdict))
+    raise AssertionError("_refuse raises for every stand-in")  # pragma: no cover
+
+
+# pydantic titles a TypeAdapter's error after the outermost validator, which it names
+# "function-wrap[<this function's name>()]": the name is what a user reads.
+_judge.__name__ = _judge.__qualname__ = "Core Memory Packet"
+
+
+def _refuse(stand_in: WithheldInput) -> Any:
+    # The inner validator: only _judge calls it, and only with a stand-in.
+    raise PydanticCustomError(ERROR_TYPE, "not a conforming packet: {first}", stand_in.context)
+
+
+def _verdict(value: Any) -> cmp.Packet | dict[str, Any]:
+    """The packet ``value`` is, or the context of the error that refuses it."""
     hits: list[cmp.Redaction] = []
     if isinstance(value, cmp.Packet):
         found = value.validate()
@@ -64,15 +110,11 @@ def _pydantic_validate(value: Any) -> cmp.Packet:
         first = str(cmp.PacketError(found))  # the first finding, and how many more
     else:
         first = "redaction " + first_of(hits)
-    raise PydanticCustomError(
-        "cmp_packet",
-        "not a conforming packet: {first}",
-        {
-            "first": first,
-            "findings": [finding.to_json() for finding in found],
-            "redactions": [hit.to_json() for hit in hits],
-        },
-    )
+    return {
+        "first": first,
+        "findings": [finding.to_json() for finding in found],
+        "redactions": [hit.to_json() for hit in hits],
+    }
 
 
 def pydantic_json_schema() -> dict[str, Any]:
