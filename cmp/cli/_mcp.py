@@ -1,11 +1,12 @@
-"""``mcp``: the Model Context Protocol server (:mod:`cmp.integrations.mcp`) over stdio."""
+"""``mcp``: the Model Context Protocol server (:mod:`cmp.integrations.mcp`) over stdio
+(its bounded transport, :mod:`cmp.integrations._mcp_stdio`)."""
 
 from __future__ import annotations
 
 import argparse
 
 from cmp.cli._output import EXIT_USAGE, Output, error_line
-from cmp.integrations.mcp import build_server
+from cmp.integrations.mcp import build_server, serve_stdio
 
 
 def run_mcp(args: argparse.Namespace, out: Output) -> int:
@@ -15,5 +16,5 @@ def run_mcp(args: argparse.Namespace, out: Output) -> int:
     except ImportError:
         error_line("mcp needs the MCP SDK: pip install 'core-memory-packet[mcp]'")
         return EXIT_USAGE
-    server.run("stdio")
+    serve_stdio(server)
     return 0

@@ -1,62 +1,186 @@
 """A Model Context Protocol server for an agent that writes packets (``core-memory-packet mcp``).
 
-Built on the official MCP Python SDK (the ``mcp`` extra), imported on first use.
-The tools are the writer's toolkit: check, lint, scrub, format, new, example, migrate
-and schema. Every packet argument is the packet's JSON text, judged by ``check`` as the
-CLI judges a file. A packet a tool cannot take (not JSON, over 32 KB, an unknown
-version, a schema finding, a redaction hit) is a tool error whose text is one JSON
-document listing every finding with its path, position and message, redaction hits
-masked: the agent reads what to fix, and a secret is not echoed into its context. The
-server answers every call; nothing an agent sends stops it.
+Built on the official MCP Python SDK (the ``mcp`` extra), imported on first use: its
+low-level ``Server``, so that this module states each tool's ``inputSchema``,
+``outputSchema`` and annotations itself and checks the arguments itself (the SDK's
+signature-derived validation echoes a refused value into its message), over the
+bounded transport of :mod:`cmp.integrations._mcp_stdio`.
 
-Descriptions carry the annotated schema's field guidance (what to write in each member
-and its bounds), so an agent can write a valid packet on the first try.
+Tools: ``check``, ``lint``, ``scrub``, ``format``, ``migrate`` take the packet as its JSON
+text or as a JSON object; an object is judged as the text ``json.dumps`` writes of it
+(so the size cap applies to that text), and its findings carry paths but no line or
+column (there is no text of the caller's to point into). ``new`` takes the whole packet
+as its arguments: its ``inputSchema`` is the draft schema (:func:`cmp.draft_schema`)
+with ``parent`` and ``version`` beside it, made a packet by :meth:`cmp.Packet.from_draft`.
+``example`` and ``schema`` give a version's example and annotated schema. None writes
+anything anywhere: all are read-only and idempotent, and reach nothing outside.
+
+A call a tool cannot take (an argument it does not have or of the wrong type, a packet
+that is not JSON, over 32 KB, of an unknown version, with a schema finding or a
+redaction hit, an unknown tool) is a tool error whose text is exactly one JSON
+document: a summary and every finding with its path, position (when the packet was
+text) and message, redaction hits masked. No refusal quotes a value it was given, so
+a secret is not echoed into the agent's context.
+
+Resources: the annotated and the draft schema of each version and its example packet
+(:data:`RESOURCES` names the URIs). A prompt, ``write_packet``, asks the agent to write
+the packet of the session it is ending and give it to ``new``.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import cmp
 from cmp._example import example_packet
-from cmp._messages import quote
+from cmp._lint import RULES
 from cmp._redaction._rules import checked_rules
+from cmp._redaction._scan import scan
 from cmp.schema import annotated_schema
 
 if TYPE_CHECKING:
-    from mcp.server.mcpserver import MCPServer
+    from mcp.server.lowlevel import Server
 
 _INSTRUCTIONS = (
     "Tools for writing Core Memory Packets: small JSON documents that carry the intent of a work "
-    "session (goal, decisions, attempts, next step) to the next agent. Start from `example` or "
-    "`new`, `check` every draft (a tool error lists each finding with its path and line), fix what "
-    "it names, `lint` for the writing rules, `scrub` to replace secrets, `format` for the canonical "
-    "text. Never put credentials, absolute paths or machine-local state in a packet."
+    "session (goal, decisions, attempts, next step) to the next agent. Write a packet with `new` "
+    "(its arguments are the packet's members; the prompt `write_packet` says what goes in each), "
+    "or `check` a draft (a tool error lists each finding with its path), fix what it names, "
+    "`lint` for the writing rules, `scrub` to replace secrets, `format` for the canonical text. "
+    "Never put credentials, absolute paths or machine-local state in a packet."
 )
 
+_VERSIONS = list(cmp.SUPPORTED_VERSIONS)
+_RULE_SETS = ["default", "extended"]
 
-def _guidance(version: str = "0.2") -> str:
-    """The annotated schema's description of each top-level member, one line each."""
-    schema = annotated_schema(version)
-    lines = []
-    for name, member in schema.get("properties", {}).items():
-        required = " (required)" if name in schema.get("required", ()) else ""
-        lines.append(f"- {name}{required}: {member.get('description', '')}")
-    return "\n".join(lines)
+# The URIs of the resources, each with what it is, its media type and how it is made.
+RESOURCES: dict[str, tuple[str, str, Callable[[], str]]] = {}
+for _version in _VERSIONS:
+    RESOURCES[f"cmp://schema/{_version}/annotated"] = (
+        f"The JSON Schema of a version {_version} packet, with a description and examples for every member.",
+        "application/schema+json",
+        functools.partial(lambda v: json.dumps(annotated_schema(v), ensure_ascii=False, indent=2), _version),
+    )
+    RESOURCES[f"cmp://schema/{_version}/draft"] = (
+        f"The draft schema of a version {_version} packet (strict structured output): what `new` takes.",
+        "application/schema+json",
+        functools.partial(lambda v: json.dumps(cmp.draft_schema(v), ensure_ascii=False, indent=2), _version),
+    )
+    RESOURCES[f"cmp://example/{_version}"] = (
+        f"A complete example packet of version {_version}, as canonical text.",
+        "application/json",
+        functools.partial(lambda v: cmp.dumps(example_packet(v)).decode("utf-8"), _version),
+    )
 
 
 class _Refused(Exception):
-    """What a tool answers a packet it cannot take with: one JSON document of findings."""
+    """What a tool answers a call it cannot take with: one JSON document."""
 
     def __init__(self, summary: str, **document: Any) -> None:
-        super().__init__(json.dumps({"summary": summary, **document}, ensure_ascii=False, indent=2))
+        super().__init__(summary)
+        self.document = {"summary": summary, **document}
 
 
-def _judged(packet: str, *, lenient: bool = False, rules: str = "default") -> cmp.Report:
-    if not isinstance(packet, str):
-        raise _Refused("the packet must be given as its JSON text (a string)")
+@dataclass(frozen=True)
+class _Answer:
+    """A tool's answer: its text blocks and, for a tool with an output schema, the structured content."""
+
+    texts: list[str]
+    structured: dict[str, Any] | None = None
+
+
+def _packet_argument(description: str) -> dict[str, Any]:
+    return {
+        "type": ["string", "object"],
+        "description": f"{description} Its JSON text, or the packet as a JSON object (judged as the "
+        "text json.dumps writes of it: findings then carry paths but no line or column).",
+    }
+
+
+_PACKET = _packet_argument("The packet.")
+_RULES = {
+    "type": "string",
+    "enum": _RULE_SETS,
+    "description": "The redaction rules: default, or extended (more credential patterns).",
+}
+
+
+def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+
+def _named(name: str) -> str:
+    """An argument's name as a refusal may show it: never a credential, never anything long."""
+    if _IDENTIFIER.fullmatch(name) and not scan([("argument", name)]):
+        return name
+    return "(a name not shown: it is not a short identifier, or looks like a credential)"
+
+
+_JSON_TYPES: dict[str, Callable[[Any], bool]] = {
+    "string": lambda value: isinstance(value, str),
+    "boolean": lambda value: isinstance(value, bool),
+    "object": lambda value: isinstance(value, dict),
+    "array": lambda value: isinstance(value, list),
+    "null": lambda value: value is None,
+}
+
+
+def _json_type(value: Any) -> str:
+    for name, test in _JSON_TYPES.items():
+        if test(value):
+            return name
+    return "number"
+
+
+def _checked_arguments(schema: Mapping[str, Any], arguments: Mapping[str, Any], *, required: bool = True) -> None:
+    """Refuse arguments the tool's schema does not have, lacks, or types otherwise; no value is quoted."""
+    properties: Mapping[str, Any] = schema["properties"]
+    errors: list[dict[str, Any]] = []
+    for name in arguments:
+        if name not in properties:
+            shown = _named(name)
+            errors.append(
+                {
+                    "code": "argument",
+                    "path": f"$.{shown}",
+                    "message": f"unknown argument {shown}: the arguments are {', '.join(properties)}",
+                }
+            )
+    for name in schema["required"] if required else ():
+        if name not in arguments:
+            errors.append({"code": "argument", "path": f"$.{name}", "message": f"missing argument {name}"})
+    for name, value in arguments.items():
+        node = properties.get(name)
+        if node is None:
+            continue
+        kinds = node["type"] if isinstance(node["type"], list) else [node["type"]]
+        if not any(_JSON_TYPES.get(kind, lambda _: False)(value) for kind in kinds):
+            errors.append(
+                {
+                    "code": "argument",
+                    "path": f"$.{name}",
+                    "message": f"expected {' or '.join(kinds)}, got {_json_type(value)}",
+                }
+            )
+        elif "enum" in node and value not in node["enum"]:
+            choices = ", ".join("null" if choice is None else str(choice) for choice in node["enum"])
+            errors.append({"code": "argument", "path": f"$.{name}", "message": f"must be one of {choices}"})
+    if errors:
+        raise _Refused(f"bad arguments: {errors[0]['message']}", errors=errors)
+
+
+def _judged(packet: str | dict[str, Any], *, lenient: bool = False, rules: str = "default") -> cmp.Report:
+    if isinstance(packet, dict):
+        # Positions would point into a text the caller never saw: paths only.
+        return cmp.check(json.dumps(packet, ensure_ascii=False), lenient=lenient, rules=checked_rules(rules))
     return cmp.check(packet, lenient=lenient, rules=checked_rules(rules)).located()
 
 
@@ -70,156 +194,360 @@ def _refuse_report(report: cmp.Report) -> _Refused:
     return _Refused(summary, **report.to_json())
 
 
-def _accepted(packet: str, *, rules: str = "default") -> cmp.Packet:
+def _accepted(packet: str | dict[str, Any], *, rules: str = "default") -> cmp.Packet:
     report = _judged(packet, rules=rules)
     if not report.ok or report.packet is None:
         raise _refuse_report(report)
     return report.packet
 
 
-def _refuse_findings(findings: tuple[cmp.Finding, ...] | list[cmp.Finding]) -> _Refused:
-    return _Refused(
-        f"not a conforming packet: {findings[0]}" if findings else "not a conforming packet",
-        errors=[finding.to_json() for finding in findings],
-    )
-
-
-def _supported(version: str) -> str:
-    """``version``, or a refusal naming the versions there are."""
-    if version not in cmp.SUPPORTED_VERSIONS:
-        raise _Refused(f"version must be one of {', '.join(cmp.SUPPORTED_VERSIONS)}, not {quote(version)}")
-    return version
-
-
 def _text(packet: cmp.Packet) -> str:
     return cmp.dumps(packet).decode("utf-8")
 
 
-def build_server() -> MCPServer:
-    """The server and its tools (the SDK imported here, on first use)."""
-    from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
+def _document(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2)
 
-    # The SDK logs every refused call at INFO on stderr: an agent's drafts are refused
-    # often, and a client shows that stream as the server's log; warnings only.
-    server = MCPServer(
-        name="core-memory-packet", version=cmp.__version__, instructions=_INSTRUCTIONS, log_level="WARNING"
+
+# -- the tools -------------------------------------------------------------------------
+
+
+def _check(arguments: Mapping[str, Any]) -> _Answer:
+    report = _judged(
+        arguments["packet"], lenient=arguments.get("lenient", False), rules=arguments.get("rules", "default")
+    )
+    if not report.accepted:
+        raise _refuse_report(report)
+    return _Answer([_document(report.to_json())])
+
+
+def _lint(arguments: Mapping[str, Any]) -> _Answer:
+    packet = arguments["packet"]
+    report = _judged(packet)
+    if report.packet is None:
+        raise _refuse_report(report)
+    advice = cmp.lint(report.packet)
+    if isinstance(packet, str):
+        advice = cmp.locate(packet, advice)
+    return _Answer(
+        [_document({"ok": report.ok, "lint": [finding.to_json() for finding in advice], **report.to_json()})]
     )
 
-    def tool(function: Any, description: str) -> None:
-        @functools.wraps(function)
-        def guarded(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return function(*args, **kwargs)
-            except _Refused as exc:
-                raise ToolError(str(exc)) from None
-            except cmp.PacketError as exc:
-                raise ToolError(str(_refuse_findings(exc.findings))) from None
-            except (TypeError, ValueError) as exc:
-                raise ToolError(str(_Refused(f"bad arguments: {exc}"))) from None
 
-        server.add_tool(guarded, description=description)
+def _scrub(arguments: Mapping[str, Any]) -> _Answer:
+    rules = arguments.get("rules", "default")
+    report = _judged(arguments["packet"], rules=rules)
+    if report.packet is None:
+        raise _refuse_report(report)
+    clean, replaced = cmp.scrub(report.packet, rules=checked_rules(rules))
+    return _Answer([_document({"packet": _text(clean), "replaced": [hit.to_json() for hit in replaced]})])
 
-    # Each function has its tool's name: the SDK names the tool, its argument and output
-    # schemas ("checkArguments") and its argument errors after the function. A tool's
-    # `rules` is a plain string (a Literal would put an enum in the schema, and pydantic's
-    # message in place of check's), narrowed by checked_rules, which check itself asks.
 
-    def check(packet: str, lenient: bool = False, rules: str = "default") -> dict[str, Any]:
-        report = _judged(packet, lenient=lenient, rules=rules)
-        if not report.accepted:
-            raise _refuse_report(report)
-        return report.to_json()
+def _format(arguments: Mapping[str, Any]) -> _Answer:
+    return _Answer([_text(_accepted(arguments["packet"]))])
 
-    def lint(packet: str) -> dict[str, Any]:
-        report = _judged(packet)
-        if report.packet is None:
-            raise _refuse_report(report)
-        advice = cmp.locate(packet, cmp.lint(report.packet))
-        return {"ok": report.ok, "lint": [finding.to_json() for finding in advice], **report.to_json()}
 
-    def scrub(packet: str, rules: str = "default") -> dict[str, Any]:
-        report = _judged(packet, rules=rules)
-        if report.packet is None:
-            raise _refuse_report(report)
-        clean, replaced = cmp.scrub(report.packet, rules=checked_rules(rules))
-        return {"packet": _text(clean), "replaced": [hit.to_json() for hit in replaced]}
+def _migrate(arguments: Mapping[str, Any]) -> _Answer:
+    packet = _accepted(arguments["packet"])
+    return _Answer([_text(cmp.migrate(packet, arguments["to"], drop=arguments.get("drop", False)))])
 
-    def format(packet: str) -> str:
-        return _text(_accepted(packet))
 
-    def new(
-        goal: str,
-        next_step: str,
-        constraints: list[str] | None = None,
-        success_criteria: list[str] | None = None,
-        open_questions: list[str] | None = None,
-        tags: list[str] | None = None,
-        parent: str = "",
-        version: str = "0.2",
-    ) -> str:
-        members: dict[str, Any] = {"ltm_version": version}
-        for name, value in (
-            ("constraints", constraints),
-            ("success_criteria", success_criteria),
-            ("open_questions", open_questions),
-            ("tags", tags),
-        ):
-            if value:
-                members[name] = value
-        # (A plain string, "" for none: the SDK reads a JSON-looking value of an optional
-        # string argument as JSON, and a packet's text is JSON.)
-        parent_packet = _accepted(parent) if parent else None
-        fresh = cmp.Packet.new(goal=goal, next_step=next_step, parent=parent_packet, **members)
-        hits = cmp.redact(fresh)
-        if hits:
-            raise _Refused(
-                f"the packet would hold {len(hits)} redaction finding(s): remove them",
-                redactions=[hit.to_json() for hit in hits],
-            )
-        return _text(fresh)
+def _example(arguments: Mapping[str, Any]) -> _Answer:
+    return _Answer([_text(example_packet(arguments.get("version", "0.2")))])
 
-    def example(version: str = "0.2") -> str:
-        return _text(example_packet(_supported(version)))
 
-    def migrate(packet: str, to: str, drop: bool = False) -> str:
-        return _text(cmp.migrate(_accepted(packet), to, drop=drop))
+def _schema(arguments: Mapping[str, Any]) -> _Answer:
+    return _Answer([_document(annotated_schema(arguments.get("version", "0.2")))])
 
-    def schema(version: str = "0.2") -> dict[str, Any]:
-        return annotated_schema(_supported(version))
 
-    guidance = _guidance()
-    packet_help = "`packet` is the packet's JSON text."
+def _new_schema() -> dict[str, Any]:
+    schema = cmp.draft_schema("0.2")
+    schema["properties"]["parent"] = _packet_argument(
+        "The packet this one continues (its id becomes parent_id); omit or null for a first packet."
+    )
+    schema["properties"]["parent"]["type"] = ["string", "object", "null"]
+    schema["properties"]["version"] = {
+        "type": "string",
+        "enum": _VERSIONS,
+        "description": "The version of the packet to write (default 0.2; 0.1 has no decisions' "
+        "consequences, methods, attempts' confidence or provenance).",
+    }
+    return schema
+
+
+_NEW_OUTPUT = _object(
+    {
+        "text": {"type": "string", "description": "The packet's canonical text: what to store and send."},
+        "packet": {"type": "object", "description": "The packet (the canonical text, parsed)."},
+        "lint": {
+            "type": "array",
+            "items": {"type": "object"},
+            "description": "Advice on the writing rules (cmp lint), each with its path: worth fixing, never a verdict.",
+        },
+    },
+    ["text", "packet", "lint"],
+)
+
+
+def _new(arguments: Mapping[str, Any]) -> _Answer:
+    draft = {name: value for name, value in arguments.items() if name not in ("parent", "version")}
+    version = arguments.get("version", "0.2")
+    parent = arguments.get("parent")
+    parent_packet = _accepted(parent) if parent else None
+    fresh = cmp.Packet.from_draft(draft, version=version, parent=parent_packet)
+    hits = cmp.redact(fresh)
+    if hits:
+        raise _Refused(
+            f"the packet would hold {len(hits)} redaction finding(s): remove them",
+            errors=[],
+            redactions=[hit.to_json() for hit in hits],
+        )
+    text = _text(fresh)
+    advice = [finding.to_json() for finding in cmp.locate(text, cmp.lint(fresh))]
+    return _Answer([text, _document({"lint": advice})], {"text": text, "packet": json.loads(text), "lint": advice})
+
+
+@dataclass(frozen=True)
+class _Tool:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    run: Callable[[Mapping[str, Any]], _Answer]
+    output_schema: dict[str, Any] | None = None
+    # new: the draft schema lists every member as required (strict mode); a member left
+    # out is taken as null, so only unknown names and types are refused before from_draft.
+    all_required: bool = True
+
+
+def _guidance(version: str = "0.2") -> str:
+    """The annotated schema's description of each top-level member, one line each."""
+    schema = annotated_schema(version)
+    lines = []
+    for name, member in schema.get("properties", {}).items():
+        required = " (required)" if name in schema.get("required", ()) else ""
+        lines.append(f"- {name}{required}: {member.get('description', '')}")
+    return "\n".join(lines)
+
+
+def _tools() -> list[_Tool]:
     refusal = (
-        "A packet it cannot take is a tool error: one JSON document listing every finding "
-        "(code, path, keyword, message, line, column) and redaction hits, masked."
+        "A call it cannot take is a tool error: one JSON document with a summary and every finding "
+        "(code, path, keyword, message; line and column for a packet given as text), redaction hits masked."
     )
-    tool(
-        check,
-        "Validate a packet and run the redaction pre-flight. Returns the report (ok, conforming, "
-        f"version, errors, redactions). {packet_help} `lenient` accepts schema findings as warnings; "
-        f"`rules` is default or extended (more credential patterns). {refusal}",
+    version = {"type": "string", "enum": _VERSIONS, "description": "The packet version (default 0.2)."}
+    return [
+        _Tool(
+            "check",
+            "Validate a packet and run the redaction pre-flight. Returns the report (ok, conforming, accepted, "
+            f"version, errors, redactions). {refusal}",
+            _object(
+                {
+                    "packet": _PACKET,
+                    "lenient": {
+                        "type": "boolean",
+                        "description": "Accept schema findings as warnings (default false).",
+                    },
+                    "rules": _RULES,
+                },
+                ["packet"],
+            ),
+            _check,
+        ),
+        _Tool(
+            "lint",
+            f"Advice on the writing rules for a packet that conforms (never a verdict). {refusal}",
+            _object({"packet": _PACKET}, ["packet"]),
+            _lint,
+        ),
+        _Tool(
+            "scrub",
+            "Replace every redaction match with a [redacted:category] placeholder; returns the packet's "
+            f"canonical text and what was replaced. {refusal}",
+            _object({"packet": _PACKET, "rules": _RULES}, ["packet"]),
+            _scrub,
+        ),
+        _Tool(
+            "format",
+            f"The packet's canonical text (what the format stores and sends). {refusal}",
+            _object({"packet": _PACKET}, ["packet"]),
+            _format,
+        ),
+        _Tool(
+            "new",
+            "Write a new packet from its members, given as the arguments (the draft schema: every member, "
+            "null or left out where the session has nothing to say); the server fills in ltm_version, id, "
+            "created_at and parent_id. Returns the canonical text, then the lint advice; structured content "
+            f"has both. An argument the schema does not have is refused. {refusal}\n\n"
+            f"What to write:\n{_guidance()}",
+            _new_schema(),
+            _new,
+            _NEW_OUTPUT,
+            all_required=False,
+        ),
+        _Tool(
+            "example",
+            "A complete example packet of a version, as canonical text.",
+            _object({"version": version}, []),
+            _example,
+        ),
+        _Tool(
+            "migrate",
+            f"The packet as another version; `drop` leaves out what that version lacks. {refusal}",
+            _object(
+                {
+                    "packet": _PACKET,
+                    "to": {"type": "string", "enum": _VERSIONS, "description": "The version to migrate to."},
+                    "drop": {
+                        "type": "boolean",
+                        "description": "Leave out members the target version lacks (default false: refuse).",
+                    },
+                },
+                ["packet", "to"],
+            ),
+            _migrate,
+        ),
+        _Tool(
+            "schema",
+            "The JSON Schema of a version with a description and examples for every member (for writing packets).",
+            _object({"version": version}, []),
+            _schema,
+        ),
+    ]
+
+
+def _called(tool: _Tool, arguments: Mapping[str, Any]) -> _Answer:
+    _checked_arguments(tool.input_schema, arguments, required=tool.all_required)
+    if not tool.all_required:
+        for name in ("goal", "next_step"):
+            if name not in arguments:
+                raise _Refused(
+                    f"bad arguments: missing argument {name}",
+                    errors=[{"code": "argument", "path": f"$.{name}", "message": f"missing argument {name}"}],
+                )
+    try:
+        return tool.run(arguments)
+    except cmp.PacketError as exc:
+        first = exc.findings[0] if exc.findings else None
+        raise _Refused(
+            f"not a conforming packet: {first}" if first is not None else "not a conforming packet",
+            errors=[finding.to_json() for finding in exc.findings],
+        ) from None
+
+
+_PROMPT = """You are ending a work session. Write its Core Memory Packet: the intent of the session, for the \
+next agent, who starts with nothing else. Call the tool `new` with the packet's members as arguments.
+
+What each member is for:
+{guidance}
+
+The writing rules (the `lint` advice `new` answers with names them by id):
+{rules}
+- One sentence a field where a field takes one; state facts and decisions, not the conversation.
+- Never a credential, a token, an absolute or home path, a local URL or port, an environment variable.
+- A decision is a statement, not a question; a locked decision says its consequences.
+- An attempt says what was learned (and how confident you are); a success criterion is observable.
+
+If `new` answers a tool error, read each finding's path and message, fix those members, and call `new` again.
+"""
+
+
+def build_server() -> Server[Any]:
+    """The server, its tools, resources and prompt (the SDK imported here, on first use)."""
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
+
+    tools = {tool.name: tool for tool in _tools()}
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=tool.name,
+                    description=tool.description,
+                    input_schema=tool.input_schema,
+                    output_schema=tool.output_schema,
+                    annotations=types.ToolAnnotations(
+                        read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+                    ),
+                )
+                for tool in tools.values()
+            ]
+        )
+
+    def refused(document: dict[str, Any]) -> types.CallToolResult:
+        return types.CallToolResult(content=[types.TextContent(type="text", text=_document(document))], is_error=True)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        tool = tools.get(params.name)
+        if tool is None:
+            return refused({"summary": "unknown tool", "tools": list(tools)})
+        try:
+            answer = _called(tool, params.arguments or {})
+        except _Refused as exc:
+            return refused(exc.document)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text) for text in answer.texts],
+            structured_content=answer.structured,
+            is_error=False,
+        )
+
+    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(uri=uri, name=uri.removeprefix("cmp://"), description=description, mime_type=mime)
+                for uri, (description, mime, _) in RESOURCES.items()
+            ]
+        )
+
+    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        resource = RESOURCES.get(params.uri)
+        if resource is None:
+            # The URI is the caller's text: not quoted.
+            raise MCPError(
+                code=types.INVALID_PARAMS, message="unknown resource; the resources are " + ", ".join(RESOURCES)
+            )
+        _, mime, contents = resource
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=params.uri, mime_type=mime, text=contents())]
+        )
+
+    prompt = types.Prompt(
+        name="write_packet",
+        description="Ask the agent to write the packet for the session it is ending, and to give it to `new`.",
+        arguments=[],
     )
-    tool(
-        lint,
-        f"Advice on the writing rules for a packet that conforms (never a verdict). {packet_help} {refusal}",
+
+    async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[prompt])
+
+    async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        if params.name != prompt.name:
+            raise MCPError(code=types.INVALID_PARAMS, message="unknown prompt; the prompt is write_packet")
+        rules = "\n".join(f"- {rule.id}: {rule.summary}" for rule in RULES)
+        text = _PROMPT.format(guidance=_guidance(), rules=rules)
+        return types.GetPromptResult(
+            description=prompt.description,
+            messages=[types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))],
+        )
+
+    return Server(
+        "core-memory-packet",
+        version=cmp.__version__,
+        instructions=_INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
     )
-    tool(
-        scrub,
-        f"Replace every redaction match with a [redacted:category] placeholder; returns the packet's "
-        f"canonical text and what was replaced. {packet_help} {refusal}",
-    )
-    tool(format, f"The packet's canonical text (what the format stores and sends). {packet_help} {refusal}")
-    tool(
-        new,
-        "Write a new packet: a fresh id and created_at, the members given. Returns its canonical text. "
-        f"`parent` is the JSON text of the packet this one continues. {refusal}\n\nWhat to write:\n{guidance}",
-    )
-    tool(example, "A complete example packet of a version (0.1 or 0.2), as canonical text.")
-    tool(
-        migrate,
-        "The packet as another version (`to`: 0.1 or 0.2); `drop` leaves out what that version lacks. "
-        f"{packet_help} {refusal}",
-    )
-    tool(schema, "The JSON Schema of a version with a description and examples for every member (for writing packets).")
-    return server
+
+
+def serve_stdio(server: Server[Any]) -> None:
+    """Serve ``server`` over stdin and stdout until the client closes the connection."""
+    import anyio
+
+    from cmp.integrations._mcp_stdio import serve
+
+    anyio.run(serve, server)

@@ -1,0 +1,189 @@
+"""The MCP server's stdio transport: bounded, and answering every line it cannot pass on.
+
+Why not the SDK's ``mcp.server.stdio.stdio_server``: it reads stdin a line at a time with
+no bound (a line with no newline is buffered without limit; a 300 MB call took the
+process to 1.5 GB), and a line it cannot parse or validate (not JSON, a lone surrogate,
+``params`` that is not an object, an ``id`` that is an object, brackets nested 100,000
+deep) is handed to the session as an exception, which answers nothing: the client
+waits for an answer that never comes.
+
+Here a line is read from stdin's bytes with a cap (:data:`MAX_FRAME_BYTES`): a line
+over it is dropped as it arrives (memory stays under the cap) and answered with a
+JSON-RPC error. A line within the cap is parsed here, its nesting measured first
+(:func:`cmp._intake.nesting`, so the C parser never recurses past
+:data:`MAX_FRAME_NESTING`), and validated as a JSON-RPC message; a line refused at any
+step is answered with a JSON-RPC error (id null unless the line had a valid id) whose
+message never quotes the line, which may hold a secret. What passes goes to the
+SDK's server session over memory streams, as its own transport does, and its answers
+come back on one writer, so error answers and the session's never interleave.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+import anyio
+import anyio.to_thread
+
+from cmp._intake import nesting
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel import Server
+
+MAX_FRAME_BYTES = 64 * 1024 * 1024  # one JSON-RPC message on one line, at most
+MAX_FRAME_NESTING = 128  # brackets in a frame; a packet nests about six deep
+_CHUNK = 1 << 16
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+
+
+class _Refused(Exception):
+    """A line answered with a JSON-RPC error instead of being passed on."""
+
+    def __init__(self, code: int, message: str, request_id: int | str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.request_id = request_id
+
+
+def _request_id(message: Any) -> int | str | None:
+    """The line's id if it is one JSON-RPC allows (a string or an integer), else None."""
+    if isinstance(message, dict):
+        value = message.get("id")
+        if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+            return value
+    return None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parsed(line: bytes) -> Any:
+    """The JSON value of one line, or :class:`_Refused` saying why not (never quoting it)."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _Refused(PARSE_ERROR, "Parse error: the line is not UTF-8") from None
+    if nesting(line, MAX_FRAME_NESTING) > MAX_FRAME_NESTING:
+        raise _Refused(PARSE_ERROR, f"Parse error: the message nests deeper than {MAX_FRAME_NESTING} levels")
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError):
+        raise _Refused(PARSE_ERROR, "Parse error: the line is not one JSON value") from None
+    try:
+        # A \\ud800 escape reads as a lone surrogate, which no UTF-8 answer can carry.
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise _Refused(PARSE_ERROR, "Parse error: a string holds a lone surrogate escape") from None
+    return value
+
+
+def _shaped(value: Any) -> None:
+    """ValueError unless ``value`` has the outline of one JSON-RPC message: the SDK's
+    models take an ``id`` of another type for a notification's extra member, unanswered."""
+    if not isinstance(value, dict):
+        raise ValueError("not an object")
+    if "id" in value and value["id"] is not None and _request_id(value) is None:
+        raise ValueError("id")
+    if "params" in value and not isinstance(value["params"], dict):
+        raise ValueError("params")
+
+
+def _error_line(code: int, message: str, request_id: int | str | None) -> bytes:
+    answer = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+    return json.dumps(answer).encode("ascii") + b"\n"
+
+
+async def serve(server: Server[Any], stdin: io.BufferedIOBase | None = None, stdout: BinaryIO | None = None) -> None:
+    """Serve ``server`` over stdin and stdout (their bytes) until stdin closes."""
+    import mcp_types
+    from mcp.shared.message import SessionMessage
+
+    source: io.BufferedIOBase = stdin if stdin is not None else sys.stdin.buffer  # type: ignore[assignment]
+    sink = stdout if stdout is not None else sys.stdout.buffer
+    to_session_send, to_session = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    from_session_send, from_session = anyio.create_memory_object_stream[SessionMessage | bytes](0)
+    errors_send = from_session_send.clone()
+
+    async def refuse(exc: _Refused) -> None:
+        await errors_send.send(_error_line(exc.code, str(exc), exc.request_id))
+
+    async def take(line: bytes) -> None:
+        if not line.strip():
+            return
+        try:
+            value = parsed(line)
+            try:
+                _shaped(value)
+                message = mcp_types.jsonrpc_message_adapter.validate_python(value, by_name=False)
+            except ValueError:
+                # pydantic's message quotes the input: say only what a message must be.
+                raise _Refused(
+                    INVALID_REQUEST,
+                    'Invalid Request: not a JSON-RPC 2.0 message (an object with jsonrpc "2.0", '
+                    "a string or integer id, a method string and params an object)",
+                    _request_id(value),
+                ) from None
+        except _Refused as exc:
+            await refuse(exc)
+            return
+        await to_session_send.send(SessionMessage(message))
+
+    async def read() -> None:
+        async with to_session_send, errors_send:
+            pending = bytearray()
+            dropping = False  # inside a line over the cap: its bytes are dropped up to its newline
+            while True:
+                chunk: bytes = await anyio.to_thread.run_sync(source.read1, _CHUNK)
+                if not chunk:
+                    break
+                start = 0
+                while (end := chunk.find(b"\n", start)) != -1:
+                    if dropping:
+                        dropping = False
+                    elif len(pending) + end - start > MAX_FRAME_BYTES:
+                        await refuse(
+                            _Refused(INVALID_REQUEST, f"Invalid Request: a message over {MAX_FRAME_BYTES} bytes")
+                        )
+                    else:
+                        pending += chunk[start:end]
+                        line = bytes(pending)
+                        pending.clear()
+                        await take(line)
+                    pending.clear()
+                    start = end + 1
+                if not dropping:
+                    pending += chunk[start:]
+                    if len(pending) > MAX_FRAME_BYTES:
+                        pending.clear()
+                        dropping = True
+                        await refuse(
+                            _Refused(INVALID_REQUEST, f"Invalid Request: a message over {MAX_FRAME_BYTES} bytes")
+                        )
+            if pending.strip() and not dropping:
+                await take(bytes(pending))
+
+    async def write() -> None:
+        async with from_session:
+            async for item in from_session:
+                if isinstance(item, bytes):
+                    data = item
+                else:
+                    data = item.message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8") + b"\n"
+                await anyio.to_thread.run_sync(_write, sink, data)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(read)
+        group.start_soon(write)
+        async with from_session_send:
+            await server.run(to_session, from_session_send, server.create_initialization_options())
+
+
+def _write(sink: BinaryIO, data: bytes) -> None:
+    sink.write(data)
+    sink.flush()
