@@ -50,6 +50,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "cmp.integrations.pydantic",  # cmp.Packet as a pydantic type (and a FastAPI body)
         "cmp.integrations.starlette",  # the raw-bytes HTTP intake for Starlette and FastAPI apps
         "cmp.server",  # the same, under its public name
+        "cmp.integrations._mcp_stdio",  # the MCP server's bounded stdio transport
         "cmp.integrations.mcp",  # the MCP server's tools, for an agent that writes packets
     ),
     # programs: the conformance runner (a library the adapter and the CLI use), lowest first
