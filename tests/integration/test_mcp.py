@@ -40,10 +40,10 @@ def session(steps: Callable[[Any], Awaitable[None]]) -> None:
 
 
 def refusal(result: Any) -> dict[str, Any]:
-    """A tool error's document: the JSON after the SDK's prefix."""
+    """A tool error's document: its text is exactly one JSON document (no prefix, nothing after)."""
     assert result.is_error, result
-    text = result.content[0].text
-    document: dict[str, Any] = json.loads(text[text.index("{") :])
+    assert len(result.content) == 1
+    document: dict[str, Any] = json.loads(result.content[0].text)
     return document
 
 
