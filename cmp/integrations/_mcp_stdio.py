@@ -109,6 +109,8 @@ async def serve(server: Server[Any], stdin: io.BufferedIOBase | None = None, std
     to_session_send, to_session = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     from_session_send, from_session = anyio.create_memory_object_stream[SessionMessage | bytes](0)
     errors_send = from_session_send.clone()
+    unanswered: set[int | str] = set()  # the ids of requests passed on and not yet answered
+    answered = _Flag()
 
     async def refuse(exc: _Refused) -> None:
         await errors_send.send(_error_line(exc.code, str(exc), exc.request_id))
@@ -132,6 +134,8 @@ async def serve(server: Server[Any], stdin: io.BufferedIOBase | None = None, std
         except _Refused as exc:
             await refuse(exc)
             return
+        if isinstance(message, mcp_types.JSONRPCRequest):
+            unanswered.add(message.id)
         await to_session_send.send(SessionMessage(message))
 
     async def read() -> None:
@@ -167,6 +171,11 @@ async def serve(server: Server[Any], stdin: io.BufferedIOBase | None = None, std
                         )
             if pending.strip() and not dropping:
                 await take(bytes(pending))
+            # The session stops at the end of its input, dropping what it has not answered:
+            # a client that writes its requests and closes stdin still gets every answer.
+            while unanswered:
+                answered.clear()
+                await answered.wait()
 
     async def write() -> None:
         async with from_session:
@@ -176,12 +185,34 @@ async def serve(server: Server[Any], stdin: io.BufferedIOBase | None = None, std
                 else:
                     data = item.message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8") + b"\n"
                 await anyio.to_thread.run_sync(_write, sink, data)
+                if not isinstance(item, bytes) and isinstance(
+                    item.message, (mcp_types.JSONRPCResponse, mcp_types.JSONRPCError)
+                ):
+                    unanswered.discard(item.message.id)
+                    answered.set()
 
     async with anyio.create_task_group() as group:
         group.start_soon(read)
         group.start_soon(write)
         async with from_session_send:
             await server.run(to_session, from_session_send, server.create_initialization_options())
+
+
+class _Flag:
+    """An event that can be waited on again after it was set (anyio's Event cannot be cleared)."""
+
+    def __init__(self) -> None:
+        self._event = anyio.Event()
+
+    def set(self) -> None:
+        self._event.set()
+
+    def clear(self) -> None:
+        if self._event.is_set():
+            self._event = anyio.Event()
+
+    async def wait(self) -> None:
+        await self._event.wait()
 
 
 def _write(sink: BinaryIO, data: bytes) -> None:

@@ -90,7 +90,11 @@ def test_tools_resources_and_prompts_are_listed() -> None:
 
         uris = [str(resource.uri) for resource in (await client.list_resources()).resources]
         for version in cmp.SUPPORTED_VERSIONS:
-            assert {f"cmp://schema/{version}/annotated", f"cmp://schema/{version}/draft", f"cmp://example/{version}"} <= set(uris)
+            assert {
+                f"cmp://schema/{version}/annotated",
+                f"cmp://schema/{version}/draft",
+                f"cmp://example/{version}",
+            } <= set(uris)
         draft_text = (await client.read_resource("cmp://schema/0.2/draft")).contents[0].text
         assert json.loads(draft_text) == draft
         example = (await client.read_resource("cmp://example/0.1")).contents[0].text
@@ -112,7 +116,11 @@ def test_new_writes_the_whole_session_and_gives_it_back() -> None:
         packet = cmp.loads(text)
         assert cmp.check(text).ok and packet.ltm_version == "0.2"
         written = json.loads(text)
-        assert {written.pop(name) for name in ("ltm_version", "id", "created_at")} == {"0.2", packet.id, packet.created_at}
+        assert {written.pop(name) for name in ("ltm_version", "id", "created_at")} == {
+            "0.2",
+            packet.id,
+            packet.created_at,
+        }
         assert written == SESSION  # every member, nested ones included, as given
         assert result.structured_content["text"] == text
         assert result.structured_content["packet"] == json.loads(text)
@@ -129,7 +137,10 @@ def test_new_writes_the_whole_session_and_gives_it_back() -> None:
         # Lint advice comes back with the packet, with paths.
         advised = await client.call_tool(
             "new",
-            {**SESSION, "attempts": [{"tried": "A rebuild.", "outcome": "failed", "learned": None, "confidence": None}]},
+            {
+                **SESSION,
+                "attempts": [{"tried": "A rebuild.", "outcome": "failed", "learned": None, "confidence": None}],
+            },
         )
         assert [(a["keyword"], a["path"]) for a in advised.structured_content["lint"]] == [
             ("missing-learned", "$.attempts[0].learned")
@@ -150,7 +161,11 @@ def test_new_refuses_what_the_schema_does_not_have_and_names_each_path() -> None
             "decisions": [{"what": "Use NVENC.", "why": "Smaller.", "colour": "red"}],
         }
         document = refusal(await client.call_tool("new", broken))
-        assert {e["path"] for e in document["errors"]} >= {"$.tags[0]", "$.attempts[0].outcome", "$.decisions[0].colour"}
+        assert {e["path"] for e in document["errors"]} >= {
+            "$.tags[0]",
+            "$.attempts[0].outcome",
+            "$.decisions[0].colour",
+        }
 
         assert [e["path"] for e in refusal(await client.call_tool("new", {"goal": "x"}))["errors"]] == ["$.next_step"]
         leaky = await client.call_tool("new", {**SESSION, "next_step": f"Rotate {AWS} first."})
