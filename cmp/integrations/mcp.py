@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING, Any
 import cmp
 from cmp._example import example_packet
 from cmp._lint import RULES
-from cmp._redaction._rules import checked_rules
-from cmp._redaction._scan import scan
+from cmp._redaction._rules import checked_rules, placeholder
+from cmp._redaction._scan import replace_matches, scan
 from cmp.schema import annotated_schema
 
 if TYPE_CHECKING:
@@ -203,6 +203,18 @@ def _accepted(packet: str | dict[str, Any], *, rules: str = "default") -> cmp.Pa
 
 def _text(packet: cmp.Packet) -> str:
     return cmp.dumps(packet).decode("utf-8")
+
+
+def _masked(value: Any) -> Any:
+    """``value`` (a refusal's document) with any credential left in its strings replaced:
+    a last guard, as a finding's message may name a member the caller wrote."""
+    if isinstance(value, str):
+        return replace_matches(value, lambda pattern, match, at: placeholder(pattern.category))
+    if isinstance(value, dict):
+        return {_masked(key): _masked(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_masked(item) for item in value]
+    return value
 
 
 def _document(value: Any) -> str:
@@ -476,7 +488,9 @@ def build_server() -> Server[Any]:
         )
 
     def refused(document: dict[str, Any]) -> types.CallToolResult:
-        return types.CallToolResult(content=[types.TextContent(type="text", text=_document(document))], is_error=True)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=_document(_masked(document)))], is_error=True
+        )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         tool = tools.get(params.name)

@@ -186,6 +186,8 @@ def test_wrong_types_and_names_holding_secrets_are_never_echoed() -> None:
             ("new", {"goal": "x", "next_step": "y", AWS: 1}),
             ("migrate", {"packet": packet_text, "to": GITHUB}),
             ("check", {"packet": [f"tail {AWS}"]}),
+            ("new", {**SESSION, "decisions": [{"what": "x", "why": "y", GITHUB: "z"}]}),
+            ("new", {**SESSION, "project": {"name": "p", AWS: "q"}}),
             (AWS, {}),
             (f"check {GITHUB}", {"packet": packet_text}),
         ]
