@@ -39,6 +39,7 @@ _CHUNK = 1 << 16
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
 
 
 class _Refused(Exception):
@@ -182,6 +183,9 @@ async def serve(server: Server[Any], stdin: io.BufferedIOBase | None = None, std
             async for item in from_session:
                 if isinstance(item, bytes):
                     data = item
+                elif isinstance(item.message, mcp_types.JSONRPCError) and item.message.error.code == METHOD_NOT_FOUND:
+                    # The SDK puts the method's name in `data`: the caller's text, not echoed.
+                    data = _error_line(METHOD_NOT_FOUND, "Method not found", item.message.id)
                 else:
                     data = item.message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8") + b"\n"
                 await anyio.to_thread.run_sync(_write, sink, data)

@@ -93,6 +93,13 @@ def test_a_line_the_sdk_cannot_take_gets_an_error_answer(wire: Wire, name: str) 
     wire.still_answering(2)
 
 
+def test_an_unknown_method_is_not_echoed(wire: Wire) -> None:
+    wire.send(json.dumps({"jsonrpc": "2.0", "id": 8, "method": AWS}).encode())
+    answer = wire.answer()
+    assert answer["id"] == 8 and answer["error"]["code"] == -32601 and AWS not in json.dumps(answer)
+    wire.still_answering(9)
+
+
 def test_a_frame_over_the_cap_is_refused_and_dropped(wire: Wire) -> None:
     from cmp.integrations._mcp_stdio import MAX_FRAME_BYTES
 
