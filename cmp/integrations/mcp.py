@@ -19,8 +19,9 @@ A call a tool cannot take (an argument it does not have or of the wrong type, a 
 that is not JSON, over 32 KB, of an unknown version, with a schema finding or a
 redaction hit, an unknown tool) is a tool error whose text is exactly one JSON
 document: a summary and every finding with its path, position (when the packet was
-text) and message, redaction hits masked. No refusal quotes a value it was given, so
-a secret is not echoed into the agent's context.
+text) and message, redaction hits masked. An argument's value is never quoted, and
+every string of a JSON answer passes through the redaction patterns (a schema finding
+may quote a short value), so a secret is not echoed into the agent's context.
 
 Resources: the annotated and the draft schema of each version and its example packet
 (:data:`RESOURCES` names the URIs). A prompt, ``write_packet``, asks the agent to write
@@ -140,7 +141,7 @@ def _json_type(value: Any) -> str:
     return "number"
 
 
-def _checked_arguments(schema: Mapping[str, Any], arguments: Mapping[str, Any], *, required: bool = True) -> None:
+def _checked_arguments(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> None:
     """Refuse arguments the tool's schema does not have, lacks, or types otherwise; no value is quoted."""
     properties: Mapping[str, Any] = schema["properties"]
     errors: list[dict[str, Any]] = []
@@ -154,7 +155,7 @@ def _checked_arguments(schema: Mapping[str, Any], arguments: Mapping[str, Any], 
                     "message": f"unknown argument {shown}: the arguments are {', '.join(properties)}",
                 }
             )
-    for name in schema["required"] if required else ():
+    for name in schema["required"]:
         if name not in arguments:
             errors.append({"code": "argument", "path": f"$.{name}", "message": f"missing argument {name}"})
     for name, value in arguments.items():
@@ -218,7 +219,8 @@ def _masked(value: Any) -> Any:
 
 
 def _document(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=2)
+    """A tool's JSON answer: findings' messages may quote a value (a pattern's), so masked."""
+    return json.dumps(_masked(value), ensure_ascii=False, indent=2)
 
 
 # -- the tools -------------------------------------------------------------------------
@@ -301,8 +303,11 @@ _NEW_OUTPUT = _object(
 )
 
 
+_BESIDE_THE_DRAFT = ("parent", "version")  # new's arguments that are not members of the packet
+
+
 def _new(arguments: Mapping[str, Any]) -> _Answer:
-    draft = {name: value for name, value in arguments.items() if name not in ("parent", "version")}
+    draft = {name: value for name, value in arguments.items() if name not in _BESIDE_THE_DRAFT}
     version = arguments.get("version", "0.2")
     parent = arguments.get("parent")
     parent_packet = _accepted(parent) if parent else None
@@ -326,9 +331,9 @@ class _Tool:
     input_schema: dict[str, Any]
     run: Callable[[Mapping[str, Any]], _Answer]
     output_schema: dict[str, Any] | None = None
-    # new: the draft schema lists every member as required (strict mode); a member left
-    # out is taken as null, so only unknown names and types are refused before from_draft.
-    all_required: bool = True
+    # new: the arguments are a draft beside _BESIDE_THE_DRAFT. The draft schema lists every
+    # member as required (strict mode); a member left out is taken as null.
+    draft: bool = False
 
 
 def _guidance(version: str = "0.2") -> str:
@@ -394,7 +399,7 @@ def _tools() -> list[_Tool]:
             _new_schema(),
             _new,
             _NEW_OUTPUT,
-            all_required=False,
+            draft=True,
         ),
         _Tool(
             "example",
@@ -428,14 +433,16 @@ def _tools() -> list[_Tool]:
 
 
 def _called(tool: _Tool, arguments: Mapping[str, Any]) -> _Answer:
-    _checked_arguments(tool.input_schema, arguments, required=tool.all_required)
-    if not tool.all_required:
-        for name in ("goal", "next_step"):
-            if name not in arguments:
-                raise _Refused(
-                    f"bad arguments: missing argument {name}",
-                    errors=[{"code": "argument", "path": f"$.{name}", "message": f"missing argument {name}"}],
-                )
+    if tool.draft:
+        # The draft's members are from_draft's to judge: it names every finding at once
+        # (an unknown member, a wrong type, a broken bound), each with its path.
+        own = tool.input_schema["properties"]
+        _checked_arguments(
+            _object({name: own[name] for name in _BESIDE_THE_DRAFT}, []),
+            {name: value for name, value in arguments.items() if name in _BESIDE_THE_DRAFT},
+        )
+    else:
+        _checked_arguments(tool.input_schema, arguments)
     try:
         return tool.run(arguments)
     except cmp.PacketError as exc:
@@ -488,9 +495,7 @@ def build_server() -> Server[Any]:
         )
 
     def refused(document: dict[str, Any]) -> types.CallToolResult:
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=_document(_masked(document)))], is_error=True
-        )
+        return types.CallToolResult(content=[types.TextContent(type="text", text=_document(document))], is_error=True)
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         tool = tools.get(params.name)

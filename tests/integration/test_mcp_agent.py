@@ -188,6 +188,7 @@ def test_wrong_types_and_names_holding_secrets_are_never_echoed() -> None:
             ("check", {"packet": [f"tail {AWS}"]}),
             ("new", {**SESSION, "decisions": [{"what": "x", "why": "y", GITHUB: "z"}]}),
             ("new", {**SESSION, "project": {"name": "p", AWS: "q"}}),
+            ("new", {**SESSION, "tags": [GITHUB]}),  # a pattern finding quotes the value
             (AWS, {}),
             (f"check {GITHUB}", {"packet": packet_text}),
         ]
