@@ -33,7 +33,9 @@ from cmp._intake import nesting
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
-MAX_FRAME_BYTES = 64 * 1024 * 1024  # one JSON-RPC message on one line, at most
+# One JSON-RPC message on one line, at most: a packet is at most 32 KB, so no call of
+# this server needs more, and a frame at the cap peaks at about six times it in memory.
+MAX_FRAME_BYTES = 8 * 1024 * 1024
 MAX_FRAME_NESTING = 128  # brackets in a frame; a packet nests about six deep
 _CHUNK = 1 << 16
 
