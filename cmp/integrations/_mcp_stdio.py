@@ -139,6 +139,9 @@ async def serve(server: Server[Any], stdin: io.BufferedIOBase | None = None, std
             return
         if isinstance(message, mcp_types.JSONRPCRequest):
             unanswered.add(message.id)
+        elif isinstance(message, mcp_types.JSONRPCNotification) and message.method == "notifications/cancelled":
+            # A cancelled request is not answered (the protocol says so): not waited for.
+            unanswered.discard((message.params or {}).get("requestId"))
         await to_session_send.send(SessionMessage(message))
 
     async def read() -> None:
