@@ -130,4 +130,3 @@ def test_a_last_line_without_a_newline_is_answered(wire: Wire) -> None:
     assert wire.process.wait(HANG_GUARD) == 0
     wire.process.stdin = None
     wire.close = lambda: None  # type: ignore[method-assign]
-
