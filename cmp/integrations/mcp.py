@@ -337,12 +337,12 @@ class _Tool:
 
 
 def _guidance(version: str = "0.2") -> str:
-    """The annotated schema's description of each top-level member, one line each."""
-    schema = annotated_schema(version)
+    """What the agent writes, one line a member: the draft schema's members (not those the
+    writer fills), each with its description; "(required)" where it may not be null."""
     lines = []
-    for name, member in schema.get("properties", {}).items():
-        required = " (required)" if name in schema.get("required", ()) else ""
-        lines.append(f"- {name}{required}: {member.get('description', '')}")
+    for name, member in cmp.draft_schema(version)["properties"].items():
+        required = "" if "anyOf" in member else " (required)"  # the draft writes an optional member as anyOf with null
+        lines.append(f"- {name}{required}: {member['description']}")
     return "\n".join(lines)
 
 

@@ -104,6 +104,10 @@ def test_tools_resources_and_prompts_are_listed() -> None:
         assert [prompt.name for prompt in prompts] == ["write_packet"]
         message = (await client.get_prompt("write_packet")).messages[0].content.text
         assert "`new`" in message and "- decisions:" in message and "missing-learned" in message
+        # What the agent writes is the draft: the members the writer fills are not asked for.
+        for text in (message, new.description):
+            assert "- goal (required):" in text and "- next_step (required):" in text and "- tags:" in text
+            assert not any(f"- {name}" in text for name in ("ltm_version", "id", "created_at", "parent_id"))
 
     session(steps)
 
