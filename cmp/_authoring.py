@@ -86,9 +86,9 @@ def from_draft(
     """See :meth:`Packet.from_draft`."""
     if not isinstance(obj, Mapping):
         raise TypeError(f"from_draft() takes a mapping (a draft's parsed JSON), not {type(obj).__name__}")
-    schema = load_schema(version) if isinstance(version, str) else None
-    if schema is None:
+    if not isinstance(version, str):
         raise TypeError(f"version must be a string, not {type(version).__name__}")
+    schema = load_schema(version)
     for name, value in (("id", id), ("created_at", created_at)):
         if value is not None and not isinstance(value, str):
             raise TypeError(f"{name} must be a string, not {type(value).__name__}")
@@ -128,8 +128,8 @@ _EMPTIED = (str, list)
 
 def _present(draft: Mapping[str, Any], schema: Mapping[str, Any], *, top: bool = False) -> dict[str, Any]:
     """The members of one object of a draft that say something: an optional member that
-    is null or empty ("", false, no items) is absent. What
-    the schema does not know (a member, a type) is kept as it is, for the validator to name."""
+    is null or empty ("", false, no items) is absent. What the schema does not know (a
+    member, a type) is kept as it is, for the validator to name."""
     properties: Mapping[str, Any] = schema.get("properties", {})
     required = schema.get("required", ())
     present: dict[str, Any] = {}

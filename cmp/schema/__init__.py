@@ -148,10 +148,16 @@ def annotated_schema(version: str) -> dict[str, Any]:
     return schema
 
 
-def _annotate(node: dict[str, Any], location: str, version: str) -> None:
+def _note(location: str) -> dict[str, Any]:
+    """The words annotations.json has for ``location``; a location without words is a ValueError."""
     note = _annotations().get(location)
     if note is None:
         raise ValueError(f"annotations.json has no words for {location}")
+    return note
+
+
+def _annotate(node: dict[str, Any], location: str, version: str) -> None:
+    note = _note(location)
     node["description"] = " ".join([note["description"], *_bounds(node)])
     examples = [version] if location == "$.ltm_version" else note.get("examples")
     if examples is not None:
@@ -210,8 +216,8 @@ DRAFT_KEYWORDS: frozenset[str] = frozenset(
 
 @functools.cache
 def _draft(version: str) -> dict[str, Any]:
-    schema = load_schema(version)
-    draft = _draft_node(schema, "$", optional=False, version=version)
+    schema = load_schema(version)  # the ValueError naming the versions there are, for one not among them
+    draft = _draft_node(schema, "$", optional=False)
     for name in WRITER_FILLED:
         draft["properties"].pop(name, None)
     draft["required"] = list(draft["properties"])
@@ -235,19 +241,11 @@ def draft_schema(version: str = "0.2") -> dict[str, Any]:
     is spelt out in each member's description, from the annotated schema's words, and
     checked when the draft becomes a packet. Each call returns a fresh copy.
     """
-    return copy.deepcopy(_draft(_supported(version)))
+    return copy.deepcopy(_draft(version))
 
 
-def _supported(version: str) -> str:
-    _path(version)  # the ValueError naming the versions there are
-    return version
-
-
-def _draft_node(node: Mapping[str, Any], location: str, *, optional: bool, version: str) -> dict[str, Any]:
-    note = _annotations().get(location)
-    if note is None:
-        raise ValueError(f"annotations.json has no words for {location}")
-    words = [note["description"], *_limits(node)]
+def _draft_node(node: Mapping[str, Any], location: str, *, optional: bool) -> dict[str, Any]:
+    words = [_note(location)["description"], *_limits(node)]
     kind = node["type"]
     value: dict[str, Any] = {"type": kind}
     if "enum" in node or "const" in node:
@@ -255,13 +253,13 @@ def _draft_node(node: Mapping[str, Any], location: str, *, optional: bool, versi
     if kind == "object":
         required = set(node.get("required", ()))
         value["properties"] = {
-            name: _draft_node(member, f"{location}.{name}", optional=name not in required, version=version)
+            name: _draft_node(member, f"{location}.{name}", optional=name not in required)
             for name, member in node.get("properties", {}).items()
         }
         value["required"] = list(value["properties"])
         value["additionalProperties"] = False
     elif kind == "array":
-        value["items"] = _draft_node(node["items"], location + "[]", optional=False, version=version)
+        value["items"] = _draft_node(node["items"], location + "[]", optional=False)
     if not optional:
         return {**value, "description": " ".join(words)}
     # Nullable as an anyOf of the value and null, the form each provider's tooling reads
