@@ -53,6 +53,10 @@ class _Refused(Exception):
         self.request_id = request_id
 
 
+def _over_the_cap() -> _Refused:
+    return _Refused(INVALID_REQUEST, f"Invalid Request: a message over {MAX_FRAME_BYTES} bytes")
+
+
 def _request_id(message: Any) -> int | str | None:
     """The line's id if it is one JSON-RPC allows (a string or an integer), else None."""
     if isinstance(message, dict):
@@ -157,14 +161,9 @@ async def serve(server: Server[Any], stdin: io.BufferedIOBase | None = None, std
                     if dropping:
                         dropping = False
                     elif len(pending) + end - start > MAX_FRAME_BYTES:
-                        await refuse(
-                            _Refused(INVALID_REQUEST, f"Invalid Request: a message over {MAX_FRAME_BYTES} bytes")
-                        )
+                        await refuse(_over_the_cap())
                     else:
-                        pending += chunk[start:end]
-                        line = bytes(pending)
-                        pending.clear()
-                        await take(line)
+                        await take(bytes(pending + chunk[start:end]))
                     pending.clear()
                     start = end + 1
                 if not dropping:
@@ -172,9 +171,7 @@ async def serve(server: Server[Any], stdin: io.BufferedIOBase | None = None, std
                     if len(pending) > MAX_FRAME_BYTES:
                         pending.clear()
                         dropping = True
-                        await refuse(
-                            _Refused(INVALID_REQUEST, f"Invalid Request: a message over {MAX_FRAME_BYTES} bytes")
-                        )
+                        await refuse(_over_the_cap())
             if pending.strip() and not dropping:
                 await take(bytes(pending))
             # The session stops at the end of its input, dropping what it has not answered:
