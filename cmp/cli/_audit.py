@@ -3,7 +3,7 @@
 The format lets a deployment scan again what it stores, for defence in depth; packets
 pushed with the override, or by writers that skip the pre-flight, sit in a store
 unchecked. The audit reads the store and never writes it, nor anything beside it
-(cmp._store says how, and how much of a row it reads), so it can run while the server
+(cmp._reference_store says how, and how much of a row it reads), so it can run while the server
 writes (WAL mode), and the file's bytes are left as they were.
 
 The store's table is ``packets(id TEXT PRIMARY KEY, created_at TEXT NOT NULL, goal TEXT
@@ -44,7 +44,7 @@ from cmp._display import display_name
 from cmp._intake import size_finding
 from cmp._messages import unquoted
 from cmp._pipeline import DEFAULT_POLICY, Policy, judge, policy_of
-from cmp._store import (
+from cmp._reference_store import (
     Identity,
     Limits,
     Row,
@@ -86,7 +86,7 @@ SHARE_ROWS = 1000
 NAME_LIMIT = 128
 
 # How often a share read without locks is read again when a writer changed the file
-# under it (each time with locks, if the writer is still there: see cmp._store).
+# under it (each time with locks, if the writer is still there: see cmp._reference_store).
 READ_ATTEMPTS = 3
 
 

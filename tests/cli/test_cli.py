@@ -543,7 +543,7 @@ ON_FIRST_USE = (
     "cmp._scrub",
     "cmp.cli._new",
     "cmp._example",
-    "cmp._store",
+    "cmp._reference_store",
     "cmp.integrations",
     "cmp.cli._dask",
 )
