@@ -23,6 +23,10 @@ The public API, all of it:
   once located) and :data:`FINDING_CODES`.
 - :func:`locate` — findings and redaction hits with their line and column in the source
   text (:meth:`Report.located` does it for a report).
+- :func:`render` — the resume block of a packet (markdown or xml), for the next session
+  to start from: a :class:`ResumeBlock` (its text, size, token estimate, what was left out).
+- :class:`RedactionError` — what :func:`render` (and the store's ``save``) raise for a
+  packet with redaction findings, unless asked to let it pass; the hits masked.
 - :func:`draft_schema` — a JSON Schema a model can fill through strict structured output or
   strict tool use; :meth:`Packet.from_draft` makes the document a packet.
 - :data:`SUPPORTED_VERSIONS`, :data:`MAX_PACKET_BYTES`, :data:`SCANNED_FIELDS`,
@@ -47,9 +51,10 @@ if TYPE_CHECKING:
     from cmp._redaction._hit import Redaction
     from cmp._redaction._scan import CATEGORIES as REDACTION_CATEGORIES
     from cmp._redaction._scan import SCANNED_FIELDS
+    from cmp._render import ResumeBlock, render
     from cmp._scrub import scrub
     from cmp.findings import CODES as FINDING_CODES
-    from cmp.findings import Finding, PacketError, Position
+    from cmp.findings import Finding, PacketError, Position, RedactionError
     from cmp.model import Attempt, Decision, Method, Packet, Project, Provenance
     from cmp.schema import SUPPORTED_VERSIONS, draft_schema
 
@@ -66,7 +71,8 @@ _DEFINED_IN: dict[str, tuple[str, str]] = {
     "SUPPORTED_VERSIONS": ("cmp.schema", "SUPPORTED_VERSIONS"),
     **{name: ("cmp.model", name) for name in ("Attempt", "Decision", "Method", "Packet", "Project", "Provenance")},
     **{name: ("cmp._chain", name) for name in ("ChainFinding", "ChainReport", "chain")},
-    **{name: ("cmp.findings", name) for name in ("Finding", "PacketError", "Position")},
+    **{name: ("cmp.findings", name) for name in ("Finding", "PacketError", "Position", "RedactionError")},
+    **{name: ("cmp._render", name) for name in ("ResumeBlock", "render")},
     "Redaction": ("cmp._redaction._hit", "Redaction"),
     **{name: ("cmp._pipeline", name) for name in ("Report", "check", "loads", "redact", "validate")},
     **{name: ("cmp._canonical", name) for name in ("dumps", "state_digest")},
@@ -114,7 +120,9 @@ __all__ = [
     "Project",
     "Provenance",
     "Redaction",
+    "RedactionError",
     "Report",
+    "ResumeBlock",
     "chain",
     "check",
     "draft_schema",
@@ -124,6 +132,7 @@ __all__ = [
     "locate",
     "migrate",
     "redact",
+    "render",
     "scrub",
     "source_hash",
     "state_digest",

@@ -43,6 +43,13 @@ def scrub(packet: Packet, *, rules: Rules = "default") -> tuple[Packet, list[Red
     """
     if not isinstance(packet, Packet):
         raise TypeError(f"scrub() takes a cmp.Packet, not {type(packet).__name__}")
+    data, replaced = scrubbed_data(packet, rules)
+    return from_dict(data), replaced
+
+
+def scrubbed_data(packet: Packet, rules: Rules = "default") -> tuple[dict[str, Any], list[Redaction]]:
+    """The packet's JSON data with every match replaced, not yet judged (what :func:`scrub`
+    validates, and what cmp.render shows when a placeholder made a field too long)."""
     data = to_obj(packet)
     replaced: list[Redaction] = []
     for fields, replacers in rule_set(rules).scrub_passes(data):
@@ -50,7 +57,7 @@ def scrub(packet: Packet, *, rules: Rules = "default") -> tuple[Packet, list[Red
             clean = _scrubbed(name, text, replaced, replacers)
             if clean != text:
                 _put(data, name, clean)
-    return from_dict(data), replaced
+    return data, replaced
 
 
 def _scrubbed(field: str, text: str, replaced: list[Redaction], replacers: list[tuple[RuleSet, Replacer]]) -> str:

@@ -43,6 +43,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cmp._quick", "cmp._authoring"),  # the quick path; writing packets: values in, a conforming packet out
     # check, loads; scrub; migrate; chains; the example packet of each version; the server's store, read-only
     ("cmp._pipeline", "cmp._scrub", "cmp._migrate", "cmp._chain", "cmp._example", "cmp._reference_store"),
+    ("cmp._render",),  # the resume block: a judged, scrubbed packet as the next session's context
     ("cmp",),  # the public API
     # the integrations, over the public API: this library inside other frameworks
     (
