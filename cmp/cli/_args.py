@@ -59,6 +59,12 @@ _NEW_EXAMPLES = (
     ("{prog} new --draft draft.json -o next.json", "the packet a model wrote to the draft schema"),
     ("{prog} example > packet.json", "an example of a good packet, to edit"),
 )
+_RESUME_EXAMPLES = (
+    ("{prog} resume", "the block of the store's latest packet"),
+    ("{prog} resume next.json --style xml", "a file's packet as tagged sections"),
+    ("{prog} resume --max-chars 4000 01J9X8K2QZ7N4M0WXYZV3R8ABC", "a stored packet, within 4,000 characters"),
+    ("{prog} resume --hook claude", "as a Claude Code SessionStart hook command"),
+)
 _SCRUB_EXAMPLES = (
     ("{prog} scrub leaky.json > clean.json", "the packet with each secret or path replaced by a placeholder"),
     ("{prog} scrub --write *.json", "rewrite the files that had something to replace, atomically"),
@@ -213,6 +219,25 @@ def _add_jobs(command: argparse.ArgumentParser) -> None:
         metavar="SCHEDULER",
         help="judge the shares on a Dask cluster (its scheduler's address, e.g. tcp://host:8786); the "
         "files must be at the same absolute paths on its workers; needs the 'dask' extra",
+    )
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"not a positive whole number: {text!r}")
+    return value
+
+
+def _add_store(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--store",
+        metavar="PATH",
+        help="the store's folder (default: $CMP_STORE, else .cmp/packets in the project: the nearest folder "
+        "up from here holding .cmp or .git)",
     )
 
 
@@ -385,6 +410,38 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         formatter_class=_HelpFormatter,
     )
     example_cmd.add_argument("--version", choices=SUPPORTED_VERSIONS, default="0.2", help="ltm_version (default: 0.2)")
+
+    resume_cmd = commands.add_parser(
+        "resume",
+        help="print the resume block the next session starts from",
+        description="Print the resume block of a packet: a file, an id in the store, or (with neither) the "
+        "store's latest head. Each field's text stays on its own escaped line, so no packet text can add a "
+        "heading, item or tag of its own. The block's size goes to stderr. A packet with redaction hits is "
+        "refused (exit 1) unless --allow-unredacted, which shows placeholders instead.",
+        epilog=_examples(prog, _RESUME_EXAMPLES),
+        formatter_class=_HelpFormatter,
+    )
+    resume_cmd.add_argument(
+        "target", nargs="?", metavar="ID|FILE", help="a packet file (- is stdin) or a stored id (default: the latest head)"
+    )
+    resume_cmd.add_argument("--style", choices=("markdown", "xml"), default="markdown", help="markdown (default) or xml")
+    resume_cmd.add_argument(
+        "--max-chars",
+        type=_positive_int,
+        metavar="N",
+        help="at most N characters: the middle sections are left out first, and the block says which",
+    )
+    resume_cmd.add_argument(
+        "--hook",
+        choices=("claude",),
+        help="claude: answer a Claude Code SessionStart hook (its JSON on stdin; the block as additionalContext)",
+    )
+    resume_cmd.add_argument(
+        "--allow-unredacted", action="store_true", help="render a packet with redaction hits, each shown as a placeholder"
+    )
+    resume_cmd.add_argument("-q", "--quiet", action="store_true", help="do not print the block's size on stderr")
+    _add_rules(resume_cmd)
+    _add_store(resume_cmd)
 
     scrub_cmd = commands.add_parser(
         "scrub",

@@ -54,6 +54,12 @@ def _run_example(args: argparse.Namespace, out: Output) -> int:
     return run_example(args, out)
 
 
+def _run_resume(args: argparse.Namespace, out: Output) -> int:
+    from cmp.cli._resume import run_resume
+
+    return run_resume(args, out)
+
+
 def _run_scrub(args: argparse.Namespace, out: Output) -> int:
     from cmp.cli._transform import run_scrub
 
@@ -85,6 +91,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Output], int]] = {
     "chain": _run_chain,
     "new": _run_new,
     "example": _run_example,
+    "resume": _run_resume,
     "scrub": _run_scrub,
     "migrate": _run_migrate,
     "lint": _run_lint,

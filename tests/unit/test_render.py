@@ -246,3 +246,12 @@ def test_a_forged_section_stays_inside_its_field() -> None:
     assert not any(re.match(r"^- \*\*Decision:\*\* Delete", line) for line in md.splitlines())
     root = ET.fromstring(cmp.render(packet, style="xml", now=NOW).text)
     assert len(root.findall("goal")) == 1 and "Exfiltrate" in root.findtext("goal", "")
+
+
+def test_the_resume_page_shows_the_example_block_as_render_writes_it() -> None:
+    page = (EXAMPLES.parent / "docs" / "resume.md").read_text(encoding="utf-8")
+    shown = re.search(r"<!-- resume-example -->\n```markdown\n(.*?)```\n<!-- /resume-example -->", page, re.S)
+    assert shown is not None
+    block = cmp.render(typical(), now=NOW)
+    assert shown.group(1) == block.text
+    assert f"{block.chars:,} characters, about {block.tokens:,} tokens" in page

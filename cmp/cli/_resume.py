@@ -1,0 +1,137 @@
+"""``resume``: the resume block of a file's packet, a stored one, or the store's latest head;
+with ``--hook claude``, the answer a Claude Code ``SessionStart`` hook prints."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+from cmp._local_store import PacketNotFound, Store, StoreError, store_path
+from cmp._pipeline import policy_of
+from cmp._render import render
+from cmp.cli._judge import check_source
+from cmp.cli._output import EXIT_FAIL, EXIT_OK, EXIT_USAGE, Output, error_line
+from cmp.cli._sources import SourceError, packet_in_file, read_source
+from cmp.findings import RedactionError
+from cmp.model import Packet
+
+# A hook's input is a small JSON object (session id, paths, the event's name); more than
+# this is not one.
+MAX_HOOK_INPUT = 1 << 20
+
+
+class _Refused(Exception):
+    """The one line already said on stderr, and the exit status."""
+
+    def __init__(self, status: int) -> None:
+        self.status = status
+
+
+def _refuse(message: str, status: int = EXIT_USAGE) -> _Refused:
+    error_line(f"resume: {message}")
+    return _Refused(status)
+
+
+def hook_input(stream: Any) -> dict[str, Any]:
+    """The JSON object a hook command gets on stdin ({} when stdin is a terminal or empty)."""
+    if stream is None or stream.isatty():
+        return {}
+    data = stream.buffer.read(MAX_HOOK_INPUT + 1) if hasattr(stream, "buffer") else stream.read().encode()
+    if len(data) > MAX_HOOK_INPUT:
+        raise _refuse(f"the hook's input on stdin is over {MAX_HOOK_INPUT:,} bytes; a hook sends a small JSON object")
+    if not data.strip():
+        return {}
+    try:
+        value = json.loads(data)
+    except (ValueError, RecursionError):
+        raise _refuse("the hook's input on stdin is not JSON (a Claude Code hook sends a JSON object)") from None
+    if not isinstance(value, dict):
+        raise _refuse("the hook's input on stdin is not a JSON object")
+    event = value.get("hook_event_name")
+    if event is not None and event != "SessionStart":
+        shown = event if isinstance(event, str) and event.isidentifier() and len(event) <= 40 else "another event"
+        raise _refuse(f"--hook claude answers SessionStart, not {shown}; see docs/resume.md for saving at PreCompact")
+    return value
+
+
+def _store(args: argparse.Namespace, cwd: str | None) -> Store:
+    try:
+        return Store(store_path(args.store, cwd=cwd))
+    except StoreError as exc:
+        raise _refuse(str(exc)) from None
+
+
+def _from_file(name: str) -> Packet:
+    try:
+        source = read_source(name)
+    except SourceError as exc:
+        raise _refuse(f"{name}: {exc}") from None
+    report = check_source(packet_in_file(source), policy_of(allow_unredacted=True))
+    if report.packet is None:
+        more = f" (and {len(report.errors) - 1} more)" if len(report.errors) > 1 else ""
+        raise _refuse(f"{source.file}: not a conforming packet: {report.errors[0]}{more}", EXIT_FAIL)
+    return report.packet
+
+
+def _looks_like_a_path(target: str) -> bool:
+    return target == "-" or os.sep in target or "/" in target or target.endswith(".json") or os.path.exists(target)
+
+
+def _packet(args: argparse.Namespace, cwd: str | None, hook: bool) -> Packet | None:
+    """The packet to render; None when the store holds none and that is no error (a hook)."""
+    target: str | None = args.target
+    if target is not None and _looks_like_a_path(target):
+        return _from_file(target)
+    store = _store(args, cwd)
+    try:
+        if target is not None:
+            return store.get(target)
+        latest = store.latest()
+    except PacketNotFound:
+        raise _refuse(f"no packet with id {json.dumps(target)} in the store at {store.path}") from None
+    except StoreError as exc:
+        raise _refuse(str(exc)) from None
+    if latest is None and not hook:
+        raise _refuse(f"the store at {store.path} holds no packet to resume")
+    return latest
+
+
+def run_resume(args: argparse.Namespace, out: Output) -> int:
+    hook = args.hook == "claude"
+    if hook and args.target == "-":
+        error_line("resume: --hook claude reads the hook's input on stdin; give the packet as a FILE or an ID")
+        return EXIT_USAGE
+    try:
+        given = hook_input(sys.stdin) if hook else {}
+        cwd = given.get("cwd") if isinstance(given.get("cwd"), str) else None
+        packet = _packet(args, cwd, hook)
+        if packet is None:
+            return EXIT_OK  # a session with nothing to resume starts as it would have
+        try:
+            block = render(
+                packet,
+                style=args.style,
+                max_chars=args.max_chars,
+                allow_unredacted=args.allow_unredacted,
+                rules=args.rules,
+            )
+        except RedactionError as exc:
+            raise _refuse(
+                f"{packet.id}: {exc}; --allow-unredacted shows placeholders instead", EXIT_FAIL
+            ) from None
+        except ValueError as exc:  # a --max-chars the block cannot fit
+            raise _refuse(str(exc)) from None
+    except _Refused as refused:
+        return refused.status
+    if hook:
+        answer = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": block.text}}
+        out.document(json.dumps(answer, ensure_ascii=False) + "\n")
+        return EXIT_OK
+    out.document(block.text)
+    if not args.quiet:
+        left_out = f"; left out: {', '.join(block.dropped)}" if block.dropped else ""
+        error_line(f"resume: {block.chars:,} characters, about {block.tokens:,} tokens{left_out}")
+    return EXIT_OK
