@@ -47,6 +47,8 @@ from cmp._intake import MAX_PACKET_BYTES
 from cmp._messages import quote
 from cmp._pipeline import check, redact
 from cmp._redaction._hit import Redaction
+from cmp._redaction._rules import Rules
+from cmp._render import ResumeBlock, Style, render
 from cmp._timestamps import instant
 from cmp.findings import PacketError, RedactionError, first_of
 from cmp.model import Packet
@@ -398,6 +400,26 @@ class Store:
         """The newest head (:meth:`heads`), or None for a store with none."""
         heads = self.heads()
         return heads[0] if heads else None
+
+    def resume(
+        self,
+        id: str | None = None,
+        *,
+        style: Style = "markdown",
+        max_chars: int | None = None,
+        allow_unredacted: bool = False,
+        rules: Rules = "default",
+    ) -> ResumeBlock:
+        """The resume block (:func:`cmp.render`) of the packet ``id``, or of :meth:`latest`.
+
+        :class:`PacketNotFound` for an id the store does not hold, or a store with no
+        packet; the rest as :func:`cmp.render` (a :class:`cmp.RedactionError` for a packet
+        stored with ``allow_unredacted`` unless it is given here too).
+        """
+        packet = self.get(id) if id is not None else self.latest()
+        if packet is None:
+            raise PacketNotFound(f"store {self._shown()} holds no packet to resume")
+        return render(packet, style=style, max_chars=max_chars, allow_unredacted=allow_unredacted, rules=rules)
 
 
 def _link(temporary: Path, final: Path) -> bool:

@@ -250,12 +250,7 @@ def _positive_int(text: str) -> int:
 
 
 def _add_store(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "--store",
-        metavar="PATH",
-        help="the store's folder (default: $CMP_STORE, else .cmp/packets in the project: the nearest folder "
-        "up from here holding .cmp or .git)",
-    )
+    command.add_argument("--store", metavar="PATH", help=_STORE_HELP)
 
 
 def _add_rules(command: argparse.ArgumentParser, help_text: str = _RULES_HELP) -> None:
@@ -439,9 +434,14 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         formatter_class=_HelpFormatter,
     )
     resume_cmd.add_argument(
-        "target", nargs="?", metavar="ID|FILE", help="a packet file (- is stdin) or a stored id (default: the latest head)"
+        "target",
+        nargs="?",
+        metavar="ID|FILE",
+        help="a packet file (- is stdin) or a stored id (default: the latest head)",
     )
-    resume_cmd.add_argument("--style", choices=("markdown", "xml"), default="markdown", help="markdown (default) or xml")
+    resume_cmd.add_argument(
+        "--style", choices=("markdown", "xml"), default="markdown", help="markdown (default) or xml"
+    )
     resume_cmd.add_argument(
         "--max-chars",
         type=_positive_int,
@@ -454,7 +454,9 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         help="claude: answer a Claude Code SessionStart hook (its JSON on stdin; the block as additionalContext)",
     )
     resume_cmd.add_argument(
-        "--allow-unredacted", action="store_true", help="render a packet with redaction hits, each shown as a placeholder"
+        "--allow-unredacted",
+        action="store_true",
+        help="render a packet with redaction hits, each shown as a placeholder",
     )
     resume_cmd.add_argument("-q", "--quiet", action="store_true", help="do not print the block's size on stderr")
     _add_rules(resume_cmd)
@@ -550,7 +552,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     )
     save_cmd.add_argument("file", metavar="FILE", help="the packet file; - reads stdin")
     save_cmd.add_argument("--allow-unredacted", action="store_true", help="store the packet despite redaction hits")
-    save_cmd.add_argument("--store", metavar="PATH", help=_STORE_HELP)
+    _add_store(save_cmd)
 
     ls_cmd = commands.add_parser(
         "ls",
@@ -563,7 +565,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     ls_cmd.add_argument("--grep", metavar="TEXT", help="only packets whose goal holds TEXT (ignoring case)")
     ls_cmd.add_argument("--limit", type=int, metavar="N", help="at most N packets")
     ls_cmd.add_argument("--format", choices=("text", "json"), default="text", help="text lines, or one JSON document")
-    ls_cmd.add_argument("--store", metavar="PATH", help=_STORE_HELP)
+    _add_store(ls_cmd)
 
     show_cmd = commands.add_parser(
         "show",
@@ -575,7 +577,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         formatter_class=_HelpFormatter,
     )
     show_cmd.add_argument("id", metavar="ID", help="the packet's id")
-    show_cmd.add_argument("--store", metavar="PATH", help=_STORE_HELP)
+    _add_store(show_cmd)
 
     commands.add_parser(
         "mcp",

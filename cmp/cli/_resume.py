@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Any
 
-from cmp._local_store import PacketNotFound, Store, StoreError, store_path
+from cmp._local_store import PacketNotFound, Store, StoreError, default_store_path
 from cmp._pipeline import policy_of
 from cmp._render import render
 from cmp.cli._judge import check_source
@@ -58,8 +58,10 @@ def hook_input(stream: Any) -> dict[str, Any]:
 
 
 def _store(args: argparse.Namespace, cwd: str | None) -> Store:
-    try:
-        return Store(store_path(args.store, cwd=cwd))
+    if args.store:
+        return Store(args.store)
+    try:  # an empty --store names none, as an empty CMP_STORE does
+        return Store(default_store_path(cwd=cwd))
     except StoreError as exc:
         raise _refuse(str(exc)) from None
 
@@ -119,9 +121,7 @@ def run_resume(args: argparse.Namespace, out: Output) -> int:
                 rules=args.rules,
             )
         except RedactionError as exc:
-            raise _refuse(
-                f"{packet.id}: {exc}; --allow-unredacted shows placeholders instead", EXIT_FAIL
-            ) from None
+            raise _refuse(f"{packet.id}: {exc}; --allow-unredacted shows placeholders instead", EXIT_FAIL) from None
         except ValueError as exc:  # a --max-chars the block cannot fit
             raise _refuse(str(exc)) from None
     except _Refused as refused:
