@@ -29,6 +29,8 @@ The public API, all of it:
   packet with redaction findings, unless asked to let it pass; the hits masked.
 - :func:`draft_schema` — a JSON Schema a model can fill through strict structured output or
   strict tool use; :meth:`Packet.from_draft` makes the document a packet.
+- :class:`Store` — a local store: a folder of canonical packet files (``save``, ``get``,
+  ``list``, ``heads``, ``latest``, ``problems``); :class:`StoreError` for what it refuses.
 - :data:`SUPPORTED_VERSIONS`, :data:`MAX_PACKET_BYTES`, :data:`SCANNED_FIELDS`,
   :data:`REDACTION_CATEGORIES`.
 """
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
     from cmp._chain import ChainFinding, ChainReport, chain
     from cmp._intake import MAX_PACKET_BYTES
     from cmp._lint import lint
+    from cmp._local_store import Store, StoreError
     from cmp._migrate import migrate
     from cmp._pipeline import Report, check, loads, redact, validate
     from cmp._positions import locate
@@ -77,6 +80,7 @@ _DEFINED_IN: dict[str, tuple[str, str]] = {
     **{name: ("cmp._pipeline", name) for name in ("Report", "check", "loads", "redact", "validate")},
     **{name: ("cmp._canonical", name) for name in ("dumps", "state_digest")},
     "lint": ("cmp._lint", "lint"),
+    **{name: ("cmp._local_store", name) for name in ("Store", "StoreError")},
     "locate": ("cmp._positions", "locate"),
     "migrate": ("cmp._migrate", "migrate"),
     "scrub": ("cmp._scrub", "scrub"),
@@ -123,6 +127,8 @@ __all__ = [
     "RedactionError",
     "Report",
     "ResumeBlock",
+    "Store",
+    "StoreError",
     "chain",
     "check",
     "draft_schema",

@@ -1,0 +1,483 @@
+"""The local store: a folder of packet files, one canonical ``<id>.json`` per packet.
+
+A store is a plain folder, so that people can read it, diff it and keep it under version
+control: each file holds one packet as :func:`cmp.dumps` writes it, followed by one line
+feed (specification 9.8, the form ``fmt`` writes; a file holding the canonical bytes
+alone is served too). A file is named for its packet's id, which must be a ULID (what
+:meth:`cmp.Packet.new` makes): that keeps every name a plain file name, the same on
+every file system, and no id can name a path outside the folder.
+
+Where a store is when none is named (:func:`default_store_path`): the ``CMP_STORE``
+environment variable, else ``.cmp/packets`` in the current project, the nearest folder
+from the working directory up that holds a ``.cmp`` folder, else the nearest that holds
+``.git``, else the working directory itself.
+
+What it promises:
+
+- A file is never overwritten, rewritten or deleted. A save writes a temporary file in
+  the folder, syncs it to disk, then links it in under its name, which fails if the name
+  is taken: two writers of the same packet both succeed (the second finds the same
+  bytes); two writers of different packets under one id, exactly one does.
+- Reading never changes anything: a store that does not exist yet is an empty one (the
+  folder is made by the first save), and a file that is not a packet the store can serve
+  (a foreign file, a hand edit, a left-over temporary file) is reported by
+  :meth:`Store.problems` and left where it is; ``list``, ``heads`` and ``latest`` never
+  serve it.
+- No read takes more than 32,769 bytes of a file, and no message quotes a redaction
+  match: a refused packet's redaction hits are named by field and category only.
+"""
+
+from __future__ import annotations
+
+import builtins
+import errno
+import os
+import re
+import secrets
+import stat
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from cmp._canonical import dumps, file_bytes
+from cmp._chain import chain
+from cmp._display import describe, display_name
+from cmp._intake import MAX_PACKET_BYTES
+from cmp._messages import quote
+from cmp._pipeline import check, redact
+from cmp._redaction._hit import Redaction
+from cmp._timestamps import instant
+from cmp.findings import PacketError, first_of
+from cmp.model import Packet
+
+# A ULID as its canonical text: 26 characters of Crockford's base32 in upper case (no I,
+# L, O or U), the first at most 7 so that the whole fits in 128 bits.
+_ULID = re.compile(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
+_SUFFIX = ".json"
+# A save's temporary file: ``.cmp-store-<id>-<random>.tmp``. One older than STALE_AFTER
+# seconds was left by a writer that stopped mid-write (killed, a power cut): no save takes
+# that long, so a younger one may be a writer's in flight and is passed over in silence.
+_TEMPORARY = re.compile(r"\.cmp-store-[0-7][0-9A-HJKMNP-TV-Z]{25}-[0-9a-f]{16}\.tmp")
+STALE_AFTER = 15 * 60
+# One byte past the limit is enough to know a file is too large to be a packet.
+_READ_LIMIT = MAX_PACKET_BYTES + 1
+# The environment variable that names the store when none is given.
+STORE_VARIABLE = "CMP_STORE"
+# A new file, never one that is there, never through a link.
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+
+
+class StoreError(Exception):
+    """A store that cannot be read or written, or a packet it will not take; one line for the user."""
+
+
+class PacketNotFound(StoreError, LookupError):
+    """No packet with that id is stored."""
+
+
+class PacketConflict(StoreError):
+    """A different packet with the same id is already stored; nothing was written."""
+
+
+class UnredactedPacket(StoreError):
+    """The packet holds what the redaction rules find, and ``allow_unredacted`` was not given.
+
+    ``redactions`` lists the hits; the message names each by field and category only.
+    """
+
+    def __init__(self, message: str, redactions: tuple[Redaction, ...]) -> None:
+        super().__init__(message)
+        self.redactions = redactions
+
+
+@dataclass(frozen=True, slots=True)
+class SaveResult:
+    """What a save did: the packet's ``id``, the ``path`` of its file, and whether this save
+    ``written`` it (False: the same bytes were already stored)."""
+
+    id: str
+    path: Path
+    written: bool
+
+
+@dataclass(frozen=True, slots=True)
+class StoreProblem:
+    """A file in the store's folder that the store does not serve, and why (``message``, one line)."""
+
+    path: Path
+    message: str
+
+    def __str__(self) -> str:
+        return f"{display_name(str(self.path))}: {self.message}"
+
+
+def is_store_id(text: str) -> bool:
+    """Whether ``text`` is an id the store can hold: a ULID in its canonical upper-case text."""
+    return _ULID.fullmatch(text) is not None
+
+
+def default_store_path(cwd: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None) -> Path:
+    """Where the store is when none is named (see the module docstring).
+
+    ``cwd`` (default: the working directory) is where the search for the project starts,
+    and what a relative ``CMP_STORE`` is relative to; ``environ`` defaults to os.environ.
+    An empty ``CMP_STORE`` counts as unset.
+    """
+    start = Path(os.getcwd() if cwd is None else cwd).absolute()
+    named = (os.environ if environ is None else environ).get(STORE_VARIABLE)
+    if named:
+        return start / named
+    for marker in (".cmp", ".git"):
+        for folder in (start, *start.parents):
+            found = folder / marker
+            # .git may be a file (a worktree, a submodule); .cmp must be the folder itself.
+            if found.is_dir() or (marker == ".git" and found.exists()):
+                return folder / ".cmp" / "packets"
+    return start / ".cmp" / "packets"
+
+
+def _redaction_message(found: list[Redaction] | tuple[Redaction, ...]) -> str:
+    # Where and what kind, never the text: it may be a secret.
+    named = [f"{hit.field}: {hit.category} found" for hit in found]
+    return f"not stored: {first_of(named)}; cmp.scrub replaces it, allow_unredacted=True stores it as it is"
+
+
+def _sort_key(packet: Packet) -> tuple[int, str]:
+    return (instant(packet.created_at) or 0, packet.id)
+
+
+class Store:
+    """A folder of canonical packet files, ``<id>.json`` each (see the module docstring).
+
+    ``path`` is the folder; None looks for it (:func:`default_store_path`). Nothing is
+    read or made until a method is called.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = default_store_path() if path is None else Path(path)
+
+    def __repr__(self) -> str:
+        return f"Store({str(self.path)!r})"
+
+    def _shown(self) -> str:
+        return display_name(str(self.path))
+
+    def _unreadable(self, exc: OSError) -> StoreError:
+        why = "it is not a folder" if exc.errno == errno.ENOTDIR else describe(exc)
+        return StoreError(f"cannot read store {self._shown()}: {why}")
+
+    def _file(self, id: str) -> Path:
+        if not isinstance(id, str):
+            raise TypeError(f"a packet id is a str, not {type(id).__name__}")
+        if not is_store_id(id):
+            # Checked before the id goes near a path: "../x", "/etc/passwd" and "a/b" are no ULIDs.
+            raise PacketNotFound(f"no packet {quote(id)} in store {self._shown()}: a stored packet's id is a ULID")
+        return self.path / (id + _SUFFIX)
+
+    # Writing.
+
+    def save(self, packet_or_bytes: Packet | bytes | str, *, allow_unredacted: bool = False) -> SaveResult:
+        """Store a packet: a :class:`cmp.Packet`, or its bytes or text (judged by :func:`cmp.check`).
+
+        Raises :class:`cmp.PacketError` for bytes that are not a conforming packet (or a
+        Packet that does not conform), :class:`UnredactedPacket` when the redaction rules
+        find something (unless ``allow_unredacted``), :class:`PacketConflict` when another
+        packet with the same id is stored, and :class:`StoreError` for an id that is not a
+        ULID or a folder that cannot be written (nothing is stored then).
+        """
+        if isinstance(packet_or_bytes, Packet):
+            packet = packet_or_bytes
+            canonical = dumps(packet)
+            found = redact(packet)
+            if found and not allow_unredacted:
+                raise UnredactedPacket(_redaction_message(found), tuple(found))
+        elif isinstance(packet_or_bytes, (bytes, str)):
+            report = check(packet_or_bytes, allow_unredacted=True)
+            if report.packet is None or report.errors:
+                raise PacketError(report.errors)
+            if report.redactions and not allow_unredacted:
+                raise UnredactedPacket(_redaction_message(report.redactions), report.redactions)
+            packet = report.packet
+            canonical = dumps(packet)
+        else:
+            raise TypeError(f"save() takes a cmp.Packet, bytes or str, not {type(packet_or_bytes).__name__}")
+        if not is_store_id(packet.id):
+            raise StoreError(
+                f"not stored: the packet's id {quote(packet.id)} is not a ULID, and a stored packet's file "
+                "is named for its id (Packet.new makes ULIDs)"
+            )
+        return self._publish(packet.id, canonical)
+
+    def _publish(self, id: str, canonical: bytes) -> SaveResult:
+        final = self.path / (id + _SUFFIX)
+        data = file_bytes(canonical)
+        # Already there (the common case of saving twice): answered without writing a byte.
+        if os.path.lexists(final):
+            return self._same_or_conflict(id, final, canonical)
+        try:
+            os.makedirs(self.path, exist_ok=True)
+        except FileExistsError:
+            raise StoreError(f"cannot save to store {self._shown()}: it is not a folder") from None
+        except OSError as exc:
+            raise StoreError(f"cannot save to store {self._shown()}: {describe(exc)}") from None
+        temporary = self.path / f".cmp-store-{id}-{secrets.token_hex(8)}.tmp"
+        try:
+            try:
+                self._write_temporary(temporary, data)
+                linked = _link(temporary, final)
+            except FileExistsError:
+                return self._same_or_conflict(id, final, canonical)
+            except OSError as exc:
+                raise StoreError(f"cannot save to store {self._shown()}: {describe(exc)}; nothing was stored") from None
+        finally:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+        if not linked:  # no hard links here: written in place, never over an existing file
+            return self._create_in_place(id, final, data, canonical)
+        _sync_folder(self.path)
+        return SaveResult(id, final, True)
+
+    @staticmethod
+    def _write_temporary(temporary: Path, data: bytes) -> None:
+        fd = os.open(temporary, _CREATE, 0o666)  # the umask decides, as for any file the user makes
+        with os.fdopen(fd, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+
+    def _create_in_place(self, id: str, final: Path, data: bytes, canonical: bytes) -> SaveResult:
+        """Where the file system has no hard links: create the file exclusively and write it.
+
+        A reader may see it part-written for an instant (problems() calls it not a packet);
+        a write that fails removes the file this save made, which is no one else's.
+        """
+        try:
+            fd = os.open(final, _CREATE, 0o666)
+        except FileExistsError:
+            return self._same_or_conflict(id, final, canonical)
+        except OSError as exc:
+            raise StoreError(f"cannot save to store {self._shown()}: {describe(exc)}; nothing was stored") from None
+        try:
+            with os.fdopen(fd, "wb") as stream:
+                stream.write(data)
+                stream.flush()
+                os.fsync(stream.fileno())
+        except OSError as exc:
+            try:
+                os.unlink(final)
+            except OSError:
+                pass
+            raise StoreError(f"cannot save to store {self._shown()}: {describe(exc)}; nothing was stored") from None
+        _sync_folder(self.path)
+        return SaveResult(id, final, True)
+
+    def _same_or_conflict(self, id: str, final: Path, canonical: bytes) -> SaveResult:
+        try:
+            stored = _read(final)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot save: {display_name(str(final))} is already there and cannot be read: {describe(exc)}"
+            ) from None
+        if stored in (canonical, file_bytes(canonical)):
+            return SaveResult(id, final, False)
+        raise PacketConflict(
+            f"not stored: a different packet with id {id} is already stored at {display_name(str(final))}"
+        )
+
+    # Reading.
+
+    def get(self, id: str) -> Packet:
+        """The stored packet with this id; :class:`PacketNotFound` if there is none (or the id
+        is no ULID), :class:`StoreError` if its file is not one the store serves (naming why)."""
+        path = self._file(id)
+        try:
+            data = _read(path)
+        except FileNotFoundError:
+            raise PacketNotFound(f"no packet {id} in store {self._shown()}") from None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP and path.is_symlink():
+                raise StoreError(f"{display_name(str(path))}: not served: a symbolic link") from None
+            if exc.errno in (errno.ENOTDIR, errno.ELOOP, errno.EACCES) and not os.path.lexists(path):
+                raise self._unreadable(exc) from None
+            raise StoreError(f"{display_name(str(path))}: cannot read: {describe(exc)}") from None
+        packet, problem, _ = _judged(id, data)
+        if packet is None:
+            raise StoreError(f"{display_name(str(path))}: not served: {problem}")
+        return packet
+
+    def _scan(self) -> tuple[list[Packet], list[StoreProblem]]:
+        """Every packet the store serves, and every file it does not (in file-name order)."""
+        try:
+            with os.scandir(self.path) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+        except FileNotFoundError:
+            return [], []  # a store that does not exist yet holds nothing
+        except OSError as exc:
+            raise self._unreadable(exc) from None
+        served: list[Packet] = []
+        problems: list[StoreProblem] = []
+        holders: dict[str, str] = {}  # packet id -> the name of the file that serves it
+        misnamed: list[tuple[Path, str]] = []  # files holding a packet under another name
+        now = time.time()
+        for entry in entries:
+            path = Path(entry.path)
+            message = _foreign(entry, now)
+            if message == "":
+                continue  # a save in flight
+            if message is None:
+                try:
+                    data = _read(path)
+                except FileNotFoundError:
+                    continue  # gone since the listing: nothing to serve, nothing to report
+                except OSError as exc:
+                    message = f"cannot read: {describe(exc)}"
+                else:
+                    packet, message, held = _judged(entry.name[: -len(_SUFFIX)], data)
+                    if packet is not None:
+                        served.append(packet)
+                        holders[packet.id] = entry.name
+                        continue
+                    if held is not None:
+                        misnamed.append((path, held))  # said once every file is read: it may be a duplicate
+                        continue
+            problems.append(StoreProblem(path, message))
+        for path, held in misnamed:
+            also = f", which {holders[held]} holds too" if held in holders else ""
+            problems.append(StoreProblem(path, f"holds the packet with id {held}{also}: the file name is not its id"))
+        problems.sort(key=lambda problem: problem.path.name)
+        return served, problems
+
+    def list(self, *, tag: str | None = None, text: str | None = None, limit: int | None = None) -> list[Packet]:
+        """The stored packets, newest first (created_at as an instant, then id, both descending).
+
+        ``tag``: only packets with that tag; ``text``: only those whose goal holds it, ignoring
+        case; ``limit``: at most that many. Files that :meth:`problems` reports are left out.
+        """
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit is a count, not {limit}")
+        packets, _ = self._scan()
+        if tag is not None:
+            packets = [packet for packet in packets if tag in packet.tags]
+        if text is not None:
+            wanted = text.casefold()
+            packets = [packet for packet in packets if wanted in packet.goal.casefold()]
+        packets.sort(key=_sort_key, reverse=True)
+        return packets if limit is None else packets[:limit]
+
+    # Below Store.list, "list" in the class body names that method: hence builtins.list.
+    def problems(self) -> builtins.list[StoreProblem]:
+        """Every file in the folder that the store does not serve, and why, in file-name order:
+        a name that is not ``<ULID>.json`` (a foreign file, a folder, a link, a temporary file
+        left by a writer that stopped), a file that cannot be read, is over 32,768 bytes, is
+        not a conforming packet or not in canonical form, or holds a packet whose id is not its
+        name (another file's packet, or one named twice). Nothing is changed."""
+        return self._scan()[1]
+
+    def heads(self) -> builtins.list[Packet]:
+        """The packets no stored packet continues (:func:`cmp.chain`'s heads), newest first."""
+        packets, _ = self._scan()
+        report = chain(packets)
+        return sorted((packets[index] for index in report.heads), key=_sort_key, reverse=True)
+
+    def latest(self) -> Packet | None:
+        """The newest head (:meth:`heads`), or None for a store with none."""
+        heads = self.heads()
+        return heads[0] if heads else None
+
+
+def _link(temporary: Path, final: Path) -> bool:
+    """Link ``temporary`` in as ``final``: True; FileExistsError if the name is taken; False
+    where the file system has no hard links (the caller writes in place instead)."""
+    try:
+        os.link(temporary, final)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        if exc.errno in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS):
+            return False
+        raise
+    return True
+
+
+def _read(path: Path) -> bytes:
+    """At most 32,769 bytes of the regular file ``path``, not following a link, never blocking on a FIFO."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags)
+    with os.fdopen(fd, "rb") as stream:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        os.set_blocking(fd, True)
+        return stream.read(_READ_LIMIT)
+
+
+def _judged(id: str, data: bytes) -> tuple[Packet | None, str, str | None]:
+    """(the packet, "", None) when ``data`` is what the store writes for packet ``id``, else
+    (None, why not, and the id of the packet it holds when that is the only fault: its name)."""
+    if len(data) > MAX_PACKET_BYTES:
+        return None, f"over {MAX_PACKET_BYTES:,} bytes, longer than any packet", None
+    report = check(data, allow_unredacted=True)
+    if report.packet is None or report.errors:
+        return None, f"not a conforming packet: {first_of(report.errors)}", None
+    packet = report.packet
+    canonical = dumps(packet)
+    if data not in (canonical, file_bytes(canonical)):
+        return None, "not in canonical form (a hand edit?): `fmt FILE` shows the canonical bytes", None
+    if packet.id != id:
+        held = packet.id if is_store_id(packet.id) else quote(packet.id)
+        return None, f"holds the packet with id {held}: the file name is not its id", held
+    return packet, "", None
+
+
+def _foreign(entry: os.DirEntry[str], now: float) -> str | None:
+    """Why an entry is no packet file by its name or kind: None for a ``<ULID>.json`` regular
+    file, to be read; "" for a temporary file of a save in flight, to be passed over."""
+    name = entry.name
+    try:
+        info = entry.stat(follow_symlinks=False)
+    except OSError as exc:
+        return f"cannot read: {describe(exc)}"
+    if _TEMPORARY.fullmatch(name):
+        if now - info.st_mtime <= STALE_AFTER:
+            return ""  # a save in flight, most likely
+        return f"a temporary file left by a save that stopped (older than {STALE_AFTER // 60} minutes); safe to remove"
+    if stat.S_ISLNK(info.st_mode):
+        return "a symbolic link: the store serves only the files in its folder"
+    if stat.S_ISDIR(info.st_mode):
+        return "a folder: the store holds only <ULID>.json files"
+    if not (name.endswith(_SUFFIX) and is_store_id(name[: -len(_SUFFIX)])):
+        return "not a packet file: the store holds only <ULID>.json files"
+    if not stat.S_ISREG(info.st_mode):
+        return "not a regular file"
+    return None
+
+
+def _sync_folder(folder: Path) -> None:
+    """fsync the folder, so that the new name survives a crash (best effort)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+__all__ = [
+    "STALE_AFTER",
+    "PacketConflict",
+    "PacketNotFound",
+    "SaveResult",
+    "Store",
+    "StoreError",
+    "StoreProblem",
+    "UnredactedPacket",
+    "default_store_path",
+    "is_store_id",
+]
