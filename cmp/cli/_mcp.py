@@ -17,7 +17,7 @@ def run_mcp(args: argparse.Namespace, out: Output) -> int:
     store = cmp.Store(args.store)
     # Refused before serving: a server that stops at once is plainer than every call's error.
     if os.path.exists(store.path) and not os.path.isdir(store.path):
-        error_line(f"mcp: the store {display_name(str(store.path))} is not a folder")
+        error_line(f"--store {display_name(str(store.path))}: not a folder")
         return EXIT_USAGE
     try:
         server = build_server(store)
