@@ -217,8 +217,13 @@ class Store:
             return self._same_or_conflict(id, final, canonical)
         try:
             os.makedirs(self.path, exist_ok=True)
-        except FileExistsError:
-            raise StoreError(f"cannot save to store {self._shown()}: it is not a folder") from None
+        except FileExistsError:  # a name there that is no folder: a file, or a link to none or to itself
+            try:
+                os.stat(self.path)
+                why = "it is not a folder"
+            except OSError as exc:
+                why = describe(exc)
+            raise StoreError(f"cannot save to store {self._shown()}: {why}") from None
         except OSError as exc:
             raise StoreError(f"cannot save to store {self._shown()}: {describe(exc)}") from None
         temporary = self.path / f".cmp-store-{id}-{secrets.token_hex(8)}.tmp"
