@@ -122,9 +122,14 @@ def default_store_path(cwd: str | os.PathLike[str] | None = None, environ: Mappi
 
     ``cwd`` (default: the working directory) is where the search for the project starts,
     and what a relative ``CMP_STORE`` is relative to; ``environ`` defaults to os.environ.
-    An empty ``CMP_STORE`` counts as unset.
+    An empty ``CMP_STORE`` counts as unset. :class:`StoreError` if the working directory is gone.
     """
-    start = Path(os.getcwd() if cwd is None else cwd).absolute()
+    if cwd is None:
+        try:
+            cwd = os.getcwd()
+        except OSError as exc:  # the working directory was removed under us
+            raise StoreError(f"cannot find the store: the working directory cannot be read: {describe(exc)}") from None
+    start = Path(cwd).absolute()
     named = (os.environ if environ is None else environ).get(STORE_VARIABLE)
     if named:
         return start / named

@@ -30,7 +30,7 @@ GOAL_SHOWN = 72
 
 
 def _store(args: argparse.Namespace) -> Store:
-    return Store(args.store)
+    return Store(args.store or None)  # an empty --store is no store named, as an empty CMP_STORE
 
 
 def run_save(args: argparse.Namespace, out: Output) -> int:
@@ -82,8 +82,8 @@ def run_ls(args: argparse.Namespace, out: Output) -> int:
     if args.limit is not None and args.limit < 0:
         error_line(f"ls: --limit is a count, not {args.limit}")
         return EXIT_USAGE
-    store = _store(args)
     try:
+        store = _store(args)
         packets = store.list(tag=args.tag, text=args.grep, limit=args.limit)
         problems = store.problems()
     except StoreError as exc:

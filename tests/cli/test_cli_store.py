@@ -6,6 +6,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 import cmp
 from tests.support.cli import run_cli
 
@@ -205,3 +207,11 @@ def test_show_of_a_missing_or_malformed_id_is_one_line_exit_2(tmp_path: Path) ->
     escaping = run_cli("show", "../../etc/passwd", "--store", str(tmp_path), text=True)
     assert escaping.returncode == 2 and escaping.stderr.count("\n") == 1
     assert "a stored packet's id is a ULID" in escaping.stderr
+
+
+@pytest.mark.parametrize("command", ["save", "ls", "show"])
+def test_each_store_command_has_help_that_fits_80_columns(command: str) -> None:
+    done = run_cli(command, "--help", env={**environment(), "COLUMNS": "80"}, text=True)
+    assert done.returncode == 0 and "--store PATH" in done.stdout
+    assert max(len(line) for line in done.stdout.splitlines()) <= 80
+    assert f"\nexamples:\n  python -m cmp {command if command != 'save' else 'new'} " in done.stdout

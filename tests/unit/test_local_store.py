@@ -235,6 +235,7 @@ def test_problems_lists_every_file_it_does_not_serve_and_changes_nothing(tmp_pat
     stale.write_bytes(b"{")
     os.utime(stale, (time.time() - STALE_AFTER - 60,) * 2)
     (tmp_path / f".cmp-store-{ulid(10)}-{'1' * 16}.tmp").write_bytes(b"{")  # in flight: passed over
+    os.mkfifo(tmp_path / f"{ulid(11)}.json")  # never opened for reading: that could block
     before = snapshot(tmp_path)
 
     found = {problem.path.name: problem.message for problem in store.problems()}
@@ -248,6 +249,7 @@ def test_problems_lists_every_file_it_does_not_serve_and_changes_nothing(tmp_pat
         "the file name is not its id",
         f"{ulid(6)}.json": f"holds the packet with id {ulid(7)}: the file name is not its id",
         f"{ulid(8)}.json": "a symbolic link: the store serves only the files in its folder",
+        f"{ulid(11)}.json": "not a regular file",
         stale.name: "a temporary file left by a save that stopped (older than 15 minutes); safe to remove",
     }
     assert found[f"{ulid(3)}.json"].startswith("not a conforming packet: $")
