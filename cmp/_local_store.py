@@ -293,6 +293,11 @@ class Store:
             ) from None
         if stored in (canonical, file_bytes(canonical)):
             return SaveResult(id, final, False)
+        held, problem, _ = _judged(id, stored)
+        if held is None:  # a hand edit, a file cut short: kept as it is, for someone to look at
+            raise PacketConflict(
+                f"not stored: {display_name(str(final))} is already there and is not served: {problem}"
+            )
         raise PacketConflict(
             f"not stored: a different packet with id {id} is already stored at {display_name(str(final))}"
         )

@@ -162,6 +162,11 @@ def test_a_different_packet_under_a_stored_id_is_refused_and_the_file_kept(tmp_p
     with pytest.raises(PacketConflict, match=f"a different packet with id {ulid(1)} is already stored at"):
         store.save(packet(1, goal="Another goal."))
     assert snapshot(tmp_path) == before
+    (tmp_path / f"{ulid(2)}.json").write_bytes(json.dumps(packet(2).to_dict()).encode())  # a hand edit
+    before = snapshot(tmp_path)
+    with pytest.raises(PacketConflict, match="is already there and is not served: not in canonical form"):
+        store.save(packet(2))
+    assert snapshot(tmp_path) == before
 
 
 # Getting and listing.
