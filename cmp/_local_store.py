@@ -122,9 +122,14 @@ def default_store_path(cwd: str | os.PathLike[str] | None = None, environ: Mappi
 
     ``cwd`` (default: the working directory) is where the search for the project starts,
     and what a relative ``CMP_STORE`` is relative to; ``environ`` defaults to os.environ.
-    An empty ``CMP_STORE`` counts as unset.
+    An empty ``CMP_STORE`` counts as unset. :class:`StoreError` if the working directory is gone.
     """
-    start = Path(os.getcwd() if cwd is None else cwd).absolute()
+    if cwd is None:
+        try:
+            cwd = os.getcwd()
+        except OSError as exc:  # the working directory was removed under us
+            raise StoreError(f"cannot find the store: the working directory cannot be read: {describe(exc)}") from None
+    start = Path(cwd).absolute()
     named = (os.environ if environ is None else environ).get(STORE_VARIABLE)
     if named:
         return start / named
@@ -217,8 +222,13 @@ class Store:
             return self._same_or_conflict(id, final, canonical)
         try:
             os.makedirs(self.path, exist_ok=True)
-        except FileExistsError:
-            raise StoreError(f"cannot save to store {self._shown()}: it is not a folder") from None
+        except FileExistsError:  # a name there that is no folder: a file, or a link to none or to itself
+            try:
+                os.stat(self.path)
+                why = "it is not a folder"
+            except OSError as exc:
+                why = describe(exc)
+            raise StoreError(f"cannot save to store {self._shown()}: {why}") from None
         except OSError as exc:
             raise StoreError(f"cannot save to store {self._shown()}: {describe(exc)}") from None
         temporary = self.path / f".cmp-store-{id}-{secrets.token_hex(8)}.tmp"
@@ -283,6 +293,11 @@ class Store:
             ) from None
         if stored in (canonical, file_bytes(canonical)):
             return SaveResult(id, final, False)
+        held, problem, _ = _judged(id, stored)
+        if held is None:  # a hand edit, a file cut short: kept as it is, for someone to look at
+            raise PacketConflict(
+                f"not stored: {display_name(str(final))} is already there and is not served: {problem}"
+            )
         raise PacketConflict(
             f"not stored: a different packet with id {id} is already stored at {display_name(str(final))}"
         )

@@ -72,6 +72,23 @@ _SCHEMA_EXAMPLES = (
     ("{prog} schema --version 0.1", "the normative v0.1 schema file, byte for byte"),
     ("{prog} schema --draft", "the schema a model fills through strict structured output (then new --draft)"),
 )
+_STORE_EXAMPLES = (
+    ("{prog} new --goal G --next-step N | {prog} save -", "write a packet and store it: prints its id"),
+    ("{prog} ls --tag export --limit 5", "the five newest stored packets tagged export"),
+    ("{prog} show 01J9X8K2QZ7N4M0WXY00000001", "a summary of one stored packet"),
+)
+_STORE_HELP = (
+    "the store's folder (default: $CMP_STORE, else .cmp/packets in the nearest folder up that holds "
+    ".cmp, else the nearest that holds .git, else here)"
+)
+_LS_OUTPUT = """\
+--format text: one line per packet, "ID  CREATED_AT  GOAL" (the goal cut at 72
+characters), newest first. --format json: one document {"packets": [{id,
+created_at, goal, tags, parent_id}], "problems": [{path, message}]}. Each file
+the store does not serve (foreign, not canonical, not a packet) is one line on
+stderr, "PATH: why". Exit status: 0, 1 if there were such files, 2 if the
+store cannot be read.
+"""
 _WRITE_HELP = "rewrite the files in place, atomically (without it: one file, the result on stdout)"
 _FORCE_HELP = "with --write: rewrite read-only files and files with other hard links too"
 
@@ -464,6 +481,45 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     _show_found(audit_cmd)
     _add_rules(audit_cmd)
 
+    save_cmd = commands.add_parser(
+        "save",
+        help="store a packet in the local store",
+        description="Check a packet and store it in the local store, a folder of canonical <id>.json files "
+        "(its id must be a ULID, as new makes). Prints the id. A file is never overwritten: saving the "
+        "same packet again is a no-op, a different packet with a stored id is refused (exit 1), as is one "
+        "check refuses, with check's lines on stderr. Exit 2: the file or the store cannot be read or written.",
+        epilog=_examples(prog, _STORE_EXAMPLES),
+        formatter_class=_HelpFormatter,
+    )
+    save_cmd.add_argument("file", metavar="FILE", help="the packet file; - reads stdin")
+    save_cmd.add_argument("--allow-unredacted", action="store_true", help="store the packet despite redaction hits")
+    save_cmd.add_argument("--store", metavar="PATH", help=_STORE_HELP)
+
+    ls_cmd = commands.add_parser(
+        "ls",
+        help="list the packets in the local store",
+        description="List the packets in the local store, newest first (by created_at, then id).",
+        epilog=_LS_OUTPUT + "\n" + _examples(prog, _STORE_EXAMPLES[1:2]),
+        formatter_class=_HelpFormatter,
+    )
+    ls_cmd.add_argument("--tag", metavar="TAG", help="only packets with this tag")
+    ls_cmd.add_argument("--grep", metavar="TEXT", help="only packets whose goal holds TEXT (ignoring case)")
+    ls_cmd.add_argument("--limit", type=int, metavar="N", help="at most N packets")
+    ls_cmd.add_argument("--format", choices=("text", "json"), default="text", help="text lines, or one JSON document")
+    ls_cmd.add_argument("--store", metavar="PATH", help=_STORE_HELP)
+
+    show_cmd = commands.add_parser(
+        "show",
+        help="summarise one packet of the local store",
+        description="A summary of one stored packet, one field a line: id, goal, next step, how many "
+        "decisions, attempts and open questions, tags, parent, created, author, version. Text a redaction "
+        "rule matches is shown as scrub would write it. A missing id is one line, exit 2.",
+        epilog=_examples(prog, _STORE_EXAMPLES[2:]),
+        formatter_class=_HelpFormatter,
+    )
+    show_cmd.add_argument("id", metavar="ID", help="the packet's id")
+    show_cmd.add_argument("--store", metavar="PATH", help=_STORE_HELP)
+
     mcp_cmd = commands.add_parser(
         "mcp",
         help="serve the writer's tools to an agent (Model Context Protocol, stdio)",
@@ -473,11 +529,6 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         "with an MCP client as the command core-memory-packet mcp.",
         formatter_class=_HelpFormatter,
     )
-    mcp_cmd.add_argument(
-        "--store",
-        metavar="PATH",
-        help="the store's folder for save, ls, show, resume and the packets' resources (default: $CMP_STORE, "
-        "else .cmp/packets in the project)",
-    )
+    mcp_cmd.add_argument("--store", metavar="PATH", help=_STORE_HELP + "; for save, ls, show, resume")
 
     return parser

@@ -78,6 +78,24 @@ def _run_mcp(args: argparse.Namespace, out: Output) -> int:
     return run_mcp(args, out)
 
 
+def _run_save(args: argparse.Namespace, out: Output) -> int:
+    from cmp.cli._store import run_save
+
+    return run_save(args, out)
+
+
+def _run_ls(args: argparse.Namespace, out: Output) -> int:
+    from cmp.cli._store import run_ls
+
+    return run_ls(args, out)
+
+
+def _run_show(args: argparse.Namespace, out: Output) -> int:
+    from cmp.cli._store import run_show
+
+    return run_show(args, out)
+
+
 _COMMANDS: dict[str, Callable[[argparse.Namespace, Output], int]] = {
     "check": run_check,
     "fmt": run_fmt,
@@ -91,6 +109,9 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Output], int]] = {
     "schema": _run_schema,
     "mcp": _run_mcp,
     "audit": _run_audit,
+    "save": _run_save,
+    "ls": _run_ls,
+    "show": _run_show,
 }
 
 

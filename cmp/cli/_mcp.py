@@ -14,7 +14,7 @@ from cmp.integrations.mcp import build_server, serve_stdio
 
 def run_mcp(args: argparse.Namespace, out: Output) -> int:
     """Serve over stdio until the client closes the connection."""
-    store = cmp.Store(args.store)
+    store = cmp.Store(args.store or None)  # an empty --store is none named, as for save, ls and show
     # Refused before serving: a server that stops at once is plainer than every call's error.
     if os.path.exists(store.path) and not os.path.isdir(store.path):
         error_line(f"--store {display_name(str(store.path))}: not a folder")

@@ -1,0 +1,149 @@
+"""``save``, ``ls`` and ``show``: the local store (:class:`cmp.Store`) from the command line.
+
+Every command takes ``--store PATH``; without it, the store is where
+:func:`cmp._local_store.default_store_path` finds it (``CMP_STORE``, else the project's
+``.cmp/packets``). What a stored packet's text shows goes through the redaction rules
+first: a packet saved with ``--allow-unredacted`` keeps its secret in the file, never in
+the listing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from cmp._display import display_name
+from cmp._local_store import PacketConflict, Store, StoreError
+from cmp._messages import withheld
+from cmp._pipeline import policy_of
+from cmp._scrub import scrub
+from cmp.cli._judge import check_source
+from cmp.cli._output import EXIT_FAIL, EXIT_OK, EXIT_USAGE, Output, error_line
+from cmp.cli._render import report_lines
+from cmp.cli._sources import SourceError, packet_in_file, read_source
+from cmp.findings import PacketError
+from cmp.model import Packet
+
+# ls shows at most this many characters of a goal (a goal may be 280).
+GOAL_SHOWN = 72
+
+
+def _store(args: argparse.Namespace) -> Store:
+    return Store(args.store or None)  # an empty --store is no store named, as an empty CMP_STORE
+
+
+def run_save(args: argparse.Namespace, out: Output) -> int:
+    try:
+        source = read_source(args.file)
+    except SourceError as exc:
+        error_line(f"save: {display_name(args.file)}: {exc}")
+        return EXIT_USAGE
+    report = check_source(packet_in_file(source), policy_of(allow_unredacted=args.allow_unredacted))
+    if not report.ok or report.packet is None:
+        for _, text in report_lines(source.file, None, report):  # check's lines, redaction hits masked
+            error_line(text)
+        error_line(f"save: {source.file}: not stored")
+        return EXIT_FAIL
+    try:
+        saved = _store(args).save(report.packet, allow_unredacted=args.allow_unredacted)
+    except PacketConflict as exc:
+        error_line(f"save: {source.file}: {exc}")
+        return EXIT_FAIL
+    except PacketError as exc:  # not conforming as a Packet: cannot happen after check, said all the same
+        error_line(f"save: {source.file}: not stored: {exc}")
+        return EXIT_FAIL
+    except StoreError as exc:
+        error_line(f"save: {exc}")
+        return EXIT_USAGE
+    out.line(saved.id)
+    return EXIT_OK
+
+
+def _shown(text: str) -> str:
+    """``text``, unless a redaction pattern matches in it (what scrub could not replace)."""
+    hidden = withheld(text)
+    return f"({hidden})" if hidden is not None else text
+
+
+def _displayed(packet: Packet) -> Packet:
+    """The packet as output shows it: every redaction match replaced by its placeholder."""
+    try:
+        return scrub(packet)[0]
+    except PacketError:  # a placeholder longer than its match overflowed a field: _shown withholds it
+        return packet
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def run_ls(args: argparse.Namespace, out: Output) -> int:
+    if args.limit is not None and args.limit < 0:
+        error_line(f"ls: --limit is a count, not {args.limit}")
+        return EXIT_USAGE
+    try:
+        store = _store(args)
+        packets = store.list(tag=args.tag, text=args.grep, limit=args.limit)
+        problems = store.problems()
+    except StoreError as exc:
+        error_line(f"ls: {exc}")
+        return EXIT_USAGE
+    shown = [_displayed(packet) for packet in packets]
+    if args.format == "json":
+        document: dict[str, Any] = {
+            "packets": [
+                {
+                    "id": packet.id,
+                    "created_at": packet.created_at,
+                    "goal": _shown(packet.goal),
+                    "tags": list(packet.tags),
+                    "parent_id": _shown(packet.parent_id),
+                }
+                for packet in shown
+            ],
+            "problems": [{"path": display_name(str(p.path)), "message": p.message} for p in problems],
+        }
+        out.document(json.dumps(document, indent=2, ensure_ascii=False))
+    else:
+        for packet in shown:
+            out.line(f"{packet.id}  {packet.created_at}  {_cut(_shown(packet.goal), GOAL_SHOWN)}")
+    for problem in problems:
+        error_line(str(problem))
+    return EXIT_FAIL if problems else EXIT_OK
+
+
+def _author(packet: Packet) -> str:
+    provenance = packet.provenance
+    if provenance is None:
+        return ""
+    human, model = _shown(provenance.author_human), _shown(provenance.author_model)
+    if human and model:
+        return f"{human} (with {model})"
+    return human or model
+
+
+def run_show(args: argparse.Namespace, out: Output) -> int:
+    try:
+        packet = _store(args).get(args.id)
+    except StoreError as exc:
+        error_line(f"show: {exc}")
+        return EXIT_USAGE
+    shown = _displayed(packet)
+    locked = sum(decision.locked for decision in packet.decisions)
+    fields = (
+        ("id", packet.id),
+        ("goal", _shown(shown.goal)),
+        ("next step", _shown(shown.next_step)),
+        ("decisions", f"{len(packet.decisions)}" + (f" ({locked} locked)" if locked else "")),
+        ("attempts", str(len(packet.attempts))),
+        ("open questions", str(len(packet.open_questions))),
+        ("tags", ", ".join(packet.tags)),
+        ("parent", _shown(packet.parent_id)),
+        ("created", packet.created_at),
+        ("author", _author(packet)),
+        ("version", packet.ltm_version),
+    )
+    for name, value in fields:
+        out.line(f"{name}: {value or '-'}")  # each one line: out.line writes a line break as \n
+    return EXIT_OK
