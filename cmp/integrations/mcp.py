@@ -193,14 +193,20 @@ def _checked_arguments(schema: Mapping[str, Any], arguments: Mapping[str, Any]) 
             choices = ", ".join("null" if choice is None else str(choice) for choice in node["enum"])
             errors.append({"code": "argument", "path": f"$.{name}", "message": f"must be one of {choices}"})
         elif isinstance(value, int) and not isinstance(value, bool) and not _within(node, value):
-            bounds = f"from {node.get('minimum', 'any')} to {node.get('maximum', 'any')}"
-            errors.append({"code": "argument", "path": f"$.{name}", "message": f"must be an integer {bounds}"})
+            errors.append({"code": "argument", "path": f"$.{name}", "message": f"must be {_bounds(node)}"})
     if errors:
         raise _Refused(f"bad arguments: {errors[0]['message']}", errors=errors)
 
 
 def _within(node: Mapping[str, Any], value: int) -> bool:
     return bool(node.get("minimum", value) <= value <= node.get("maximum", value))
+
+
+def _bounds(node: Mapping[str, Any]) -> str:
+    low, high = node.get("minimum"), node.get("maximum")
+    if low is not None and high is not None:
+        return f"an integer from {low} to {high}"
+    return f"an integer of at least {low}" if low is not None else f"an integer of at most {high}"
 
 
 def _judged(
@@ -384,6 +390,8 @@ def _stored(store: cmp.Store, packet_id: Any) -> cmp.Packet:
     if packet_id is None:
         latest = store.latest()
         if latest is None:
+            if store.problems():
+                raise _Refused("the store serves no packets, only files it does not serve: `ls` says why")
             raise _Refused("the store holds no packets yet: write one with `new` and store it with `save`")
         return latest
     if not is_store_id(packet_id):

@@ -207,6 +207,20 @@ def test_ls_filters_limits_and_reports_what_it_does_not_serve(tmp_path: Path) ->
         assert answer(await client.call_tool("ls", {"tag": "none"})).startswith("No stored packet matches.")
         for limit in (0, 201, 2.5, True):
             assert refusal(await client.call_tool("ls", {"limit": limit}))["errors"][0]["path"] == "$.limit"
+        assert refusal(await client.call_tool("ls", {"limit": 0}))["summary"].endswith("from 1 to 200")
+
+    session(steps, store=store)
+
+
+def test_resume_says_when_the_store_serves_no_packet_but_holds_files(tmp_path: Path) -> None:
+    store = tmp_path / "packets"
+    store.mkdir()
+    (store / "notes.txt").write_text("not a packet\n")
+
+    async def steps(client: Any) -> None:
+        document = refusal(await client.call_tool("resume", {}))
+        assert document["summary"] == "the store serves no packets, only files it does not serve: `ls` says why"
+        assert (await client.call_tool("ls", {})).structured_content["problems"][0]["file"] == "notes.txt"
 
     session(steps, store=store)
 
