@@ -36,7 +36,7 @@ import re
 import secrets
 import stat
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,7 +48,7 @@ from cmp._messages import quote
 from cmp._pipeline import check, redact
 from cmp._redaction._hit import Redaction
 from cmp._timestamps import instant
-from cmp.findings import PacketError, first_of
+from cmp.findings import PacketError, RedactionError, first_of
 from cmp.model import Packet
 
 # A ULID as its canonical text: 26 characters of Crockford's base32 in upper case (no I,
@@ -80,15 +80,18 @@ class PacketConflict(StoreError):
     """A different packet with the same id is already stored; nothing was written."""
 
 
-class UnredactedPacket(StoreError):
-    """The packet holds what the redaction rules find, and ``allow_unredacted`` was not given.
+class UnredactedPacket(StoreError, RedactionError):
+    """The packet holds what the redaction rules find, and ``allow_unredacted`` was not given:
+    a :class:`cmp.RedactionError` (as :func:`cmp.render` raises) and a :class:`StoreError`.
 
     ``redactions`` lists the hits; the message names each by field and category only.
     """
 
-    def __init__(self, message: str, redactions: tuple[Redaction, ...]) -> None:
-        super().__init__(message)
-        self.redactions = redactions
+    def __init__(self, redactions: Sequence[Redaction]) -> None:
+        RedactionError.__init__(self, redactions)
+        # Where and what kind, never the text, not even a key's public prefix: it may be a secret.
+        named = [f"{hit.field}: {hit.category} found" for hit in redactions]
+        self.args = (f"not stored: {first_of(named)}; cmp.scrub replaces it, allow_unredacted=True stores it as it is",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,12 +145,6 @@ def default_store_path(cwd: str | os.PathLike[str] | None = None, environ: Mappi
     return start / ".cmp" / "packets"
 
 
-def _redaction_message(found: list[Redaction] | tuple[Redaction, ...]) -> str:
-    # Where and what kind, never the text: it may be a secret.
-    named = [f"{hit.field}: {hit.category} found" for hit in found]
-    return f"not stored: {first_of(named)}; cmp.scrub replaces it, allow_unredacted=True stores it as it is"
-
-
 def _sort_key(packet: Packet) -> tuple[int, str]:
     return (instant(packet.created_at) or 0, packet.id)
 
@@ -186,8 +183,8 @@ class Store:
         """Store a packet: a :class:`cmp.Packet`, or its bytes or text (judged by :func:`cmp.check`).
 
         Raises :class:`cmp.PacketError` for bytes that are not a conforming packet (or a
-        Packet that does not conform), :class:`UnredactedPacket` when the redaction rules
-        find something (unless ``allow_unredacted``), :class:`PacketConflict` when another
+        Packet that does not conform), :class:`UnredactedPacket` (a :class:`cmp.RedactionError`)
+        when the redaction rules find something (unless ``allow_unredacted``), :class:`PacketConflict` when another
         packet with the same id is stored, and :class:`StoreError` for an id that is not a
         ULID or a folder that cannot be written (nothing is stored then).
         """
@@ -196,13 +193,13 @@ class Store:
             canonical = dumps(packet)
             found = redact(packet)
             if found and not allow_unredacted:
-                raise UnredactedPacket(_redaction_message(found), tuple(found))
+                raise UnredactedPacket(found)
         elif isinstance(packet_or_bytes, (bytes, str)):
             report = check(packet_or_bytes, allow_unredacted=True)
             if report.packet is None or report.errors:
                 raise PacketError(report.errors)
             if report.redactions and not allow_unredacted:
-                raise UnredactedPacket(_redaction_message(report.redactions), report.redactions)
+                raise UnredactedPacket(report.redactions)
             packet = report.packet
             canonical = dumps(packet)
         else:

@@ -316,21 +316,29 @@ def _sections(packet: Packet) -> list[Section]:
 
 
 def _present(*values: Labelled) -> tuple[Labelled, ...]:
+    """The values that say something (an empty text is left out)."""
     return tuple(value for value in values if value[2])
 
 
+# A record's first value heads its list item, so it is kept even when empty (v0.1 lets a
+# decision's what and why be empty).
+
+
 def _decision(d: Decision) -> tuple[Labelled, ...]:
-    return _present(
-        ("what", "Decision", d.what), ("why", "Why", d.why), ("consequences", "Consequences", d.consequences)
+    return (
+        ("what", "Decision", d.what),
+        *_present(("why", "Why", d.why), ("consequences", "Consequences", d.consequences)),
     )
 
 
 def _attempt(a: Attempt) -> tuple[Labelled, ...]:
-    return _present(
+    return (
         ("tried", "Tried", a.tried),
-        ("outcome", "Outcome", a.outcome),
-        ("learned", "Learned", a.learned),
-        ("confidence", "Confidence", a.confidence),
+        *_present(
+            ("outcome", "Outcome", a.outcome),
+            ("learned", "Learned", a.learned),
+            ("confidence", "Confidence", a.confidence),
+        ),
     )
 
 
@@ -426,7 +434,7 @@ def _markdown(packet: Packet, sections: Sequence[Section], framing: Sequence[str
             out += [f"  - **{label}:** {field_text(text, 'markdown')}" for _, label, text in rest]
         out += [f"- **{label}:** {field_text(text, 'markdown')}" for _, label, text in section.details]
         out.append("")
-    out.append(f"*End of Core Memory Packet {packet.id}.*")
+    out.append(f"End of the Core Memory Packet {field_text(packet.id, 'markdown')}.")
     return "\n".join(out) + "\n"
 
 

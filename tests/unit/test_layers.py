@@ -43,7 +43,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cmp._quick", "cmp._authoring"),  # the quick path; writing packets: values in, a conforming packet out
     # check, loads; scrub; migrate; chains; the example packet of each version; the server's store, read-only
     ("cmp._pipeline", "cmp._scrub", "cmp._migrate", "cmp._chain", "cmp._example", "cmp._reference_store"),
-    ("cmp._render", "cmp._local_store"),  # the resume block; the local store: a folder of packet files
+    ("cmp._render",),  # the resume block: a judged, scrubbed packet as the next session's context
+    ("cmp._local_store",),  # the local store: a folder of packet files, checked and chained as they are read
     ("cmp",),  # the public API
     # the integrations, over the public API: this library inside other frameworks
     (

@@ -149,7 +149,8 @@ def test_redaction_hits_refuse_the_packet_without_showing_them(tmp_path: Path, a
     message = str(refused.value)
     assert "constraints[0]" in message and "aws-key" in message
     assert KEY not in message and "AKIA" not in message and KEY not in repr(refused.value)
-    assert [hit.category for hit in refused.value.redactions] == ["aws-key"]
+    assert [hit.category for hit in refused.value.redactions] == ["aws-key"]  # type: ignore[attr-defined]
+    assert isinstance(refused.value, cmp.RedactionError) and isinstance(refused.value, StoreError)
     assert not store.path.exists()
     assert store.save(cmp.dumps(leaky) if as_bytes else leaky, allow_unredacted=True).written
     assert store.list() == [leaky]  # stored as it is, and served
