@@ -7,13 +7,15 @@ never reaching an answer."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import cmp
-from tests.integration.test_mcp import answer, refusal, session
+from tests.integration.test_mcp import ROOT, answer, refusal, session
 from tests.integration.test_mcp_agent import SESSION, text_of
 from tests.support.extras import require
 
@@ -326,3 +328,17 @@ def test_the_store_is_cmp_store_when_no_flag_names_one(tmp_path: Path) -> None:
 
     session(steps, env={"CMP_STORE": str(store)})
     assert stored(store) == [f"{packet.id}.json"]
+
+
+def test_a_store_that_is_a_file_stops_the_server_before_it_serves(tmp_path: Path) -> None:
+    where = tmp_path / "a-file"
+    where.write_text("not a folder\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "cmp", "mcp", "--store", str(where)],
+        cwd=ROOT,
+        input=b"",
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and done.stdout == b""
+    assert done.stderr.decode().splitlines() == [f"cmp: --store {where}: not a folder"]
