@@ -579,14 +579,15 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     show_cmd.add_argument("id", metavar="ID", help="the packet's id")
     _add_store(show_cmd)
 
-    commands.add_parser(
+    mcp_cmd = commands.add_parser(
         "mcp",
         help="serve the writer's tools to an agent (Model Context Protocol, stdio)",
         description="Run a Model Context Protocol server over stdin and stdout with tools for an agent that "
-        "writes packets: check, lint, scrub, format, new, example, migrate, schema. Needs the MCP SDK: "
-        "pip install 'core-memory-packet[mcp]'. Register it with an MCP client as the command "
-        "core-memory-packet mcp.",
+        "writes packets: check, lint, scrub, format, new, example, migrate, schema, and save, ls, show, "
+        "resume on a local store. Needs the MCP SDK: pip install 'core-memory-packet[mcp]'. Register it "
+        "with an MCP client as the command core-memory-packet mcp.",
         formatter_class=_HelpFormatter,
     )
+    mcp_cmd.add_argument("--store", metavar="PATH", help=_STORE_HELP + "; for save, ls, show, resume")
 
     return parser

@@ -1,18 +1,26 @@
 """``mcp``: the Model Context Protocol server (:mod:`cmp.integrations.mcp`) over stdio
-(its bounded transport, :mod:`cmp.integrations._mcp_stdio`)."""
+(its bounded transport, :mod:`cmp.integrations._mcp_stdio`), on the store ``--store`` names."""
 
 from __future__ import annotations
 
 import argparse
+import os
 
+import cmp
+from cmp._display import display_name
 from cmp.cli._output import EXIT_USAGE, Output, error_line
 from cmp.integrations.mcp import build_server, serve_stdio
 
 
 def run_mcp(args: argparse.Namespace, out: Output) -> int:
     """Serve over stdio until the client closes the connection."""
+    store = cmp.Store(args.store or None)  # an empty --store is none named, as for save, ls and show
+    # Refused before serving: a server that stops at once is plainer than every call's error.
+    if os.path.exists(store.path) and not os.path.isdir(store.path):
+        error_line(f"--store {display_name(str(store.path))}: not a folder")
+        return EXIT_USAGE
     try:
-        server = build_server()
+        server = build_server(store)
     except ImportError:
         error_line("mcp needs the MCP SDK: pip install 'core-memory-packet[mcp]'")
         return EXIT_USAGE

@@ -12,8 +12,16 @@ text or as a JSON object; an object is judged as the text ``json.dumps`` writes 
 column (there is no text of the caller's to point into). ``new`` takes the whole packet
 as its arguments: its ``inputSchema`` is the draft schema (:func:`cmp.draft_schema`)
 with ``parent`` and ``version`` beside it, made a packet by :meth:`cmp.Packet.from_draft`.
-``example`` and ``schema`` give a version's example and annotated schema. None writes
-anything anywhere: all are read-only and idempotent, and reach nothing outside.
+``example`` and ``schema`` give a version's example and annotated schema. None of these
+writes anything anywhere: they are read-only and idempotent, and reach nothing outside.
+
+The store's tools work on one local store (:class:`cmp.Store`, given to
+:func:`build_server`): ``save`` stores a packet (the one tool that writes; saving the same
+packet again writes nothing, so it is idempotent, and no stored file is ever replaced),
+``ls`` lists the stored packets, ``show`` gives one, ``resume`` gives one's resume block
+(:func:`cmp.render`), the newest head when no id is named. What the store holds reaches
+the agent masked: a packet saved with ``allow_unredacted`` is shown with each redaction
+match replaced by its placeholder, never as it is.
 
 A call a tool cannot take (an argument it does not have or of the wrong type, a packet
 that is not JSON, over 32 KB, of an unknown version, with a schema finding or a
@@ -24,14 +32,18 @@ every string of a JSON answer passes through the redaction patterns (a schema fi
 may quote a short value), so a secret is not echoed into the agent's context.
 
 Resources: the annotated and the draft schema of each version and its example packet
-(:data:`RESOURCES` names the URIs). A prompt, ``write_packet``, asks the agent to write
-the packet of the session it is ending and give it to ``new``.
+(:data:`RESOURCES` names the URIs), and each stored packet as ``cmp://packet/{id}`` (the
+newest :data:`LISTED_PACKETS` listed; any stored one read by its URI, the resource
+template). Prompts: ``write_packet`` asks the agent to write the packet of the session it
+is ending and give it to ``new``; ``resume`` hands it a stored packet's resume block to
+start from.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -40,8 +52,11 @@ from typing import TYPE_CHECKING, Any
 import cmp
 from cmp._example import example_packet
 from cmp._lint import RULES
+from cmp._local_store import PacketConflict, PacketNotFound, is_store_id
+from cmp._redaction._hit import Redaction
 from cmp._redaction._rules import checked_rules, placeholder
 from cmp._redaction._scan import replace_matches, scan
+from cmp._render import STYLES, estimate_tokens, one_line
 from cmp.schema import annotated_schema
 
 if TYPE_CHECKING:
@@ -53,6 +68,8 @@ _INSTRUCTIONS = (
     "(its arguments are the packet's members; the prompt `write_packet` says what goes in each), "
     "or `check` a draft (a tool error lists each finding with its path), fix what it names, "
     "`lint` for the writing rules, `scrub` to replace secrets, `format` for the canonical text. "
+    "Store it with `save`; `ls` lists the stored packets, `show` gives one, and `resume` (or the "
+    "prompt `resume`) gives the block a new session starts from, the newest packet's by default. "
     "Never put credentials, absolute paths or machine-local state in a packet."
 )
 
@@ -128,6 +145,7 @@ def _named(name: str) -> str:
 _JSON_TYPES: dict[str, Callable[[Any], bool]] = {
     "string": lambda value: isinstance(value, str),
     "boolean": lambda value: isinstance(value, bool),
+    "integer": lambda value: isinstance(value, int) and not isinstance(value, bool),
     "object": lambda value: isinstance(value, dict),
     "array": lambda value: isinstance(value, list),
     "null": lambda value: value is None,
@@ -174,15 +192,31 @@ def _checked_arguments(schema: Mapping[str, Any], arguments: Mapping[str, Any]) 
         elif "enum" in node and value not in node["enum"]:
             choices = ", ".join("null" if choice is None else str(choice) for choice in node["enum"])
             errors.append({"code": "argument", "path": f"$.{name}", "message": f"must be one of {choices}"})
+        elif isinstance(value, int) and not isinstance(value, bool) and not _within(node, value):
+            errors.append({"code": "argument", "path": f"$.{name}", "message": f"must be {_bounds(node)}"})
     if errors:
         raise _Refused(f"bad arguments: {errors[0]['message']}", errors=errors)
 
 
-def _judged(packet: str | dict[str, Any], *, lenient: bool = False, rules: str = "default") -> cmp.Report:
+def _within(node: Mapping[str, Any], value: int) -> bool:
+    return bool(node.get("minimum", value) <= value <= node.get("maximum", value))
+
+
+def _bounds(node: Mapping[str, Any]) -> str:
+    low, high = node.get("minimum"), node.get("maximum")
+    if low is not None and high is not None:
+        return f"an integer from {low} to {high}"
+    return f"an integer of at least {low}" if low is not None else f"an integer of at most {high}"
+
+
+def _judged(
+    packet: str | dict[str, Any], *, lenient: bool = False, rules: str = "default", allow_unredacted: bool = False
+) -> cmp.Report:
+    judge = functools.partial(cmp.check, lenient=lenient, rules=checked_rules(rules), allow_unredacted=allow_unredacted)
     if isinstance(packet, dict):
         # Positions would point into a text the caller never saw: paths only.
-        return cmp.check(json.dumps(packet, ensure_ascii=False), lenient=lenient, rules=checked_rules(rules))
-    return cmp.check(packet, lenient=lenient, rules=checked_rules(rules)).located()
+        return judge(json.dumps(packet, ensure_ascii=False))
+    return judge(packet).located()
 
 
 def _refuse_report(report: cmp.Report) -> _Refused:
@@ -324,6 +358,251 @@ def _new(arguments: Mapping[str, Any]) -> _Answer:
     return _Answer([text, _document({"lint": advice})], {"text": text, "packet": json.loads(text), "lint": advice})
 
 
+# -- the store's tools -----------------------------------------------------------------
+
+LS_LIMIT = 20  # what ls lists when no limit is given
+LS_MAX = 200  # the most ls lists in one answer
+LISTED_PACKETS = 100  # the stored packets resources/list names, newest first
+PACKET_URI = "cmp://packet/"
+
+
+def _served(packet: cmp.Packet) -> tuple[str, dict[str, Any]]:
+    """A stored packet as the server hands it out: its canonical text and members, or,
+    when a redaction pattern matches any of its strings (a packet saved with
+    allow_unredacted), its members with each match replaced by its placeholder, as
+    indented JSON (no longer the stored bytes, which the agent must not see)."""
+    text = _text(packet)
+    data: dict[str, Any] = json.loads(text)
+    masked: dict[str, Any] = _masked(data)
+    if masked == data:
+        return text, data
+    return json.dumps(masked, ensure_ascii=False, indent=2), masked
+
+
+def _line(text: str) -> str:
+    """A field's text on one line of an answer, masked."""
+    masked: str = _masked(one_line(text))
+    return masked
+
+
+def _stored(store: cmp.Store, packet_id: Any) -> cmp.Packet:
+    """The stored packet with this id, or the newest head for None; refused in one sentence."""
+    if packet_id is None:
+        latest = store.latest()
+        if latest is None:
+            if store.problems():
+                raise _Refused("the store serves no packets, only files it does not serve: `ls` says why")
+            raise _Refused("the store holds no packets yet: write one with `new` and store it with `save`")
+        return latest
+    if not is_store_id(packet_id):
+        # The caller's text is not quoted: it may be anything.
+        raise _Refused("that is not a stored packet's id: an id is a ULID of 26 characters, as `ls` lists them")
+    try:
+        return store.get(packet_id)
+    except PacketNotFound:
+        raise _Refused(f"no packet {packet_id} in the store: `ls` lists the stored packets") from None
+
+
+def _save(store: cmp.Store, arguments: Mapping[str, Any]) -> _Answer:
+    allow = arguments.get("allow_unredacted", False)
+    report = _judged(arguments["packet"], allow_unredacted=allow)
+    if not report.ok or report.packet is None:
+        raise _refuse_report(report)
+    try:
+        saved = store.save(report.packet, allow_unredacted=allow)
+    except PacketConflict:
+        raise _Refused(
+            f"not stored: a different packet with id {report.packet.id} is already stored, and a stored "
+            "packet is never replaced; write a new packet with `new` (its parent this one) instead",
+            id=report.packet.id,
+        ) from None
+    redactions = [hit.to_json() for hit in report.redactions]
+    said = (
+        f"Stored packet {saved.id}."
+        if saved.written
+        else f"Packet {saved.id} was already stored, byte for byte: nothing was written."
+    )
+    if redactions:
+        said += f" It holds {len(redactions)} redaction finding(s), stored as they are (allow_unredacted)."
+    structured = {"id": saved.id, "path": saved.path.name, "written": saved.written, "redactions": redactions}
+    return _Answer([_masked(said)], _masked(structured))
+
+
+def _summary(packet: cmp.Packet) -> dict[str, Any]:
+    return {
+        "id": packet.id,
+        "created_at": packet.created_at,
+        "goal": _line(packet.goal),
+        "tags": [_line(tag) for tag in packet.tags],
+        "parent_id": packet.parent_id or None,
+    }
+
+
+def _ls(store: cmp.Store, arguments: Mapping[str, Any]) -> _Answer:
+    limit = arguments.get("limit", LS_LIMIT)
+    found = store.list(tag=arguments.get("tag"), text=arguments.get("text"))
+    problems = [{"file": problem.path.name, "message": problem.message} for problem in store.problems()]
+    shown = found[:limit]
+    lines = [
+        f"{packet.id}  {packet.created_at}  {_line(packet.goal)}"
+        + (f"  [{', '.join(_line(tag) for tag in packet.tags)}]" if packet.tags else "")
+        for packet in shown
+    ]
+    filtered = "tag" in arguments or "text" in arguments
+    if not found:
+        lines.append("No stored packet matches." if filtered else "The store holds no packets yet.")
+    else:
+        lines.insert(0, f"{len(found)} stored packet(s){' matching' if filtered else ''}, newest first:")
+    more = len(found) - len(shown)
+    if more:
+        lines.append(f"{more} more not shown: give a higher limit (at most {LS_MAX}), a tag or a text.")
+    if problems:
+        lines.append(f"{len(problems)} file(s) in the store's folder not served:")
+        lines += [f"- {problem['file']}: {problem['message']}" for problem in problems]
+    structured = {"packets": [_summary(packet) for packet in shown], "more": more, "problems": problems}
+    return _Answer([_masked("\n".join(lines))], _masked(structured))
+
+
+def _described(packet: cmp.Packet) -> str:
+    """What ``show`` says of a packet before its text: the gist, one line each."""
+    locked = sum(1 for decision in packet.decisions if decision.locked)
+    counts = [
+        (len(packet.success_criteria), "success criteria"),
+        (len(packet.constraints), "constraint(s)"),
+        (len(packet.decisions), f"decision(s), {locked} locked"),
+        (len(packet.methods), "method(s)"),
+        (len(packet.attempts), "attempt(s)"),
+        (len(packet.open_questions), "open question(s)"),
+    ]
+    lines = [
+        f"Packet {packet.id} (version {packet.ltm_version}), created {packet.created_at}"
+        + (f", continuing {packet.parent_id}." if packet.parent_id else "."),
+        f"Goal: {_line(packet.goal)}",
+        f"Next step: {_line(packet.next_step)}",
+        "Holds: " + (", ".join(f"{count} {what}" for count, what in counts if count) or "nothing more") + ".",
+    ]
+    if packet.tags:
+        lines.append(f"Tags: {', '.join(_line(tag) for tag in packet.tags)}.")
+    lines.append("Its text follows; `resume` gives it as the block a new session starts from.")
+    return "\n".join(lines)
+
+
+def _show(store: cmp.Store, arguments: Mapping[str, Any]) -> _Answer:
+    packet = _stored(store, arguments["id"])
+    text, data = _served(packet)
+    return _Answer([_masked(_described(packet)), text], {"id": packet.id, "packet": data})
+
+
+def _rendered(store: cmp.Store, arguments: Mapping[str, Any]) -> tuple[cmp.Packet, cmp.ResumeBlock, str]:
+    """The packet ``resume`` is asked for, its block, and the block's text as answered (masked)."""
+    packet = _stored(store, arguments.get("id"))
+    try:
+        block = cmp.render(
+            packet,
+            style=arguments.get("style", "markdown"),
+            max_chars=arguments.get("max_chars"),
+            allow_unredacted=arguments.get("allow_unredacted", False),
+        )
+    except cmp.RedactionError as exc:
+        hits = [hit.to_json() for hit in exc.redactions if isinstance(hit, Redaction)]
+        raise _Refused(
+            f"packet {packet.id} holds {len(hits)} redaction finding(s): call resume again with "
+            "allow_unredacted true for its block with each match replaced by its placeholder",
+            redactions=hits,
+        ) from None
+    except ValueError as exc:  # a max_chars the block cannot fit in: render says how many it needs
+        raise _Refused(str(exc)) from None
+    text: str = _masked(block.text)
+    return packet, block, text
+
+
+def _resume(store: cmp.Store, arguments: Mapping[str, Any]) -> _Answer:
+    packet, block, text = _rendered(store, arguments)
+    structured = {
+        "id": packet.id,
+        "style": block.style,
+        "chars": len(text),
+        "tokens": estimate_tokens(text),
+        "dropped": list(block.dropped),
+        "replaced": [hit.to_json() for hit in block.replaced],
+        "text": text,
+    }
+    return _Answer([text], structured)
+
+
+_SAVE_OUTPUT = _object(
+    {
+        "id": {"type": "string", "description": "The packet's id: what show, resume and cmp://packet/{id} take."},
+        "path": {"type": "string", "description": "The packet's file, relative to the store's folder."},
+        "written": {
+            "type": "boolean",
+            "description": "Whether this call wrote the file (false: the same packet was already stored).",
+        },
+        "redactions": {
+            "type": "array",
+            "items": {"type": "object"},
+            "description": "The redaction findings stored with the packet (allow_unredacted), masked; else empty.",
+        },
+    },
+    ["id", "path", "written", "redactions"],
+)
+
+_LS_OUTPUT = _object(
+    {
+        "packets": {
+            "type": "array",
+            "description": "The packets listed, newest first.",
+            "items": _object(
+                {
+                    "id": {"type": "string"},
+                    "created_at": {"type": "string"},
+                    "goal": {"type": "string", "description": "On one line: a line break written \\n."},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "parent_id": {"type": ["string", "null"], "description": "The packet it continues, or null."},
+                },
+                ["id", "created_at", "goal", "tags", "parent_id"],
+            ),
+        },
+        "more": {"type": "integer", "description": "How many more packets match than the limit let through."},
+        "problems": {
+            "type": "array",
+            "description": "Files in the store's folder it does not serve (not packets, hand-edited, ...), and why.",
+            "items": _object({"file": {"type": "string"}, "message": {"type": "string"}}, ["file", "message"]),
+        },
+    },
+    ["packets", "more", "problems"],
+)
+
+_SHOW_OUTPUT = _object(
+    {
+        "id": {"type": "string"},
+        "packet": {"type": "object", "description": "The stored packet (redaction matches replaced, if any)."},
+    },
+    ["id", "packet"],
+)
+
+_RESUME_OUTPUT = _object(
+    {
+        "id": {"type": "string", "description": "The id of the packet the block is of."},
+        "style": {"type": "string", "enum": list(STYLES)},
+        "chars": {"type": "integer", "description": "The block's length in characters."},
+        "tokens": {"type": "integer", "description": "An estimate of its tokens."},
+        "dropped": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "The sections max_chars made the block leave out, by key.",
+        },
+        "replaced": {
+            "type": "array",
+            "items": {"type": "object"},
+            "description": "The redaction findings shown as placeholders (allow_unredacted), masked; else empty.",
+        },
+        "text": {"type": "string", "description": "The block (the tool's text content)."},
+    },
+    ["id", "style", "chars", "tokens", "dropped", "replaced", "text"],
+)
+
+
 @dataclass(frozen=True)
 class _Tool:
     name: str
@@ -334,6 +613,7 @@ class _Tool:
     # new: the arguments are a draft beside _BESIDE_THE_DRAFT. The draft schema lists every
     # member as required (strict mode); a member left out is taken as null.
     draft: bool = False
+    read_only: bool = True  # save alone writes (to the store)
 
 
 def _guidance(version: str = "0.2") -> str:
@@ -346,7 +626,7 @@ def _guidance(version: str = "0.2") -> str:
     return "\n".join(lines)
 
 
-def _tools() -> list[_Tool]:
+def _tools(store: cmp.Store) -> list[_Tool]:
     refusal = (
         "A call it cannot take is a tool error: one JSON document with a summary and every finding "
         "(code, path, keyword, message; line and column for a packet given as text), redaction hits masked."
@@ -429,6 +709,96 @@ def _tools() -> list[_Tool]:
             _object({"version": version}, []),
             _schema,
         ),
+        *_store_tools(store, refusal),
+    ]
+
+
+def _store_tools(store: cmp.Store, refusal: str) -> list[_Tool]:
+    packet_id = {"type": "string", "description": "A stored packet's id (a ULID, as `ls` lists it)."}
+    return [
+        _Tool(
+            "save",
+            "Store a packet in the local store (a folder of one canonical <id>.json file a packet), "
+            "e.g. the packet `new` answered (its text, or its structured content's `packet`). Saving the "
+            "same packet again writes nothing (written: false); a different packet under a stored id is "
+            "refused, as a stored packet is never replaced. A packet with a redaction hit is refused "
+            f"unless allow_unredacted. {refusal}",
+            _object(
+                {
+                    "packet": _PACKET,
+                    "allow_unredacted": {
+                        "type": "boolean",
+                        "description": "Store a packet with redaction findings as it is (default false: refuse "
+                        "it; `scrub` replaces them instead). Never shown unmasked by this server.",
+                    },
+                },
+                ["packet"],
+            ),
+            functools.partial(_save, store),
+            _SAVE_OUTPUT,
+            read_only=False,
+        ),
+        _Tool(
+            "ls",
+            "List the stored packets, newest first: id, created_at, goal (one line each) and tags. Files in "
+            "the store's folder that are not packets it serves are listed too, with why.",
+            _object(
+                {
+                    "limit": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": LS_MAX,
+                        "description": f"The most packets to list (default {LS_LIMIT}, at most {LS_MAX}).",
+                    },
+                    "tag": {"type": "string", "description": "Only the packets with this tag."},
+                    "text": {
+                        "type": "string",
+                        "description": "Only the packets whose goal holds this text (ignoring case).",
+                    },
+                },
+                [],
+            ),
+            functools.partial(_ls, store),
+            _LS_OUTPUT,
+        ),
+        _Tool(
+            "show",
+            "A stored packet: what it holds in a few lines, then its canonical text; structured content has "
+            "the packet (what `new` takes as `parent`).",
+            _object({"id": packet_id}, ["id"]),
+            functools.partial(_show, store),
+            _SHOW_OUTPUT,
+        ),
+        _Tool(
+            "resume",
+            "The resume block of a stored packet: the context a new session starts from (goal, locked "
+            "decisions, what failed, the first action), framed as an earlier session's record. Without an "
+            "id, the newest packet that no stored packet continues.",
+            _object(
+                {
+                    "id": {**packet_id, "description": packet_id["description"] + " Default: the newest head."},
+                    "style": {
+                        "type": "string",
+                        "enum": list(STYLES),
+                        "description": "markdown (headings and lists, the default) or xml (one tagged section each).",
+                    },
+                    "max_chars": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "description": "The most characters the block may have: background sections are left "
+                        "out until it fits (dropped names them). Default: no limit.",
+                    },
+                    "allow_unredacted": {
+                        "type": "boolean",
+                        "description": "For a packet with redaction findings: the block with each match "
+                        "replaced by its placeholder (default false: refuse).",
+                    },
+                },
+                [],
+            ),
+            functools.partial(_resume, store),
+            _RESUME_OUTPUT,
+        ),
     ]
 
 
@@ -451,6 +821,9 @@ def _called(tool: _Tool, arguments: Mapping[str, Any]) -> _Answer:
             f"not a conforming packet: {first}" if first is not None else "not a conforming packet",
             errors=[finding.to_json() for finding in exc.findings],
         ) from None
+    except cmp.StoreError as exc:
+        # The store's own one line (a folder it cannot read or write), masked as every answer is.
+        raise _Refused(str(exc)) from None
 
 
 _PROMPT = """You are ending a work session. Write its Core Memory Packet: the intent of the session, for the \
@@ -467,16 +840,38 @@ The writing rules (the `lint` advice `new` answers with names them by id):
 - An attempt says what was learned (and how confident you are); a success criterion is observable.
 
 If `new` answers a tool error, read each finding's path and message, fix those members, and call `new` again.
+Then store the packet: call `save` with the packet `new` answered (its text, or its structured content's `packet`).
 """
 
+_RESUME_PROMPT = """You are starting a work session that goes on from an earlier one. Below is the resume \
+block of its Core Memory Packet {id}: what that session left for you. Read it first and begin with its \
+first action.
 
-def build_server() -> Server[Any]:
-    """The server, its tools, resources and prompt (the SDK imported here, on first use)."""
+When this session ends, write its own packet with `new`, giving this one as `parent` (`show` with id \
+{id} gives it), and store it with `save`.
+
+{block}"""
+
+
+def build_server(store: cmp.Store | str | os.PathLike[str] | None = None) -> Server[Any]:
+    """The server, its tools, resources and prompts (the SDK imported here, on first use).
+
+    ``store`` is the local store the store's tools work on: a :class:`cmp.Store`, or its
+    folder; None is the store :class:`cmp.Store` finds (``CMP_STORE``, else the project's
+    ``.cmp/packets``), placed when the server is built. Nothing is read or made until a
+    call needs it.
+    """
     import mcp_types as types
     from mcp.server.lowlevel import Server
     from mcp.shared.exceptions import MCPError
 
-    tools = {tool.name: tool for tool in _tools()}
+    if not isinstance(store, cmp.Store):
+        store = cmp.Store(store)
+    tools = {tool.name: tool for tool in _tools(store)}
+
+    def failed(code: int, message: str) -> MCPError:
+        # A protocol error's message reaches the agent too: masked as every answer is.
+        return MCPError(code=code, message=_masked(message))
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(
@@ -487,7 +882,10 @@ def build_server() -> Server[Any]:
                     input_schema=tool.input_schema,
                     output_schema=tool.output_schema,
                     annotations=types.ToolAnnotations(
-                        read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+                        read_only_hint=tool.read_only,
+                        destructive_hint=False,  # save adds a file and never replaces one
+                        idempotent_hint=True,
+                        open_world_hint=False,
                     ),
                 )
                 for tool in tools.values()
@@ -512,41 +910,130 @@ def build_server() -> Server[Any]:
         )
 
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
-        return types.ListResourcesResult(
-            resources=[
-                types.Resource(uri=uri, name=uri.removeprefix("cmp://"), description=description, mime_type=mime)
-                for uri, (description, mime, _) in RESOURCES.items()
-            ]
-        )
+        listed = [
+            types.Resource(uri=uri, name=uri.removeprefix("cmp://"), description=description, mime_type=mime)
+            for uri, (description, mime, _) in RESOURCES.items()
+        ]
+        try:
+            packets = store.list(limit=LISTED_PACKETS)
+        except cmp.StoreError:
+            packets = []  # a store that cannot be read lists no packets; `ls` says why
+        for packet in packets:
+            goal = _line(packet.goal)
+            listed.append(
+                types.Resource(
+                    uri=PACKET_URI + packet.id,
+                    name=packet.id,
+                    title=goal,
+                    description=f"A stored packet, created {packet.created_at}: {goal}",
+                    mime_type="application/json",
+                )
+            )
+        return types.ListResourcesResult(resources=listed)
+
+    template = types.ResourceTemplate(
+        name="packet",
+        uri_template=PACKET_URI + "{id}",
+        description=f"A stored packet by its id (a ULID), as its canonical JSON text; resources/list names the "
+        f"newest {LISTED_PACKETS}, `ls` lists them all. A packet with redaction findings is served with each match "
+        "replaced by its placeholder.",
+        mime_type="application/json",
+    )
+
+    async def list_resource_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[template])
+
+    def packet_resource(uri: str) -> str:
+        packet_id = uri.removeprefix(PACKET_URI)
+        if not is_store_id(packet_id):
+            raise failed(
+                types.INVALID_PARAMS, f"unknown resource: a packet's URI is {template.uri_template}, its id a ULID"
+            )
+        try:
+            packet = store.get(packet_id)
+        except PacketNotFound:
+            raise failed(types.INVALID_PARAMS, f"no packet {packet_id} in the store: `ls` lists them") from None
+        except cmp.StoreError as exc:
+            raise failed(types.INTERNAL_ERROR, str(exc)) from None
+        return _served(packet)[0]
 
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-        resource = RESOURCES.get(params.uri)
-        if resource is None:
-            # The URI is the caller's text: not quoted.
-            raise MCPError(
-                code=types.INVALID_PARAMS, message="unknown resource; the resources are " + ", ".join(RESOURCES)
-            )
-        _, mime, contents = resource
-        return types.ReadResourceResult(
-            contents=[types.TextResourceContents(uri=params.uri, mime_type=mime, text=contents())]
-        )
+        uri = str(params.uri)
+        if uri.startswith(PACKET_URI):
+            text, mime = packet_resource(uri), "application/json"
+        else:
+            resource = RESOURCES.get(uri)
+            if resource is None:
+                # The URI is the caller's text: not quoted.
+                raise failed(
+                    types.INVALID_PARAMS,
+                    "unknown resource; the resources are " + ", ".join([*RESOURCES, template.uri_template]),
+                )
+            _, mime, contents = resource
+            text = contents()
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=mime, text=text)])
 
-    prompt = types.Prompt(
+    write_packet = types.Prompt(
         name="write_packet",
-        description="Ask the agent to write the packet for the session it is ending, and to give it to `new`.",
+        description="Ask the agent to write the packet for the session it is ending, to give it to `new`, "
+        "and to store it with `save`.",
         arguments=[],
+    )
+    resume = types.Prompt(
+        name="resume",
+        description="Start a session from a stored packet: its resume block, framed for the agent.",
+        arguments=[
+            types.PromptArgument(
+                name="id", description="The stored packet's id (default: the newest head).", required=False
+            ),
+            types.PromptArgument(
+                name="style",
+                description=f"The block's style: {' or '.join(STYLES)} (default markdown).",
+                required=False,
+            ),
+        ],
     )
 
     async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=[prompt])
+        return types.ListPromptsResult(prompts=[write_packet, resume])
+
+    def resumed(arguments: Mapping[str, str]) -> types.GetPromptResult:
+        known = [argument.name for argument in resume.arguments or []]
+        for name in arguments:
+            if name not in known:
+                raise failed(
+                    types.INVALID_PARAMS, f"unknown argument {_named(name)}: the arguments are {', '.join(known)}"
+                )
+        style = arguments.get("style") or "markdown"
+        if style not in STYLES:
+            raise failed(types.INVALID_PARAMS, f"style must be one of {', '.join(STYLES)}")
+        try:
+            packet, _, block = _rendered(store, {"id": arguments.get("id") or None, "style": style})
+        except _Refused as exc:
+            if "redactions" in exc.document:  # the tool's way out is an argument the prompt does not have
+                raise failed(
+                    types.INVALID_PARAMS,
+                    f"{len(exc.document['redactions'])} redaction finding(s) in the packet: the tool resume "
+                    "with allow_unredacted gives its block with each match replaced by its placeholder",
+                ) from None
+            raise failed(types.INVALID_PARAMS, str(exc)) from None
+        except cmp.StoreError as exc:
+            raise failed(types.INTERNAL_ERROR, str(exc)) from None
+        text = _RESUME_PROMPT.format(id=packet.id, block=block)
+        return types.GetPromptResult(
+            description=f"Resume from packet {packet.id}",
+            messages=[types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))],
+        )
 
     async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
-        if params.name != prompt.name:
-            raise MCPError(code=types.INVALID_PARAMS, message="unknown prompt; the prompt is write_packet")
+        if params.name == resume.name:
+            return resumed(params.arguments or {})
+        if params.name != write_packet.name:
+            raise failed(types.INVALID_PARAMS, "unknown prompt; the prompts are write_packet, resume")
         rules = "\n".join(f"- {rule.id}: {rule.summary}" for rule in RULES)
         text = _PROMPT.format(guidance=_guidance(), rules=rules)
         return types.GetPromptResult(
-            description=prompt.description,
+            description=write_packet.description,
             messages=[types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))],
         )
 
@@ -557,6 +1044,7 @@ def build_server() -> Server[Any]:
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_list_resources=list_resources,
+        on_list_resource_templates=list_resource_templates,
         on_read_resource=read_resource,
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,

@@ -21,16 +21,20 @@ ROOT = Path(__file__).resolve().parents[2]
 AWS = "AKIAIOSFODNN7EXAMPLE"
 GOOD = cmp.dumps(cmp.loads(encode(full()))).decode()
 LEAKY = encode(put(full(), "constraints[0]", f"The key {AWS} is old.")).decode()
-TOOLS = ["check", "lint", "scrub", "format", "new", "example", "migrate", "schema"]
+TOOLS = ["check", "lint", "scrub", "format", "new", "example", "migrate", "schema", "save", "ls", "show", "resume"]
 
 
-def session(steps: Callable[[Any], Awaitable[None]]) -> None:
-    """Start `python -m cmp mcp`, connect the SDK's client over stdio, run ``steps``."""
+def session(
+    steps: Callable[[Any], Awaitable[None]], *, store: Path | None = None, env: dict[str, str] | None = None
+) -> None:
+    """Start `python -m cmp mcp` (with ``--store`` when given, and ``env`` beside the SDK's
+    default environment), connect the SDK's client over stdio, run ``steps``."""
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     async def run() -> None:
-        params = StdioServerParameters(command=sys.executable, args=["-m", "cmp", "mcp"], cwd=str(ROOT))
+        args = ["-m", "cmp", "mcp", *(["--store", str(store)] if store is not None else [])]
+        params = StdioServerParameters(command=sys.executable, args=args, cwd=str(ROOT), env=env)
         with open(Path("/dev/null"), "w") as quiet:  # the server logs refused calls on stderr
             async with stdio_client(params, errlog=quiet) as (read, write), ClientSession(read, write) as client:
                 await client.initialize()

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 import cmp
-from tests.integration.test_mcp import refusal, session
+from tests.integration.test_mcp import TOOLS, refusal, session
 from tests.support.extras import require
 from tests.support.packets import encode, full
 
@@ -73,10 +73,12 @@ def text_of(result: Any) -> str:
 def test_tools_resources_and_prompts_are_listed() -> None:
     async def steps(client: Any) -> None:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert list(tools) == ["check", "lint", "scrub", "format", "new", "example", "migrate", "schema"]
+        assert list(tools) == TOOLS
         for tool in tools.values():
             hints = tool.annotations
-            assert (hints.read_only_hint, hints.idempotent_hint, hints.open_world_hint) == (True, True, False)
+            # save alone writes (to the store), and never replaces a file: not destructive.
+            assert (hints.read_only_hint, hints.destructive_hint) == (tool.name != "save", False)
+            assert (hints.idempotent_hint, hints.open_world_hint) == (True, False)
             assert all(member.get("description") for member in tool.input_schema["properties"].values())
         new = tools["new"]
         draft = cmp.draft_schema("0.2")
@@ -101,9 +103,10 @@ def test_tools_resources_and_prompts_are_listed() -> None:
         assert cmp.check(example).ok and cmp.loads(example).ltm_version == "0.1"
 
         prompts = (await client.list_prompts()).prompts
-        assert [prompt.name for prompt in prompts] == ["write_packet"]
+        assert [prompt.name for prompt in prompts] == ["write_packet", "resume"]
         message = (await client.get_prompt("write_packet")).messages[0].content.text
         assert "`new`" in message and "- decisions:" in message and "missing-learned" in message
+        assert "`save`" in message
         # What the agent writes is the draft: the members the writer fills are not asked for.
         for text in (message, new.description):
             assert "- goal (required):" in text and "- next_step (required):" in text and "- tags:" in text
