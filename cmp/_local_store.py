@@ -62,6 +62,9 @@ _SUFFIX = ".json"
 # that long, so a younger one may be a writer's in flight and is passed over in silence.
 _TEMPORARY = re.compile(r"\.cmp-store-[0-7][0-9A-HJKMNP-TV-Z]{25}-[0-9a-f]{16}\.tmp")
 STALE_AFTER = 15 * 60
+# The files a repository keeps beside packets (an empty folder's placeholder, the rules for
+# git) and the one a desktop leaves: passed over in silence, as a save in flight is.
+_KEEP_FILES = frozenset({".gitkeep", ".gitignore", ".gitattributes", ".keep", ".DS_Store"})
 # One byte past the limit is enough to know a file is too large to be a packet.
 _READ_LIMIT = MAX_PACKET_BYTES + 1
 # The environment variable that names the store when none is given.
@@ -478,6 +481,8 @@ def _foreign(entry: os.DirEntry[str], now: float) -> str | None:
         if now - info.st_mtime <= STALE_AFTER:
             return ""  # a save in flight, most likely
         return f"a temporary file left by a save that stopped (older than {STALE_AFTER // 60} minutes); safe to remove"
+    if name in _KEEP_FILES and stat.S_ISREG(info.st_mode):
+        return ""  # what version control keeps in a folder: no packet, and no problem
     if stat.S_ISLNK(info.st_mode):
         return "a symbolic link: the store serves only the files in its folder"
     if stat.S_ISDIR(info.st_mode):

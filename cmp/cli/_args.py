@@ -90,7 +90,7 @@ _STORE_HELP = (
 _LS_OUTPUT = """\
 --format text: one line per packet, "ID  CREATED_AT  GOAL" (the goal cut at 72
 characters), newest first. --format json: one document {"packets": [{id,
-created_at, goal, tags, parent_id}], "problems": [{path, message}]}. Each file
+created_at, goal, tags, parent_id}], "problems": [{file, message}]}. Each file
 the store does not serve (foreign, not canonical, not a packet) is one line on
 stderr, "PATH: why". Exit status: 0, 1 if there were such files, 2 if the
 store cannot be read.

@@ -98,11 +98,11 @@ def run_ls(args: argparse.Namespace, out: Output) -> int:
                     "created_at": packet.created_at,
                     "goal": _shown(packet.goal),
                     "tags": list(packet.tags),
-                    "parent_id": _shown(packet.parent_id),
+                    "parent_id": _shown(packet.parent_id) or None,  # as chain's JSON says none
                 }
                 for packet in shown
             ],
-            "problems": [{"path": display_name(str(p.path)), "message": p.message} for p in problems],
+            "problems": [{"file": display_name(str(p.path)), "message": p.message} for p in problems],
         }
         out.document(json.dumps(document, indent=2, ensure_ascii=False))
     else:

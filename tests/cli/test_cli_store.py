@@ -142,7 +142,7 @@ def test_ls_lists_newest_first_filters_and_reports_problems(tmp_path: Path) -> N
     grepped = run_cli("ls", "--store", str(store), "--grep", "NIGHTLY", "--format", "json", text=True)
     assert json.loads(grepped.stdout) == {
         "packets": [
-            {"id": ulid(2), "created_at": "2026-04-21T10:00:02Z", "goal": long_goal, "tags": [], "parent_id": ""}
+            {"id": ulid(2), "created_at": "2026-04-21T10:00:02Z", "goal": long_goal, "tags": [], "parent_id": None}
         ],
         "problems": [],
     }

@@ -222,6 +222,44 @@ def test_heads_and_latest_follow_the_chain(tmp_path: Path) -> None:
     assert store.latest() == store.get(ulid(10))
 
 
+def test_resume_renders_the_latest_head_or_the_id_given(tmp_path: Path) -> None:
+    store = cmp.Store(tmp_path / "packets")
+    with pytest.raises(PacketNotFound, match="holds no packet to resume"):
+        store.resume()
+    root = packet(1)
+    child = packet(2, parent_id=root.id, goal="Ship the child fix.")
+    store.save(root)
+    store.save(child)
+    latest = store.resume()
+    assert latest.packet_id == child.id and "Ship the child fix." in latest.text
+    assert latest.text == cmp.render(child).text  # the age is counted in days: the same in both
+    older = store.resume(root.id, style="xml")
+    assert older.style == "xml" and older.packet_id == root.id
+    with pytest.raises(PacketNotFound):
+        store.resume(ulid(77))
+
+
+def test_resume_of_a_packet_stored_unredacted_must_be_allowed_again(tmp_path: Path) -> None:
+    store = cmp.Store(tmp_path)
+    leaky = packet(1, constraints=[f"key {KEY}"])
+    store.save(leaky, allow_unredacted=True)
+    with pytest.raises(cmp.RedactionError) as caught:
+        store.resume()
+    assert KEY not in str(caught.value)
+    block = store.resume(allow_unredacted=True)
+    assert KEY not in block.text and "[redacted:aws-key]" in block.text
+
+
+def test_what_version_control_keeps_in_a_folder_is_no_problem(tmp_path: Path) -> None:
+    store = cmp.Store(tmp_path)
+    store.save(packet(1))
+    for name in (".gitkeep", ".gitignore", ".gitattributes", ".keep", ".DS_Store"):
+        (tmp_path / name).write_text("*.tmp\n")
+    (tmp_path / ".hidden").write_text("x")
+    assert [problem.path.name for problem in store.problems()] == [".hidden"]
+    assert store.list() == [packet(1)]
+
+
 # What the store does not serve.
 
 
