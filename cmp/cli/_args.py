@@ -550,7 +550,18 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         epilog=_examples(prog, _STORE_EXAMPLES),
         formatter_class=_HelpFormatter,
     )
-    save_cmd.add_argument("file", metavar="FILE", help="the packet file; - reads stdin")
+    save_cmd.add_argument("file", nargs="?", metavar="FILE", help="the packet file; - reads stdin")
+    save_cmd.add_argument(
+        "--hook",
+        choices=("claude",),
+        help="claude: as a Claude Code PreCompact, SessionEnd or Stop hook (its JSON on stdin), save the "
+        "hand-off draft as a packet continuing the latest head; no draft is nothing to save (exit 0)",
+    )
+    save_cmd.add_argument(
+        "--draft",
+        metavar="FILE",
+        help="with --hook claude: the hand-off draft (default: .cmp/handoff.json in the hook's folder)",
+    )
     save_cmd.add_argument("--allow-unredacted", action="store_true", help="store the packet despite redaction hits")
     _add_store(save_cmd)
 

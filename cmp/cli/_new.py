@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import Any
 
 from cmp import dumps
 from cmp._canonical import file_bytes
@@ -62,30 +63,39 @@ def _from_draft(args: argparse.Namespace, parent: Packet | None) -> Packet:
         error_line(f"new: --draft gives the whole packet; {', '.join(given)} cannot be given with it")
         raise _Refused(EXIT_USAGE)
     try:
-        source = read_source(args.draft, MAX_DRAFT_BYTES + 1)
-    except SourceError as exc:
-        error_line(f"--draft {args.draft}: {exc}")
+        shown, draft = read_draft(args.draft)
+    except DraftError as exc:
+        error_line(f"--draft {exc}")
         raise _Refused(EXIT_USAGE) from None
-    if len(source.data) > MAX_DRAFT_BYTES:
-        error_line(f"--draft {source.file}: over {MAX_DRAFT_BYTES:,} bytes, longer than any draft of a packet")
-        raise _Refused(EXIT_USAGE)
-    text = decode_text(source.data)
-    draft, found = (None, [text]) if not isinstance(text, str) else parse_json(text, source.data)
-    if found:
-        message = found[0].message  # "invalid json: ...", or a duplicated member's name
-        error_line(
-            f"--draft {source.file}: {message if message.startswith('invalid json') else 'invalid json: ' + message}"
-        )
-        raise _Refused(EXIT_USAGE)
-    if not isinstance(draft, dict):
-        error_line(f"--draft {source.file}: a draft is a JSON object, not {_json_kind(draft)}")
-        raise _Refused(EXIT_USAGE)
     try:
         return Packet.from_draft(draft, version=args.version, parent=parent)
     except PacketError as exc:  # the draft makes no packet: every reason said, by its path in the draft
         for finding in exc.findings:
-            error_line(f"new: --draft {source.file}: {finding}")
+            error_line(f"new: --draft {shown}: {finding}")
         raise _Refused(EXIT_USAGE) from None
+
+
+class DraftError(Exception):
+    """Why a file gives no draft document: one line, starting with the file's name."""
+
+
+def read_draft(name: str) -> tuple[str, dict[str, Any]]:
+    """(the file's name as shown, the JSON object it holds) of a draft file (``-``: stdin)."""
+    try:
+        source = read_source(name, MAX_DRAFT_BYTES + 1)
+    except SourceError as exc:
+        raise DraftError(f"{name}: {exc}") from None
+    if len(source.data) > MAX_DRAFT_BYTES:
+        raise DraftError(f"{source.file}: over {MAX_DRAFT_BYTES:,} bytes, longer than any draft of a packet")
+    text = decode_text(source.data)
+    draft, found = (None, [text]) if not isinstance(text, str) else parse_json(text, source.data)
+    if found:
+        message = found[0].message  # "invalid json: ...", or a duplicated member's name
+        said = message if message.startswith("invalid json") else "invalid json: " + message
+        raise DraftError(f"{source.file}: {said}")
+    if not isinstance(draft, dict):
+        raise DraftError(f"{source.file}: a draft is a JSON object, not {_json_kind(draft)}")
+    return source.file, draft
 
 
 def _json_kind(value: object) -> str:

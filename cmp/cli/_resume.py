@@ -7,61 +7,31 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
 
+from cmp._display import display_name
 from cmp._local_store import PacketNotFound, Store, StoreError, default_store_path
+from cmp._messages import quote
 from cmp._pipeline import policy_of
 from cmp._render import render
+from cmp.cli._hooks import HookRefused, hook_input, hook_store, project_folder, refuse
 from cmp.cli._judge import check_source
 from cmp.cli._output import EXIT_FAIL, EXIT_OK, EXIT_USAGE, Output, error_line
 from cmp.cli._sources import SourceError, packet_in_file, read_source
 from cmp.findings import RedactionError
 from cmp.model import Packet
 
-# A hook's input is a small JSON object (session id, paths, the event's name); more than
-# this is not one.
-MAX_HOOK_INPUT = 1 << 20
 
-
-class _Refused(Exception):
-    """The one line already said on stderr, and the exit status."""
-
-    def __init__(self, status: int) -> None:
-        self.status = status
-
-
-def _refuse(message: str, status: int = EXIT_USAGE) -> _Refused:
-    error_line(f"resume: {message}")
-    return _Refused(status)
-
-
-def hook_input(stream: Any) -> dict[str, Any]:
-    """The JSON object a hook command gets on stdin ({} when stdin is a terminal or empty)."""
-    if stream is None or stream.isatty():
-        return {}
-    data = stream.buffer.read(MAX_HOOK_INPUT + 1) if hasattr(stream, "buffer") else stream.read().encode()
-    if len(data) > MAX_HOOK_INPUT:
-        raise _refuse(f"the hook's input on stdin is over {MAX_HOOK_INPUT:,} bytes; a hook sends a small JSON object")
-    if not data.strip():
-        return {}
-    try:
-        value = json.loads(data)
-    except (ValueError, RecursionError):
-        raise _refuse("the hook's input on stdin is not JSON (a Claude Code hook sends a JSON object)") from None
-    if not isinstance(value, dict):
-        raise _refuse("the hook's input on stdin is not a JSON object")
-    event = value.get("hook_event_name")
-    if event is not None and event != "SessionStart":
-        shown = event if isinstance(event, str) and event.isidentifier() and len(event) <= 40 else "another event"
-        raise _refuse(f"--hook claude answers SessionStart, not {shown}; see docs/resume.md for saving at PreCompact")
-    return value
+def _refuse(message: str, status: int = EXIT_USAGE) -> HookRefused:
+    return refuse("resume", message, status)
 
 
 def _store(args: argparse.Namespace, cwd: str | None) -> Store:
+    if cwd is not None:  # a hook's: the store is the project's
+        return hook_store(args.store, cwd, "resume")
     if args.store:
         return Store(args.store)
     try:  # an empty --store names none, as an empty CMP_STORE does
-        return Store(default_store_path(cwd=cwd))
+        return Store(default_store_path())
     except StoreError as exc:
         raise _refuse(str(exc)) from None
 
@@ -93,11 +63,11 @@ def _packet(args: argparse.Namespace, cwd: str | None, hook: bool) -> Packet | N
             return store.get(target)
         latest = store.latest()
     except PacketNotFound:
-        raise _refuse(f"no packet with id {json.dumps(target)} in the store at {store.path}") from None
+        raise _refuse(f"no packet with id {quote(target or '')} in store {display_name(str(store.path))}") from None
     except StoreError as exc:
         raise _refuse(str(exc)) from None
     if latest is None and not hook:
-        raise _refuse(f"the store at {store.path} holds no packet to resume")
+        raise _refuse(f"store {display_name(str(store.path))} holds no packet to resume")
     return latest
 
 
@@ -107,8 +77,9 @@ def run_resume(args: argparse.Namespace, out: Output) -> int:
         error_line("resume: --hook claude reads the hook's input on stdin; give the packet as a FILE or an ID")
         return EXIT_USAGE
     try:
-        given = hook_input(sys.stdin) if hook else {}
-        cwd = given.get("cwd") if isinstance(given.get("cwd"), str) else None
+        cwd = (
+            project_folder(hook_input(sys.stdin, ("SessionStart",), "resume --hook claude"), "resume") if hook else None
+        )
         packet = _packet(args, cwd, hook)
         if packet is None:
             return EXIT_OK  # a session with nothing to resume starts as it would have
@@ -124,13 +95,13 @@ def run_resume(args: argparse.Namespace, out: Output) -> int:
             raise _refuse(f"{packet.id}: {exc}; --allow-unredacted shows placeholders instead", EXIT_FAIL) from None
         except ValueError as exc:  # a --max-chars the block cannot fit
             raise _refuse(str(exc)) from None
-    except _Refused as refused:
+    except HookRefused as refused:
         return refused.status
     if hook:
         answer = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": block.text}}
-        out.document(json.dumps(answer, ensure_ascii=False) + "\n")
+        out.document(json.dumps(answer, ensure_ascii=False))
         return EXIT_OK
-    out.document(block.text)
+    out.write(block.text.encode("utf-8"))  # every character printable: no escape to make
     if not args.quiet:
         left_out = f"; left out: {', '.join(block.dropped)}" if block.dropped else ""
         error_line(f"resume: {block.chars:,} characters, about {block.tokens:,} tokens{left_out}")

@@ -34,6 +34,16 @@ def _store(args: argparse.Namespace) -> Store:
 
 
 def run_save(args: argparse.Namespace, out: Output) -> int:
+    if args.hook is not None:
+        from cmp.cli._hooks import run_save_hook
+
+        return run_save_hook(args, out)
+    if args.draft is not None:
+        error_line("save: --draft is the hand-off of --hook claude; to save a draft, new --draft FILE | save -")
+        return EXIT_USAGE
+    if args.file is None:
+        error_line("save: needs a FILE (- reads stdin), or --hook claude")
+        return EXIT_USAGE
     try:
         source = read_source(args.file)
     except SourceError as exc:

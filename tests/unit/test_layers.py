@@ -90,6 +90,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "cmp.cli._mcp",
         "cmp.cli._audit",
         "cmp.cli._store",  # save, ls, show: the local store
+        "cmp.cli._hooks",  # Claude Code hooks: their input, and the hand-off saved at PreCompact or SessionEnd
         "cmp.cli._resume",  # resume: the block, and a Claude Code SessionStart hook's answer
     ),
     ("cmp.cli._main",),  # parse, run the command, exit status

@@ -1,0 +1,147 @@
+"""Claude Code hooks: what a hook command reads on stdin, and ``save --hook claude``, the
+hand-off saved at ``PreCompact``, ``SessionEnd`` or ``Stop``.
+
+A hook command gets one JSON object on stdin (``session_id``, ``transcript_path``,
+``cwd``, ``hook_event_name`` and the event's own members). Both hook commands read it
+the same way: at most MAX_HOOK_INPUT bytes, an object or nothing, the event one the
+command answers; ``cwd`` is where the project is (the store, the hand-off draft).
+
+The hand-off: a packet needs the agent's own words, so the agent keeps a draft (the
+draft schema's document) at ``.cmp/handoff.json`` in the project; the hook makes it a
+packet continuing the store's latest head and saves it. No draft there is nothing to
+save (exit 0, silent); a draft the latest head already holds is not saved again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+from cmp._local_store import PacketConflict, Store, StoreError, UnredactedPacket, default_store_path
+from cmp.cli._new import DraftError, read_draft
+from cmp.cli._output import EXIT_FAIL, EXIT_OK, EXIT_USAGE, Output, error_line
+from cmp.findings import PacketError
+from cmp.model import Packet
+
+# A hook's input is a small JSON object; more than this is not one.
+MAX_HOOK_INPUT = 1 << 20
+# Where the agent keeps its hand-off, relative to the project's folder (the hook's cwd).
+HANDOFF = os.path.join(".cmp", "handoff.json")
+# The events at which a session hands off.
+SAVE_EVENTS = ("PreCompact", "SessionEnd", "Stop")
+
+
+class HookRefused(Exception):
+    """The one line already said on stderr, and the exit status."""
+
+    def __init__(self, status: int) -> None:
+        self.status = status
+
+
+def refuse(command: str, message: str, status: int = EXIT_USAGE) -> HookRefused:
+    error_line(f"{command}: {message}")
+    return HookRefused(status)
+
+
+def hook_input(stream: Any, events: tuple[str, ...], command: str) -> dict[str, Any]:
+    """The JSON object a hook command gets on stdin ({} when stdin is a terminal, closed or
+    empty); :class:`HookRefused` for anything else, or for an event not in ``events``."""
+    if stream is None or stream.isatty():
+        return {}
+    try:
+        data = stream.buffer.read(MAX_HOOK_INPUT + 1)
+    except (OSError, ValueError) as exc:
+        raise refuse(command, f"cannot read the hook's input on stdin: {exc}") from None
+    if len(data) > MAX_HOOK_INPUT:
+        raise refuse(command, f"the hook's input on stdin is over {MAX_HOOK_INPUT:,} bytes, not a hook's JSON object")
+    if not data.strip():
+        return {}
+    try:
+        value = json.loads(data)
+    except (ValueError, RecursionError):
+        raise refuse(command, "the hook's input on stdin is not JSON (a Claude Code hook sends an object)") from None
+    if not isinstance(value, dict):
+        raise refuse(command, "the hook's input on stdin is not a JSON object")
+    event = value.get("hook_event_name")
+    if event is not None and event not in events:
+        # Only a name we know is repeated: the input is foreign text.
+        named = " or ".join(events)
+        raise refuse(command, f"answers {named}, and the hook's input is of another event; see docs/resume.md")
+    cwd = value.get("cwd")
+    if cwd is not None and not (isinstance(cwd, str) and cwd and "\0" not in cwd):
+        raise refuse(command, "the hook's input has a cwd that is not a folder's path")
+    return value
+
+
+def project_folder(given: dict[str, Any], command: str) -> str:
+    """The hook's ``cwd``, else this process's working directory."""
+    cwd = given.get("cwd")
+    if isinstance(cwd, str):
+        return cwd
+    try:
+        return os.getcwd()
+    except OSError:
+        raise refuse(command, "the working directory cannot be read, and the hook's input names no cwd") from None
+
+
+def hook_store(store: str | None, cwd: str, command: str) -> Store:
+    """``--store`` (relative to the hook's folder), else the default found from ``cwd``."""
+    if store:
+        return Store(os.path.join(cwd, store))
+    try:
+        return Store(default_store_path(cwd=cwd))
+    except StoreError as exc:
+        raise refuse(command, str(exc)) from None
+
+
+def _handoff(args: argparse.Namespace, cwd: str, store: Store) -> Packet | None:
+    """The packet the hand-off draft makes, continuing the latest head; None: no draft."""
+    path = os.path.join(cwd, args.draft or HANDOFF)
+    if not os.path.lexists(path):
+        return None
+    try:
+        shown, draft = read_draft(path)
+    except DraftError as exc:
+        raise refuse("save", f"--draft {exc}") from None
+    try:
+        parent = store.latest()
+    except StoreError as exc:
+        raise refuse("save", str(exc)) from None
+    try:
+        return Packet.from_draft(draft, parent=parent)
+    except PacketError as exc:
+        for finding in exc.findings:
+            error_line(f"save: --draft {shown}: {finding}")
+        raise HookRefused(EXIT_USAGE) from None
+
+
+def run_save_hook(args: argparse.Namespace, out: Output) -> int:
+    """``save --hook claude``: save the hand-off draft as the next packet of the chain."""
+    if args.file is not None:
+        error_line("save: --hook claude reads the hook's input on stdin and the hand-off from --draft, not a FILE")
+        return EXIT_USAGE
+    try:
+        given = hook_input(sys.stdin, SAVE_EVENTS, "save --hook claude")
+        cwd = project_folder(given, "save")
+        store = hook_store(args.store, cwd, "save")
+        packet = _handoff(args, cwd, store)
+        if packet is None:
+            return EXIT_OK  # the session wrote no hand-off: nothing to save
+        latest = store.latest()
+        if latest is not None and latest.to_draft() == packet.to_draft():
+            out.line(latest.id)  # the latest head holds this hand-off already
+            return EXIT_OK
+        saved = store.save(packet, allow_unredacted=args.allow_unredacted)
+    except HookRefused as refused:
+        return refused.status
+    except (UnredactedPacket, PacketConflict) as exc:
+        error_line(f"save: {exc}")
+        return EXIT_FAIL
+    except StoreError as exc:
+        error_line(f"save: {exc}")
+        return EXIT_USAGE
+    out.line(saved.id)
+    return EXIT_OK
