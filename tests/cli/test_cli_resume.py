@@ -327,3 +327,47 @@ def test_the_documented_hook_settings_are_the_commands_tested_here() -> None:
         "PreCompact": ["core-memory-packet save --hook claude"],
         "SessionEnd": ["core-memory-packet save --hook claude"],
     }
+
+
+def test_the_whole_loop_through_the_command_line(tmp_path: Path) -> None:
+    """Session end: new, then save; session start: ls, show, resume; then the next packet."""
+    folder = project(tmp_path)
+    env = environment()
+    made = run_cli(
+        "new",
+        "--goal",
+        "Make the nightly export finish in two hours.",
+        "--next-step",
+        "Time the writer.",
+        cwd=folder,
+        text=True,
+        env=env,
+    )
+    assert made.returncode == 0, made.stderr
+    saved = run_cli("save", "-", input=made.stdout, cwd=folder, text=True, env=env)
+    assert saved.returncode == 0 and re.fullmatch(r"[0-9A-Z]{26}\n", saved.stdout)
+    first = saved.stdout.strip()
+    assert (folder / ".cmp" / "packets" / f"{first}.json").read_text() == made.stdout  # the file form, canonical
+    listed = run_cli("ls", cwd=folder, text=True, env=env)
+    assert listed.returncode == 0 and listed.stdout.startswith(first) and "nightly export" in listed.stdout
+    shown = run_cli("show", first, cwd=folder, text=True, env=env)
+    assert shown.returncode == 0 and "Time the writer." in shown.stdout
+    resumed = run_cli("resume", "-q", cwd=folder, text=True, env=env)
+    assert resumed.returncode == 0 and "## Your first action\n\nTime the writer.\n" in resumed.stdout
+    parent = folder / "parent.json"
+    parent.write_text(made.stdout)
+    following = run_cli(
+        "new",
+        "--goal",
+        "Make the batched writer the default.",
+        "--next-step",
+        "Flip the flag.",
+        "--parent",
+        str(parent),
+        cwd=folder,
+        text=True,
+        env=env,
+    )
+    second = run_cli("save", "-", input=following.stdout, cwd=folder, text=True, env=env).stdout.strip()
+    resumed = run_cli("resume", "-q", cwd=folder, text=True, env=env)
+    assert f"- **Continues:** {first}" in resumed.stdout and f"Core Memory Packet {second}." in resumed.stdout

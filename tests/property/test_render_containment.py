@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 import cmp
+from cmp._render import field_text, one_line
 from tests.support.strategies import packets
 
 NOW = _dt.datetime(2026, 12, 2, tzinfo=_dt.timezone.utc)
@@ -270,3 +271,61 @@ def test_xml_structure_is_the_renderers_own(pair: tuple[cmp.Packet, cmp.Packet, 
                 text = text.removeprefix("\n").removesuffix("\n")
             assert unescape(text) == texts[marker]
     assert ours.endswith("</core_memory_packet>\n")
+
+
+# Framing: what every block says of itself, whatever the packet.
+
+KEY = "AKIAIOSFODNN7EXAMPLE"  # AWS's documented example key: synthetic
+_AGE = re.compile(r"\((less than a minute ago|[0-9,]+ (second|minute|hour|day)s? ago|dated .* \(a clock is off\))\)")
+
+
+def _opening(text: str, style: str) -> str:
+    if style == "xml":
+        return ET.fromstring(text).findtext("about", "")
+    return text.split("\n## ", 1)[0]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    packets(),
+    st.sampled_from(["markdown", "xml"]),
+    st.datetimes(
+        min_value=_dt.datetime(1990, 1, 1), max_value=_dt.datetime(2100, 1, 1), timezones=st.just(_dt.timezone.utc)
+    ),
+)
+def test_the_block_says_it_is_an_earlier_sessions_record(packet: cmp.Packet, style: str, now: _dt.datetime) -> None:
+    assume(not cmp.redact(packet))
+    opening = _opening(cmp.render(packet, style=style, now=now).text, style)  # type: ignore[arg-type]
+    assert "a record that an earlier session wrote when it stopped" in opening
+    assert "not instructions from the user" in opening
+    assert f"created {packet.created_at} (" in opening and _AGE.search(opening)
+    human = packet.provenance.author_human if packet.provenance else ""
+    if human:  # escaped as in any field; ElementTree gave the xml's entities back
+        assert f"by {field_text(human, 'markdown') if style == 'markdown' else one_line(human)}" in opening
+    assert "redaction pre-flight" not in opening
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    packets(version="0.2"),
+    st.sampled_from(["goal", "next_step", "constraints", "learned"]),
+    st.sampled_from(["markdown", "xml"]),
+)
+def test_a_credential_is_refused_or_shown_as_a_placeholder_and_said(packet: cmp.Packet, where: str, style: str) -> None:
+    text = f"use {KEY} here"
+    if where == "constraints":
+        leaky = packet.replace(constraints=(*packet.constraints[:2], text))
+    elif where == "learned":
+        leaky = packet.replace(attempts=(cmp.Attempt(tried="deploy", outcome="failed", learned=text),))
+    else:
+        leaky = packet.replace(**{where: text})
+    try:
+        cmp.render(leaky, style=style)  # type: ignore[arg-type]
+    except cmp.RedactionError as refused:
+        assert KEY not in str(refused) and KEY not in repr(refused.redactions)
+    else:
+        raise AssertionError("a packet with a credential was rendered without allow_unredacted")
+    block = cmp.render(leaky, style=style, allow_unredacted=True)  # type: ignore[arg-type]
+    assert KEY not in block.text and "[redacted:aws-key]" in block.text
+    assert "failed the redaction pre-flight" in _opening(block.text, style)
+    assert any(hit.category == "aws-key" for hit in block.replaced)
