@@ -20,9 +20,11 @@ import os
 import sys
 from typing import Any
 
-from cmp._local_store import PacketConflict, Store, StoreError, UnredactedPacket, default_store_path
+from cmp._display import display_name
+from cmp._local_store import Store, StoreError, default_store_path
 from cmp.cli._new import DraftError, read_draft
-from cmp.cli._output import EXIT_FAIL, EXIT_OK, EXIT_USAGE, Output, error_line
+from cmp.cli._output import EXIT_OK, EXIT_USAGE, Output, error_line
+from cmp.cli._store import save_and_say
 from cmp.findings import PacketError
 from cmp.model import Packet
 
@@ -134,14 +136,11 @@ def run_save_hook(args: argparse.Namespace, out: Output) -> int:
         if latest is not None and latest.to_draft() == packet.to_draft():
             out.line(latest.id)  # the latest head holds this hand-off already
             return EXIT_OK
-        saved = store.save(packet, allow_unredacted=args.allow_unredacted)
     except HookRefused as refused:
         return refused.status
-    except (UnredactedPacket, PacketConflict) as exc:
-        error_line(f"save: {exc}")
-        return EXIT_FAIL
     except StoreError as exc:
         error_line(f"save: {exc}")
         return EXIT_USAGE
-    out.line(saved.id)
-    return EXIT_OK
+    return save_and_say(
+        store, packet, args.allow_unredacted, display_name(os.path.join(cwd, args.draft or HANDOFF)), out
+    )

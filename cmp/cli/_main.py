@@ -85,6 +85,10 @@ def _run_mcp(args: argparse.Namespace, out: Output) -> int:
 
 
 def _run_save(args: argparse.Namespace, out: Output) -> int:
+    if args.hook is not None:  # the hand-off of a Claude Code hook
+        from cmp.cli._hooks import run_save_hook
+
+        return run_save_hook(args, out)
     from cmp.cli._store import run_save
 
     return run_save(args, out)

@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from cmp._display import display_name
-from cmp._local_store import PacketConflict, Store, StoreError
+from cmp._local_store import PacketConflict, Store, StoreError, UnredactedPacket
 from cmp._messages import withheld
 from cmp._pipeline import policy_of
 from cmp._scrub import scrub
@@ -34,10 +34,6 @@ def _store(args: argparse.Namespace) -> Store:
 
 
 def run_save(args: argparse.Namespace, out: Output) -> int:
-    if args.hook is not None:
-        from cmp.cli._hooks import run_save_hook
-
-        return run_save_hook(args, out)
     if args.draft is not None:
         error_line("save: --draft is the hand-off of --hook claude; to save a draft, new --draft FILE | save -")
         return EXIT_USAGE
@@ -55,13 +51,19 @@ def run_save(args: argparse.Namespace, out: Output) -> int:
             error_line(text)
         error_line(f"save: {source.file}: not stored")
         return EXIT_FAIL
+    return save_and_say(_store(args), report.packet, args.allow_unredacted, source.file, out)
+
+
+def save_and_say(store: Store, packet: Packet, allow_unredacted: bool, shown: str, out: Output) -> int:
+    """Save ``packet`` (from the file named ``shown``) and print its id: the exit status; a
+    refusal is one line on stderr (exit 1), a store that cannot be written one line (exit 2)."""
     try:
-        saved = _store(args).save(report.packet, allow_unredacted=args.allow_unredacted)
-    except PacketConflict as exc:
-        error_line(f"save: {source.file}: {exc}")
+        saved = store.save(packet, allow_unredacted=allow_unredacted)
+    except (PacketConflict, UnredactedPacket) as exc:
+        error_line(f"save: {shown}: {exc}")
         return EXIT_FAIL
     except PacketError as exc:  # not conforming as a Packet: cannot happen after check, said all the same
-        error_line(f"save: {source.file}: not stored: {exc}")
+        error_line(f"save: {shown}: not stored: {exc}")
         return EXIT_FAIL
     except StoreError as exc:
         error_line(f"save: {exc}")
