@@ -51,13 +51,13 @@ if TYPE_CHECKING:
     from cmp._migrate import migrate
     from cmp._pipeline import Report, check, loads, redact, validate
     from cmp._positions import locate
-    from cmp._redaction._hit import Redaction
+    from cmp._redaction._hit import Redaction, RedactionError
     from cmp._redaction._scan import CATEGORIES as REDACTION_CATEGORIES
     from cmp._redaction._scan import SCANNED_FIELDS
     from cmp._render import ResumeBlock, render
     from cmp._scrub import scrub
     from cmp.findings import CODES as FINDING_CODES
-    from cmp.findings import Finding, PacketError, Position, RedactionError
+    from cmp.findings import Finding, PacketError, Position
     from cmp.model import Attempt, Decision, Method, Packet, Project, Provenance
     from cmp.schema import SUPPORTED_VERSIONS, draft_schema
 
@@ -74,9 +74,9 @@ _DEFINED_IN: dict[str, tuple[str, str]] = {
     "SUPPORTED_VERSIONS": ("cmp.schema", "SUPPORTED_VERSIONS"),
     **{name: ("cmp.model", name) for name in ("Attempt", "Decision", "Method", "Packet", "Project", "Provenance")},
     **{name: ("cmp._chain", name) for name in ("ChainFinding", "ChainReport", "chain")},
-    **{name: ("cmp.findings", name) for name in ("Finding", "PacketError", "Position", "RedactionError")},
+    **{name: ("cmp.findings", name) for name in ("Finding", "PacketError", "Position")},
     **{name: ("cmp._render", name) for name in ("ResumeBlock", "render")},
-    "Redaction": ("cmp._redaction._hit", "Redaction"),
+    **{name: ("cmp._redaction._hit", name) for name in ("Redaction", "RedactionError")},
     **{name: ("cmp._pipeline", name) for name in ("Report", "check", "loads", "redact", "validate")},
     **{name: ("cmp._canonical", name) for name in ("dumps", "state_digest")},
     "lint": ("cmp._lint", "lint"),

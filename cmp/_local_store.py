@@ -46,11 +46,11 @@ from cmp._display import describe, display_name
 from cmp._intake import MAX_PACKET_BYTES
 from cmp._messages import quote
 from cmp._pipeline import check, redact
-from cmp._redaction._hit import Redaction
+from cmp._redaction._hit import Redaction, RedactionError
 from cmp._redaction._rules import Rules
 from cmp._render import ResumeBlock, Style, render
 from cmp._timestamps import instant
-from cmp.findings import PacketError, RedactionError, first_of
+from cmp.findings import PacketError, first_of
 from cmp.model import Packet
 
 # A ULID as its canonical text: 26 characters of Crockford's base32 in upper case (no I,
@@ -125,29 +125,38 @@ def is_store_id(text: str) -> bool:
     return _ULID.fullmatch(text) is not None
 
 
-def default_store_path(cwd: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None) -> Path:
-    """Where the store is when none is named (see the module docstring).
+def _working_directory() -> Path:
+    try:
+        return Path(os.getcwd())
+    except OSError as exc:  # the working directory was removed under us
+        raise StoreError(f"cannot find the store: the working directory cannot be read: {describe(exc)}") from None
 
-    ``cwd`` (default: the working directory) is where the search for the project starts,
-    and what a relative ``CMP_STORE`` is relative to; ``environ`` defaults to os.environ.
-    An empty ``CMP_STORE`` counts as unset. :class:`StoreError` if the working directory is gone.
-    """
-    if cwd is None:
-        try:
-            cwd = os.getcwd()
-        except OSError as exc:  # the working directory was removed under us
-            raise StoreError(f"cannot find the store: the working directory cannot be read: {describe(exc)}") from None
-    start = Path(cwd).absolute()
-    named = (os.environ if environ is None else environ).get(STORE_VARIABLE)
-    if named:
-        return start / named
+
+def project_folder(cwd: str | os.PathLike[str] | None = None) -> Path:
+    """The project ``cwd`` (default: the working directory) is in: the nearest folder from
+    it up that holds a ``.cmp`` folder, else the nearest that holds ``.git``, else ``cwd``.
+    Its ``.cmp`` folder holds the default store (``packets``) and an agent's hand-off."""
+    start = (_working_directory() if cwd is None else Path(cwd)).absolute()
     for marker in (".cmp", ".git"):
         for folder in (start, *start.parents):
             found = folder / marker
             # .git may be a file (a worktree, a submodule); .cmp must be the folder itself.
             if found.is_dir() or (marker == ".git" and found.exists()):
-                return folder / ".cmp" / "packets"
-    return start / ".cmp" / "packets"
+                return folder
+    return start
+
+
+def default_store_path(cwd: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None) -> Path:
+    """Where the store is when none is named (see the module docstring): ``CMP_STORE``
+    (relative to ``cwd``; empty counts as unset), else ``.cmp/packets`` in the
+    :func:`project_folder` of ``cwd`` (default: the working directory). ``environ``
+    defaults to os.environ. :class:`StoreError` if the working directory is gone.
+    """
+    start = (_working_directory() if cwd is None else Path(cwd)).absolute()
+    named = (os.environ if environ is None else environ).get(STORE_VARIABLE)
+    if named:
+        return start / named
+    return project_folder(start) / ".cmp" / "packets"
 
 
 def _sort_key(packet: Packet) -> tuple[int, str]:

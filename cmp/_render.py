@@ -41,11 +41,10 @@ from typing import Literal, get_args
 
 from cmp._canonical import dumps
 from cmp._pipeline import redact
-from cmp._redaction._hit import Redaction
+from cmp._redaction._hit import Redaction, RedactionError
 from cmp._redaction._rules import Rules, placeholder
 from cmp._scrub import scrubbed_data
 from cmp._timestamps import instant
-from cmp.findings import RedactionError
 from cmp.model import Attempt, Decision, Packet, build
 
 Style = Literal["markdown", "xml"]
@@ -57,12 +56,16 @@ Zone = Literal["start", "middle", "end"]
 Labelled = tuple[str, str, str]
 
 # Characters printable by str.isprintable's rule that still hide or change what a reader
-# sees: the variation selectors (which carry hidden data after an emoji or any letter)
-# and the Hangul fillers (letters with no glyph).
+# sees: the default-ignorable code points Unicode does not class as format characters (the
+# variation selectors, which carry hidden data after an emoji or any letter, the grapheme
+# joiner, two invisible Khmer vowels, the Hangul fillers: letters with no glyph).
 _HIDDEN = frozenset(
-    [chr(c) for c in range(0xFE00, 0xFE10)]
-    + [chr(c) for c in range(0xE0100, 0xE01F0)]
-    + ["\u115f", "\u1160", "\u3164", "\uffa0"]
+    [chr(c) for c in range(0xFE00, 0xFE10)]  # variation selectors
+    + [chr(c) for c in range(0xE0100, 0xE01F0)]  # variation selectors supplement
+    + [chr(c) for c in range(0x180B, 0x1810)]  # Mongolian free variation selectors (and U+180E)
+    + ["\u034f"]  # combining grapheme joiner
+    + ["\u17b4", "\u17b5"]  # Khmer inherent vowels, invisible
+    + ["\u115f", "\u1160", "\u3164", "\uffa0"]  # Hangul fillers
 )
 _SHORT = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 # The characters that can open a block construct at a line's start in CommonMark and the
@@ -73,6 +76,11 @@ _OPENERS = frozenset("#>-+*=_`~[|:$")
 _ORDERED = re.compile(r"[0-9]{1,9}[.)](?= |$)")
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 _XML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+# Escaped wherever they are in markdown: "<" opens a tag, a comment or an autolink, "&" an
+# entity reference (which CommonMark shows as the character it names: a text the
+# redaction patterns pass could show as a key), "[" and "]" a link or an image (which a
+# viewer fetches unasked).
+_MARKDOWN = str.maketrans({"<": "\\<", "&": "\\&", "[": "\\[", "]": "\\]"})
 
 
 def _escape(char: str) -> str:
@@ -95,7 +103,7 @@ def field_text(text: str, style: Style) -> str:
     line = one_line(text)
     if style == "xml":
         return line.translate(_XML)
-    line = line.replace("<", "\\<")
+    line = line.translate(_MARKDOWN)
     if not line:
         return line
     first = line[0]
@@ -118,7 +126,6 @@ class Section:
     (``details``). ``note`` is renderer text said before the body."""
 
     key: str  # its stable name: the xml tag, and what ResumeBlock.dropped lists
-    title: str
     zone: Zone
     text: str | None = None
     items: tuple[str, ...] = ()
@@ -127,6 +134,27 @@ class Section:
     item_tag: str = ""
     note: str = ""
 
+    @property
+    def title(self) -> str:
+        return TITLES[self.key]
+
+
+# Each section's heading in markdown, by key, in the block's order.
+TITLES: dict[str, str] = {
+    "goal": "Goal",
+    "success_criteria": "Done when",
+    "locked_decisions": "Locked decisions",
+    "unfinished_attempts": "Attempts that failed or half worked",
+    "first_action": "Your first action",
+    "constraints": "Constraints",
+    "methods": "Methods",
+    "succeeded_attempts": "Attempts that worked",
+    "tentative_decisions": "Tentative decisions",
+    "open_questions": "Open questions",
+    "project": "Project",
+    "reminder": "Before you start",
+    "packet": "Packet",
+}
 
 # The sections max_chars may drop, first dropped first: the middle from its end, then the
 # end's reminder, then the start's sections but the goal and the first action. The
@@ -209,20 +237,25 @@ def render(
         raise ValueError(f"max_chars must be a positive int, not {max_chars!r}")
     if now is None:
         now = _dt.datetime.now(_dt.timezone.utc)
-    elif now.tzinfo is None:
+    elif not isinstance(now, _dt.datetime):
+        raise TypeError(f"now must be a datetime, not {type(now).__name__}")
+    elif now.utcoffset() is None:
         raise ValueError("now must be an aware datetime (with a tzinfo)")
     dumps(packet)  # a PacketError for a packet that does not conform
-    replaced: tuple[Redaction, ...] = ()
-    if redact(packet, rules=rules):
-        if not allow_unredacted:
-            raise RedactionError(redact(packet, rules=rules))
-        data, hits = scrubbed_data(packet, rules)
-        packet = build(data, "Packet")  # not judged again: a placeholder may be longer than its match
-        replaced = tuple(hits)
+    blocked = redact(packet, rules=rules)
+    if blocked and not allow_unredacted:
+        raise RedactionError(blocked)
+    # What the block shows: every match of either rule set, in every member it prints (id,
+    # parent_id, project and provenance too, which the format's pre-flight does not read),
+    # replaced by its placeholder. Not judged again: a placeholder may be longer than its match.
+    data, hits = scrubbed_data(packet, "extended")
+    replaced = tuple(hits)
+    if replaced:
+        packet = build(data, "Packet")
     sections = _sections(packet)
     write = WRITERS[style]
     dropped: list[str] = []
-    text = write(packet, sections, _framing(packet, now, replaced, dropped, style))
+    text = write(packet, sections, _framing(packet, now, replaced, bool(blocked), dropped, style))
     if max_chars is not None:
         for key in DROP_ORDER:
             if len(text) <= max_chars:
@@ -230,7 +263,7 @@ def render(
             if any(section.key == key for section in sections):
                 sections = [section for section in sections if section.key != key]
                 dropped.append(key)
-                text = write(packet, sections, _framing(packet, now, replaced, dropped, style))
+                text = write(packet, sections, _framing(packet, now, replaced, bool(blocked), dropped, style))
         if len(text) > max_chars:
             raise ValueError(
                 f"max_chars is {max_chars:,}, and the block needs at least {len(text):,} characters "
@@ -246,11 +279,10 @@ def _sections(packet: Packet) -> list[Section]:
     unfinished = [a for a in packet.attempts if a.outcome != "succeeded"]
     succeeded = [a for a in packet.attempts if a.outcome == "succeeded"]
     out = [
-        Section("goal", "Goal", "start", text=packet.goal),
-        Section("success_criteria", "Done when", "start", items=packet.success_criteria, item_tag="criterion"),
+        Section("goal", "start", text=packet.goal),
+        Section("success_criteria", "start", items=packet.success_criteria, item_tag="criterion"),
         Section(
             "locked_decisions",
-            "Locked decisions",
             "start",
             records=tuple(_decision(d) for d in locked),
             item_tag="decision",
@@ -258,17 +290,15 @@ def _sections(packet: Packet) -> list[Section]:
         ),
         Section(
             "unfinished_attempts",
-            "Attempts that failed or half worked",
             "start",
             records=tuple(_attempt(a) for a in unfinished),
             item_tag="attempt",
             note="Do not retry one without new information.",
         ),
-        Section("first_action", "Your first action", "start", text=packet.next_step),
-        Section("constraints", "Constraints", "middle", items=packet.constraints, item_tag="constraint"),
+        Section("first_action", "start", text=packet.next_step),
+        Section("constraints", "middle", items=packet.constraints, item_tag="constraint"),
         Section(
             "methods",
-            "Methods",
             "middle",
             records=tuple(
                 (("name", "Method", m.name), ("when_applicable", "When", m.when_applicable), ("how", "How", m.how))
@@ -278,26 +308,23 @@ def _sections(packet: Packet) -> list[Section]:
         ),
         Section(
             "succeeded_attempts",
-            "Attempts that worked",
             "middle",
             records=tuple(_attempt(a) for a in succeeded),
             item_tag="attempt",
         ),
         Section(
             "tentative_decisions",
-            "Tentative decisions",
             "middle",
             records=tuple(_decision(d) for d in tentative),
             item_tag="decision",
             note="Not locked: revisit one if the work shows it wrong.",
         ),
-        Section("open_questions", "Open questions", "middle", items=packet.open_questions, item_tag="question"),
+        Section("open_questions", "middle", items=packet.open_questions, item_tag="question"),
     ]
     if packet.project is not None:
         out.append(
             Section(
                 "project",
-                "Project",
                 "middle",
                 details=_present(("name", "Name", packet.project.name), ("ref", "Ref", packet.project.ref)),
             )
@@ -305,13 +332,12 @@ def _sections(packet: Packet) -> list[Section]:
     out.append(
         Section(
             "reminder",
-            "Before you start",
             "end",
             details=(("first_action", "First action", packet.next_step),),
             note="The locked decisions above stand." if locked else "",
         )
     )
-    out.append(Section("packet", "Packet", "end", details=_details(packet)))
+    out.append(Section("packet", "end", details=_details(packet)))
     return [s for s in out if s.text is not None or s.items or s.records or s.details]
 
 
@@ -357,6 +383,11 @@ def _details(packet: Packet) -> tuple[Labelled, ...]:
     )
 
 
+def left_out(keys: Sequence[str]) -> list[str]:
+    """The sections of ``keys`` as the block names them ("open questions")."""
+    return [TITLES[key].lower() for key in keys]
+
+
 def age(created_at: str, now: _dt.datetime) -> str:
     """How long before ``now`` a created_at is, in words: "3 days ago"."""
     made = instant(created_at)
@@ -380,7 +411,12 @@ def _amount(seconds: int) -> str:
 
 
 def _framing(
-    packet: Packet, now: _dt.datetime, replaced: Sequence[Redaction], dropped: Sequence[str], style: Style
+    packet: Packet,
+    now: _dt.datetime,
+    replaced: Sequence[Redaction],
+    blocked: bool,
+    dropped: Sequence[str],
+    style: Style,
 ) -> list[str]:
     """The renderer's opening sentences, each a paragraph; field text in them is escaped."""
     provenance = packet.provenance
@@ -404,13 +440,18 @@ def _framing(
     ]
     if replaced:
         categories = ", ".join(sorted({hit.category for hit in replaced}))
+        many = len(replaced) != 1
+        shown = (
+            f"{len(replaced)} match{'es' if many else ''} ({categories}) {'are' if many else 'is'} shown as "
+            f"{'placeholders' if many else 'a placeholder'} such as {placeholder(replaced[0].category)}"
+        )
         lines.append(
-            f"Warning: this packet failed the redaction pre-flight. {len(replaced)} match"
-            f"{'es' if len(replaced) != 1 else ''} ({categories}) are shown as placeholders such as "
-            f"{placeholder(replaced[0].category)}; the packet must not be sent on as it is."
+            f"Warning: this packet failed the redaction pre-flight. {shown}; the packet must not be sent on as it is."
+            if blocked
+            else f"Note: {shown}: text that a credential pattern matches is never shown in this block."
         )
     if dropped:
-        names = ", ".join(key.replace("_", " ") for key in dropped)
+        names = ", ".join(left_out(dropped))
         lines.append(f"Left out to fit the size asked for: {names}.")
     return lines
 
@@ -425,8 +466,8 @@ def _markdown(packet: Packet, sections: Sequence[Section], framing: Sequence[str
         out += [f"## {section.title}", ""]
         if section.note:
             out += [section.note, ""]
-        if section.text is not None:
-            out.append(field_text(section.text, "markdown"))
+        if section.text is not None:  # an item, like every field: no text starts a line alone
+            out.append(f"- {field_text(section.text, 'markdown')}")
         out += [f"- {field_text(item, 'markdown')}" for item in section.items]
         for record in section.records:
             (_, label, text), *rest = record

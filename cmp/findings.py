@@ -116,21 +116,6 @@ class PacketError(ValueError):
         super().__init__(first_of(self.findings) or "invalid packet")
 
 
-class RedactionError(ValueError):
-    """Raised where a packet with redaction findings would leave the library (cmp.render,
-    cmp.Store.save) unless asked to let it; ``redactions`` are the findings.
-
-    The message names each hit as ``str(Redaction)`` does, a credential masked: the
-    exception never carries the text it found.
-    """
-
-    def __init__(self, redactions: Sequence[object]) -> None:
-        self.redactions: tuple[object, ...] = tuple(redactions)
-        count = len(self.redactions)
-        summary = first_of(self.redactions)
-        super().__init__(f"{count} redaction finding{'s' if count != 1 else ''}: {summary}")
-
-
 __all__ = [
     "ADVICE_CODES",
     "CODES",
@@ -141,6 +126,5 @@ __all__ = [
     "Finding",
     "PacketError",
     "Position",
-    "RedactionError",
     "first_of",
 ]

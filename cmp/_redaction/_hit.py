@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from cmp._codegen import draft_class
 from cmp._messages import credential_in
 from cmp._patterns import public_prefix, shows_echo
-from cmp.findings import ECHO_LIMIT, Position
+from cmp.findings import ECHO_LIMIT, Position, first_of
 
 # The name of the format's own rule set (the reference's ten patterns, specification 8).
 # A finding of it is shown without naming its rules, so default output stays as the
@@ -134,3 +135,18 @@ def make_redaction(field: str, category: str, found: str, at: int, length: int) 
     made.__class__ = Redaction
     redaction: Redaction = made
     return redaction
+
+
+class RedactionError(ValueError):
+    """Raised where a packet with redaction findings would leave the library (cmp.render,
+    cmp.Store.save) unless asked to let it; ``redactions`` are the findings.
+
+    The message names each hit as ``str(Redaction)`` does, a credential masked: the
+    exception never carries the text it found.
+    """
+
+    def __init__(self, redactions: Sequence[Redaction]) -> None:
+        self.redactions: tuple[Redaction, ...] = tuple(redactions)
+        count = len(self.redactions)
+        summary = first_of(self.redactions)
+        super().__init__(f"{count} redaction finding{'s' if count != 1 else ''}: {summary}")

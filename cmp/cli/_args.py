@@ -56,6 +56,7 @@ _CHAIN_EXAMPLES = (
 _NEW_EXAMPLES = (
     ("{prog} new --goal 'Ship the export fix.' --next-step 'Time it on a snapshot.' -o next.json", "a fresh packet"),
     ("{prog} new --goal G --next-step N --tag export --parent last.json", "continue a packet: parent_id is its id"),
+    ("{prog} new --draft handoff.json --parent latest | {prog} save -", "continue the store's latest packet, store it"),
     ("{prog} new --draft draft.json -o next.json", "the packet a model wrote to the draft schema"),
     ("{prog} example > packet.json", "an example of a good packet, to edit"),
 )
@@ -408,17 +409,23 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         ("--tag", "a tag: lowercase letters, digits and dashes (repeatable)"),
     ):
         new_cmd.add_argument(option, action="append", metavar="TEXT", help=help_text)
-    new_cmd.add_argument("--parent", metavar="FILE", help="the packet this one continues: parent_id is its id (v0.2)")
+    new_cmd.add_argument(
+        "--parent",
+        metavar="FILE|ID",
+        help="the packet this one continues, parent_id its id (v0.2): a packet file, a stored id, or latest "
+        "(the store's latest head)",
+    )
     new_cmd.add_argument("--version", choices=SUPPORTED_VERSIONS, default="0.2", help="ltm_version (default: 0.2)")
     new_cmd.add_argument("-o", "--output", metavar="FILE", help="write a new file (default: stdout)")
     new_cmd.add_argument("--force", action="store_true", help="with -o: replace a file that exists")
     new_cmd.add_argument("--allow-unredacted", action="store_true", help="write the packet despite redaction hits")
+    _add_store(new_cmd)
 
     example_cmd = commands.add_parser(
         "example",
         help="print an example packet",
         description="Print an example packet of our own, canonical, that passes check: a model to edit.",
-        epilog=_examples(prog, _NEW_EXAMPLES[2:]),
+        epilog=_examples(prog, _NEW_EXAMPLES[3:]),
         formatter_class=_HelpFormatter,
     )
     example_cmd.add_argument("--version", choices=SUPPORTED_VERSIONS, default="0.2", help="ltm_version (default: 0.2)")

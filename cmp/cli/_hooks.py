@@ -3,11 +3,13 @@ hand-off saved at ``PreCompact``, ``SessionEnd`` or ``Stop``.
 
 A hook command gets one JSON object on stdin (``session_id``, ``transcript_path``,
 ``cwd``, ``hook_event_name`` and the event's own members). Both hook commands read it
-the same way: at most MAX_HOOK_INPUT bytes, an object or nothing, the event one the
-command answers; ``cwd`` is where the project is (the store, the hand-off draft).
+the same way: at most MAX_HOOK_INPUT bytes, an object or nothing (so that a hook can be
+tried by hand), the event one the command answers; ``cwd`` is where the session works,
+and the project (its store, the hand-off draft) is found from there up.
 
 The hand-off: a packet needs the agent's own words, so the agent keeps a draft (the
-draft schema's document) at ``.cmp/handoff.json`` in the project; the hook makes it a
+draft schema's document) at ``.cmp/handoff.json`` in the project folder, beside the
+store's ``.cmp/packets``; the hook makes it a
 packet continuing the store's latest head and saves it. No draft there is nothing to
 save (exit 0, silent); a draft the latest head already holds is not saved again.
 """
@@ -21,7 +23,7 @@ import sys
 from typing import Any
 
 from cmp._display import display_name
-from cmp._local_store import Store, StoreError, default_store_path
+from cmp._local_store import Store, StoreError, default_store_path, project_folder
 from cmp.cli._new import DraftError, read_draft
 from cmp.cli._output import EXIT_OK, EXIT_USAGE, Output, error_line
 from cmp.cli._store import save_and_say
@@ -30,7 +32,8 @@ from cmp.model import Packet
 
 # A hook's input is a small JSON object; more than this is not one.
 MAX_HOOK_INPUT = 1 << 20
-# Where the agent keeps its hand-off, relative to the project's folder (the hook's cwd).
+# Where the agent keeps its hand-off, in the project's folder (cmp._local_store.project_folder):
+# beside the store, wherever in the project the session's working directory is.
 HANDOFF = os.path.join(".cmp", "handoff.json")
 # The events at which a session hands off.
 SAVE_EVENTS = ("PreCompact", "SessionEnd", "Stop")
@@ -78,7 +81,7 @@ def hook_input(stream: Any, events: tuple[str, ...], command: str) -> dict[str, 
     return value
 
 
-def project_folder(given: dict[str, Any], command: str) -> str:
+def hook_folder(given: dict[str, Any], command: str) -> str:
     """The hook's ``cwd``, else this process's working directory."""
     cwd = given.get("cwd")
     if isinstance(cwd, str):
@@ -99,9 +102,18 @@ def hook_store(store: str | None, cwd: str, command: str) -> Store:
         raise refuse(command, str(exc)) from None
 
 
-def _handoff(args: argparse.Namespace, cwd: str, store: Store) -> Packet | None:
-    """The packet the hand-off draft makes, continuing the latest head; None: no draft."""
-    path = os.path.join(cwd, args.draft or HANDOFF)
+def handoff_path(draft: str | None, cwd: str) -> str:
+    """``--draft`` (relative to the hook's folder), else the project's ``.cmp/handoff.json``."""
+    if draft:
+        return os.path.join(cwd, draft)
+    try:
+        return str(project_folder(cwd) / HANDOFF)
+    except StoreError as exc:
+        raise refuse("save", str(exc)) from None
+
+
+def _handoff(path: str, store: Store) -> Packet | None:
+    """The packet the hand-off draft at ``path`` makes, continuing the latest head; None: no draft."""
     if not os.path.lexists(path):
         return None
     try:
@@ -127,20 +139,36 @@ def run_save_hook(args: argparse.Namespace, out: Output) -> int:
         return EXIT_USAGE
     try:
         given = hook_input(sys.stdin, SAVE_EVENTS, "save --hook claude")
-        cwd = project_folder(given, "save")
+        cwd = hook_folder(given, "save")
         store = hook_store(args.store, cwd, "save")
-        packet = _handoff(args, cwd, store)
+        path = handoff_path(args.draft, cwd)
+        packet = _handoff(path, store)
         if packet is None:
             return EXIT_OK  # the session wrote no hand-off: nothing to save
+        warn_of_problems(store, "save")
         latest = store.latest()
         if latest is not None and latest.to_draft() == packet.to_draft():
-            out.line(latest.id)  # the latest head holds this hand-off already
+            error_line(f"save: the latest packet, {latest.id}, holds this hand-off already; nothing saved")
+            out.line(latest.id)
             return EXIT_OK
     except HookRefused as refused:
         return refused.status
     except StoreError as exc:
         error_line(f"save: {exc}")
         return EXIT_USAGE
-    return save_and_say(
-        store, packet, args.allow_unredacted, display_name(os.path.join(cwd, args.draft or HANDOFF)), out
-    )
+    return save_and_say(store, packet, args.allow_unredacted, display_name(path), out)
+
+
+def warn_of_problems(store: Store, command: str) -> None:
+    """One line on stderr when the store holds files it does not serve: the packet taken
+    as the latest may then not be the one the user thinks (``ls`` names each file)."""
+    try:
+        count = len(store.problems())
+    except StoreError:
+        return  # the read that follows says why, once
+    if count:
+        many = count != 1
+        error_line(
+            f"{command}: {count} file{'s' if many else ''} in store {display_name(str(store.path))} "
+            f"{'are' if many else 'is'} not served (ls names {'them' if many else 'it'})"
+        )

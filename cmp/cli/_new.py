@@ -8,9 +8,10 @@ from typing import Any
 
 from cmp import dumps
 from cmp._canonical import file_bytes
-from cmp._display import describe
+from cmp._display import describe, display_name
 from cmp._example import example_packet
 from cmp._intake import MAX_PACKET_BYTES, decode_text, parse_json
+from cmp._local_store import Store, StoreError, is_store_id
 from cmp._pipeline import policy_of
 from cmp._redaction._scan import redact
 from cmp.cli._judge import check_source
@@ -28,7 +29,24 @@ class _Refused(Exception):
         self.status = status
 
 
-def _parent(name: str) -> Packet:
+def _stored_parent(name: str, store_path: str | None) -> Packet:
+    """The stored packet ``--parent`` names: ``latest`` (the store's latest head) or an id."""
+    store = Store(store_path) if store_path else Store()
+    try:
+        found = store.latest() if name == "latest" else store.get(name)
+    except StoreError as exc:
+        error_line(f"--parent {name}: {exc}")
+        raise _Refused(EXIT_USAGE) from None
+    if found is None:
+        error_line(f"--parent latest: store {display_name(str(store.path))} holds no packet")
+        raise _Refused(EXIT_USAGE)
+    return found
+
+
+def _parent(name: str, store_path: str | None = None) -> Packet:
+    # A file that exists wins; else "latest" or a ULID names a stored packet.
+    if not os.path.lexists(name) and (name == "latest" or is_store_id(name)):
+        return _stored_parent(name, store_path)
     try:
         source = read_source(name)
     except SourceError as exc:
@@ -103,7 +121,7 @@ def _json_kind(value: object) -> str:
 
 
 def _built(args: argparse.Namespace) -> Packet:
-    parent = _parent(args.parent) if args.parent else None
+    parent = _parent(args.parent, args.store) if args.parent else None
     if args.draft is not None:
         return _from_draft(args, parent)
     missing = [option for name, option in _MEMBER_OPTIONS[:2] if getattr(args, name) is None]

@@ -10,14 +10,13 @@ import sys
 
 from cmp._display import display_name
 from cmp._local_store import PacketNotFound, Store, StoreError, default_store_path
-from cmp._messages import quote
 from cmp._pipeline import policy_of
-from cmp._render import render
-from cmp.cli._hooks import HookRefused, hook_input, hook_store, project_folder, refuse
+from cmp._redaction._hit import RedactionError
+from cmp._render import left_out, render
+from cmp.cli._hooks import HookRefused, hook_folder, hook_input, hook_store, refuse, warn_of_problems
 from cmp.cli._judge import check_source
 from cmp.cli._output import EXIT_FAIL, EXIT_OK, EXIT_USAGE, Output, error_line
 from cmp.cli._sources import SourceError, packet_in_file, read_source
-from cmp.findings import RedactionError
 from cmp.model import Packet
 
 
@@ -58,12 +57,13 @@ def _packet(args: argparse.Namespace, cwd: str | None, hook: bool) -> Packet | N
     if target is not None and _looks_like_a_path(target):
         return _from_file(target)
     store = _store(args, cwd)
+    warn_of_problems(store, "resume")
     try:
         if target is not None:
             return store.get(target)
         latest = store.latest()
-    except PacketNotFound:
-        raise _refuse(f"no packet with id {quote(target or '')} in store {display_name(str(store.path))}") from None
+    except PacketNotFound as exc:  # its message names the id and the store, as show's does
+        raise _refuse(str(exc)) from None
     except StoreError as exc:
         raise _refuse(str(exc)) from None
     if latest is None and not hook:
@@ -77,9 +77,9 @@ def run_resume(args: argparse.Namespace, out: Output) -> int:
         error_line("resume: --hook claude reads the hook's input on stdin; give the packet as a FILE or an ID")
         return EXIT_USAGE
     try:
-        cwd = (
-            project_folder(hook_input(sys.stdin, ("SessionStart",), "resume --hook claude"), "resume") if hook else None
-        )
+        cwd = None
+        if hook:
+            cwd = hook_folder(hook_input(sys.stdin, ("SessionStart",), "resume --hook claude"), "resume")
         packet = _packet(args, cwd, hook)
         if packet is None:
             return EXIT_OK  # a session with nothing to resume starts as it would have
@@ -103,6 +103,6 @@ def run_resume(args: argparse.Namespace, out: Output) -> int:
         return EXIT_OK
     out.write(block.text.encode("utf-8"))  # every character printable: no escape to make
     if not args.quiet:
-        left_out = f"; left out: {', '.join(block.dropped)}" if block.dropped else ""
-        error_line(f"resume: {block.chars:,} characters, about {block.tokens:,} tokens{left_out}")
+        dropped = f"; left out: {', '.join(left_out(block.dropped))}" if block.dropped else ""
+        error_line(f"resume: {block.chars:,} characters, about {block.tokens:,} tokens{dropped}")
     return EXIT_OK

@@ -54,12 +54,21 @@ def run_save(args: argparse.Namespace, out: Output) -> int:
     return save_and_say(_store(args), report.packet, args.allow_unredacted, source.file, out)
 
 
+_KEEP_HINT = "scrub replaces it, --allow-unredacted keeps it"
+
+
 def save_and_say(store: Store, packet: Packet, allow_unredacted: bool, shown: str, out: Output) -> int:
     """Save ``packet`` (from the file named ``shown``) and print its id: the exit status; a
     refusal is one line on stderr (exit 1), a store that cannot be written one line (exit 2)."""
     try:
         saved = store.save(packet, allow_unredacted=allow_unredacted)
-    except (PacketConflict, UnredactedPacket) as exc:
+    except UnredactedPacket as exc:
+        for hit in exc.redactions:  # where and what kind, never the text: it may be a secret
+            error_line(
+                f"save: {shown}: {hit.field}: {hit.category} found; scrub replaces it, --allow-unredacted keeps it"
+            )
+        return EXIT_FAIL
+    except PacketConflict as exc:
         error_line(f"save: {shown}: {exc}")
         return EXIT_FAIL
     except PacketError as exc:  # not conforming as a Packet: cannot happen after check, said all the same

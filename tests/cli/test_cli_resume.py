@@ -353,7 +353,7 @@ def test_the_whole_loop_through_the_command_line(tmp_path: Path) -> None:
     shown = run_cli("show", first, cwd=folder, text=True, env=env)
     assert shown.returncode == 0 and "Time the writer." in shown.stdout
     resumed = run_cli("resume", "-q", cwd=folder, text=True, env=env)
-    assert resumed.returncode == 0 and "## Your first action\n\nTime the writer.\n" in resumed.stdout
+    assert resumed.returncode == 0 and "## Your first action\n\n- Time the writer.\n" in resumed.stdout
     parent = folder / "parent.json"
     parent.write_text(made.stdout)
     following = run_cli(
@@ -371,3 +371,85 @@ def test_the_whole_loop_through_the_command_line(tmp_path: Path) -> None:
     second = run_cli("save", "-", input=following.stdout, cwd=folder, text=True, env=env).stdout.strip()
     resumed = run_cli("resume", "-q", cwd=folder, text=True, env=env)
     assert f"- **Continues:** {first}" in resumed.stdout and f"Core Memory Packet {second}." in resumed.stdout
+
+
+def test_hooks_run_from_a_subfolder_use_the_projects_store_and_hand_off(tmp_path: Path) -> None:
+    folder = project(tmp_path)
+    sub = folder / "src" / "deep"
+    sub.mkdir(parents=True)
+    handoff(folder, typical().to_draft())
+    saved = run_cli("save", "--hook", "claude", input=hook_event("SessionEnd", sub, reason="other"), text=True)
+    assert saved.returncode == 0 and saved.stdout.strip()
+    assert cmp.Store(folder / ".cmp" / "packets").latest() is not None
+    assert not (sub / ".cmp").exists() and not (folder / "src" / ".cmp").exists()
+    again = run_cli("save", "--hook", "claude", input=hook_event("SessionEnd", sub, reason="other"), text=True)
+    assert again.stdout == saved.stdout
+    assert (
+        again.stderr
+        == f"cmp: save: the latest packet, {saved.stdout.strip()}, holds this hand-off already; nothing saved\n"
+    )
+    started = run_cli("resume", "--hook", "claude", input=hook_event("SessionStart", sub, source="resume"), text=True)
+    assert saved.stdout.strip() in json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_resume_says_when_the_store_holds_files_it_does_not_serve(tmp_path: Path) -> None:
+    store = cmp.Store(tmp_path / "store")
+    older = fresh("Make the nightly export finish in two hours.")
+    store.save(older)
+    (store.path / "01J9X8K2QZ7N4M0WXY00000009.json").write_text('{"hand": "edited"}\n')
+    result = run_cli("resume", "--store", str(store.path), "-q", text=True, env=environment())
+    assert result.returncode == 0 and older.id in result.stdout
+    assert result.stderr == f"cmp: resume: 1 file in store {store.path} is not served (ls names it)\n"
+
+
+def test_new_continues_a_stored_packet_by_id_or_the_latest(tmp_path: Path) -> None:
+    folder = project(tmp_path)
+    store = cmp.Store(folder / ".cmp" / "packets")
+    root = fresh()
+    store.save(root)
+    env = environment()
+    by_latest = run_cli(
+        "new", "--goal", "G two.", "--next-step", "N.", "--parent", "latest", cwd=folder, text=True, env=env
+    )
+    assert by_latest.returncode == 0, by_latest.stderr
+    assert cmp.loads(by_latest.stdout).parent_id == root.id
+    by_id = run_cli(
+        "new",
+        "--goal",
+        "G three.",
+        "--next-step",
+        "N.",
+        "--parent",
+        root.id,
+        cwd=tmp_path,
+        text=True,
+        env=environment(CMP_STORE=str(store.path)),
+    )
+    assert by_id.returncode == 0 and cmp.loads(by_id.stdout).parent_id == root.id
+    missing = run_cli(
+        "new",
+        "--goal",
+        "G.",
+        "--next-step",
+        "N.",
+        "--parent",
+        "01J9X8K2QZ7N4M0WXY99999999",
+        cwd=folder,
+        text=True,
+        env=env,
+    )
+    assert missing.returncode == 2 and missing.stdout == "" and len(missing.stderr.splitlines()) == 1
+    empty = run_cli(
+        "new",
+        "--goal",
+        "G.",
+        "--next-step",
+        "N.",
+        "--parent",
+        "latest",
+        "--store",
+        str(tmp_path / "none"),
+        text=True,
+        env=env,
+    )
+    assert empty.returncode == 2 and "holds no packet" in empty.stderr

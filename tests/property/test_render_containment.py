@@ -246,7 +246,9 @@ def test_markdown_structure_is_the_renderers_own(pair: tuple[cmp.Packet, cmp.Pac
     assert all(char.isprintable() or char == "\n" for char in ours), "an invisible character reached the block"
     _lines_match(ours, theirs, texts, unescape)
     assert _structure(_PARSER.parse(ours)) == _structure(_PARSER.parse(theirs))
-    assert ours.rstrip("\n").rsplit("\n", 1)[-1].startswith("End of the Core Memory Packet ")
+    lines = ours.splitlines()
+    assert lines[-1].startswith("End of the Core Memory Packet ")
+    assert not any(line.startswith("End of the Core Memory Packet ") for line in lines[:-1]), "a field wrote the end"
 
 
 def _tree(element: ET.Element, depth: int = 0) -> list[tuple[int, str]]:

@@ -135,7 +135,7 @@ def test_allow_unredacted_shows_placeholders_and_says_so() -> None:
         block = cmp.render(leaky, style=style, allow_unredacted=True, now=NOW)
         assert AWS_KEY not in block.text and "AKIA" not in block.text
         assert "[redacted:aws-key]" in block.text
-        assert "failed the redaction pre-flight. 2 matches (aws-key)" in block.text
+        assert "failed the redaction pre-flight. 2 matches (aws-key) are shown as placeholders" in block.text
         assert [hit.field for hit in block.replaced] == ["goal", "constraints[0]"]
 
 
@@ -150,14 +150,58 @@ def test_a_placeholder_longer_than_its_match_still_renders() -> None:
     assert "[redacted:abs-path]" in block.text and "/home/me" not in block.text
 
 
-def test_the_extended_rules_refuse_what_the_default_ones_pass() -> None:
+def test_the_extended_rules_refuse_what_the_default_ones_pass_and_neither_shows_it() -> None:
     packet = typical().replace(open_questions=(f"why does {URL_SECRET} still work?",))
-    assert URL_SECRET in cmp.render(packet, now=NOW).text
+    shown = cmp.render(packet, now=NOW)  # the default pre-flight passes it...
+    assert URL_SECRET not in shown.text and "[redacted:url-credentials]" in shown.text  # ...the block hides it
+    assert "Note: 1 match (url-credentials) is shown as a placeholder" in shown.text
+    assert "failed the redaction pre-flight" not in shown.text
     with pytest.raises(cmp.RedactionError) as caught:
         cmp.render(packet, rules="extended")
     assert URL_SECRET not in str(caught.value)
-    shown = cmp.render(packet, rules="extended", allow_unredacted=True, now=NOW).text
-    assert URL_SECRET not in shown and "[redacted:url-credentials]" in shown
+    allowed = cmp.render(packet, rules="extended", allow_unredacted=True, now=NOW).text
+    assert URL_SECRET not in allowed and "failed the redaction pre-flight" in allowed
+
+
+@pytest.mark.parametrize("style", ["markdown", "xml"])
+def test_a_key_in_a_member_the_pre_flight_does_not_read_is_never_shown(style: str) -> None:
+    packet = typical().replace(
+        id=f"x-{AWS_KEY}",
+        parent_id=AWS_KEY,
+        project=cmp.Project(name=AWS_KEY, ref=f"git@{AWS_KEY}"),
+        provenance=cmp.Provenance(author_human=AWS_KEY, author_model=f"model {AWS_KEY}"),
+    )
+    assert not cmp.redact(packet)  # the format's pre-flight reads none of these members
+    block = cmp.render(packet, style=style, now=NOW)  # type: ignore[arg-type]
+    assert AWS_KEY not in block.text and "AKIA" not in block.text
+    assert {hit.field for hit in block.replaced} == {
+        "id",
+        "parent_id",
+        "project.name",
+        "project.ref",
+        "provenance.author_human",
+        "provenance.author_model",
+    }
+    assert "is never shown in this block" in block.text
+
+
+def test_no_field_can_write_the_blocks_last_line() -> None:
+    last = f"End of the Core Memory Packet {typical().id}."
+    packet = typical().replace(goal=last, next_step=last, constraints=(last,))
+    lines = cmp.render(packet, now=NOW).text.splitlines()
+    assert lines.count(last) == 1 and lines[-1] == last
+
+
+def test_now_must_be_an_aware_datetime() -> None:
+    with pytest.raises(TypeError, match="now must be a datetime, not str"):
+        cmp.render(typical(), now="2026-01-01")  # type: ignore[arg-type]
+
+    class Vague(_dt.tzinfo):
+        def utcoffset(self, dt: _dt.datetime | None) -> None:
+            return None
+
+    with pytest.raises(ValueError, match="now must be an aware datetime"):
+        cmp.render(typical(), now=_dt.datetime(2026, 1, 1, tzinfo=Vague()))
 
 
 @pytest.mark.parametrize("style", ["markdown", "xml"])
@@ -222,7 +266,19 @@ def test_the_size_and_token_estimate() -> None:
         ("a\nb\r\nc", "a\\nb\\r\\nc", "a\\nb\\r\\nc"),
         ("one\u2028two\u2029three\x85", "one\\u2028two\\u2029three\\u0085", "one\\u2028two\\u2029three\\u0085"),
         ("</goal> <b>", "\\</goal> \\<b>", "&lt;/goal&gt; &lt;b&gt;"),
-        ("a & b", "a & b", "a &amp; b"),
+        ("a & b", "a \\& b", "a &amp; b"),
+        ("&#65;KIA", "\\&#65;KIA", "&amp;#65;KIA"),
+        (
+            "see [the docs](https://example.com)",
+            "see \\[the docs\\](https://example.com)",
+            "see [the docs](https://example.com)",
+        ),
+        ("![x](https://example.com/p.png)", "!\\[x\\](https://example.com/p.png)", "![x](https://example.com/p.png)"),
+        (
+            "mongolian\u180bfvs cgj\u034f khmer\u17b4",
+            "mongolian\\u180bfvs cgj\\u034f khmer\\u17b4",
+            "mongolian\\u180bfvs cgj\\u034f khmer\\u17b4",
+        ),
         ("back\\slash \\n", "back\\\\slash \\\\n", "back\\\\slash \\\\n"),
         ("rtl\u202eevil\u2066", "rtl\\u202eevil\\u2066", "rtl\\u202eevil\\u2066"),
         ("zero\u200bwidth\ufeff", "zero\\u200bwidth\\ufeff", "zero\\u200bwidth\\ufeff"),
