@@ -3,8 +3,31 @@
 from __future__ import annotations
 
 import json
+import re
 import stat
 from typing import Any
+
+# What can end a line or disguise one in a terminal or a log: C0 controls, DEL, C1
+# controls (U+0085 is a line break too), the Unicode line and paragraph separators, and
+# the bidi embeddings, overrides and isolates that reorder what follows them.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    named = _NAMED_ESCAPES.get(char)
+    if named is not None:
+        return named
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """``text`` with every character that can end a line or disguise one written as a
+    visible escape (``\\n``, ``\\x1b``, ``\\u2028``); escaping twice changes nothing,
+    as an escape is plain ASCII. Backslashes are left as they are, so paths read as usual."""
+    return _UNPRINTABLE.sub(_escape, text)
 
 
 def describe(error: BaseException) -> str:
@@ -23,7 +46,11 @@ def one_line(text: str, limit: int = 300) -> str:
 def display_name(name: str) -> str:
     """A file name safe to print: undecodable bytes shown as escapes, never an error, and
     each part of the path that holds a credential withheld (:func:`masked_name`)."""
-    return masked_name(name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
+    try:
+        raw = name.encode("utf-8", "surrogateescape")  # the bytes of a name os gave back
+    except UnicodeEncodeError:  # a lone surrogate no file system name holds
+        raw = name.encode("utf-8", "surrogatepass")
+    return masked_name(raw.decode("utf-8", "backslashreplace"))
 
 
 def masked_name(name: str) -> str:

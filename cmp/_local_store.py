@@ -42,7 +42,7 @@ from pathlib import Path
 
 from cmp._canonical import dumps, file_bytes
 from cmp._chain import chain
-from cmp._display import describe, display_name
+from cmp._display import describe, display_name, visible
 from cmp._intake import MAX_PACKET_BYTES
 from cmp._messages import quote
 from cmp._pipeline import check, redact
@@ -117,7 +117,7 @@ class StoreProblem:
     message: str
 
     def __str__(self) -> str:
-        return f"{display_name(str(self.path))}: {self.message}"
+        return f"{visible(display_name(str(self.path)))}: {self.message}"
 
 
 def is_store_id(text: str) -> bool:
@@ -172,12 +172,16 @@ class Store:
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = default_store_path() if path is None else Path(path)
+        try:
+            os.fsencode(self.path)
+        except UnicodeEncodeError:  # a lone surrogate: no file system has such a name
+            raise StoreError(f"no store can be at {self._shown()}: the path is no file name") from None
 
     def __repr__(self) -> str:
         return f"Store({str(self.path)!r})"
 
     def _shown(self) -> str:
-        return display_name(str(self.path))
+        return visible(display_name(str(self.path)))  # one line, whatever the path holds
 
     def _unreadable(self, exc: OSError) -> StoreError:
         why = "it is not a folder" if exc.errno == errno.ENOTDIR else describe(exc)
@@ -399,8 +403,19 @@ class Store:
         a name that is not ``<ULID>.json`` (a foreign file, a folder, a link, a temporary file
         left by a writer that stopped), a file that cannot be read, is over 32,768 bytes, is
         not a conforming packet or not in canonical form, or holds a packet whose id is not its
-        name (another file's packet, or one named twice). Nothing is changed."""
-        return self._scan()[1]
+        name (another file's packet, or one named twice); and each packet of a parent_id
+        cycle, which ``get`` and ``list`` serve but which is never a head. Nothing is changed."""
+        packets, problems = self._scan()
+        for cycle in chain(packets).cycles:
+            for index in cycle:
+                problems.append(
+                    StoreProblem(
+                        self._file(packets[index].id),
+                        f"its parent_id chain comes back to it (a cycle of {len(cycle)} packet"
+                        f"{'s' if len(cycle) != 1 else ''}): no head, so no resume, ever picks it",
+                    )
+                )
+        return sorted(problems, key=lambda problem: problem.path.name)
 
     def heads(self) -> builtins.list[Packet]:
         """The packets no stored packet continues (:func:`cmp.chain`'s heads), newest first."""
@@ -486,8 +501,10 @@ def _foreign(entry: os.DirEntry[str], now: float) -> str | None:
         info = entry.stat(follow_symlinks=False)
     except OSError as exc:
         return f"cannot read: {describe(exc)}"
-    if _TEMPORARY.fullmatch(name):
-        if now - info.st_mtime <= STALE_AFTER:
+    if _TEMPORARY.fullmatch(name) and stat.S_ISREG(info.st_mode):
+        # A save in flight is younger than STALE_AFTER; one dated ahead of the clock is not
+        # one (a minute's slack for a clock set back).
+        if -60 <= now - info.st_mtime <= STALE_AFTER:
             return ""  # a save in flight, most likely
         return f"a temporary file left by a save that stopped (older than {STALE_AFTER // 60} minutes); safe to remove"
     if name in _KEEP_FILES and stat.S_ISREG(info.st_mode):

@@ -22,7 +22,7 @@ import os
 import sys
 from typing import Any
 
-from cmp._display import display_name
+from cmp._display import display_name, visible
 from cmp._local_store import Store, StoreError, default_store_path, project_folder
 from cmp.cli._new import DraftError, read_draft
 from cmp.cli._output import EXIT_OK, EXIT_USAGE, Output, error_line
@@ -76,9 +76,17 @@ def hook_input(stream: Any, events: tuple[str, ...], command: str) -> dict[str, 
         named = " or ".join(events)
         raise refuse(command, f"answers {named}, and the hook's input is of another event; see docs/resume.md")
     cwd = value.get("cwd")
-    if cwd is not None and not (isinstance(cwd, str) and cwd and "\0" not in cwd):
+    if cwd is not None and not (isinstance(cwd, str) and cwd and "\0" not in cwd and _file_name(cwd)):
         raise refuse(command, "the hook's input has a cwd that is not a folder's path")
     return value
+
+
+def _file_name(text: str) -> bool:
+    try:
+        os.fsencode(text)
+    except UnicodeEncodeError:  # a lone surrogate (JSON can escape one): no file system's name
+        return False
+    return True
 
 
 def hook_folder(given: dict[str, Any], command: str) -> str:
@@ -104,6 +112,8 @@ def hook_store(store: str | None, cwd: str, command: str) -> Store:
 
 def handoff_path(draft: str | None, cwd: str) -> str:
     """``--draft`` (relative to the hook's folder), else the project's ``.cmp/handoff.json``."""
+    if draft == "-":
+        raise refuse("save", "--draft - cannot be: stdin is the hook's input; name the hand-off's file")
     if draft:
         return os.path.join(cwd, draft)
     try:
@@ -169,6 +179,6 @@ def warn_of_problems(store: Store, command: str) -> None:
     if count:
         many = count != 1
         error_line(
-            f"{command}: {count} file{'s' if many else ''} in store {display_name(str(store.path))} "
-            f"{'are' if many else 'is'} not served (ls names {'them' if many else 'it'})"
+            f"{command}: store {visible(display_name(str(store.path)))} has {count} problem{'s' if many else ''} "
+            f"(ls names {'them' if many else 'it'}): its latest packet may not be the one you think"
         )

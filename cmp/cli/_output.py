@@ -9,28 +9,15 @@ be read or written.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from dataclasses import dataclass
 from typing import TextIO
 
-# What can end a line or disguise one in a terminal or a log: C0 controls, DEL, C1
-# controls (U+0085 is a line break too), the Unicode line and paragraph separators, and
-# the bidi embeddings, overrides and isolates that reorder what follows them.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+from cmp._display import visible
+
 # SGR colours by a line's tone (cmp.cli._render.Tone): red, yellow, green.
 _COLOURS = {"fail": b"\x1b[31m", "warn": b"\x1b[33m", "ok": b"\x1b[32m"}
 _RESET = b"\x1b[0m"
-
-
-def _escape(match: re.Match[str]) -> str:
-    char = match.group()
-    named = _NAMED_ESCAPES.get(char)
-    if named is not None:
-        return named
-    code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def render_line(text: str) -> bytes:
@@ -43,7 +30,7 @@ def render_line(text: str) -> bytes:
     escape is plain ASCII. Backslashes are left as they are, so paths and patterns
     read as usual.
     """
-    return (_UNPRINTABLE.sub(_escape, text) + "\n").encode("utf-8", "backslashreplace")
+    return (visible(text) + "\n").encode("utf-8", "backslashreplace")
 
 
 def coloured_line(text: str, tone: str | None) -> bytes:

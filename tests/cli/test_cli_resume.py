@@ -194,6 +194,7 @@ def test_the_session_start_hook_with_an_empty_store_says_nothing(tmp_path: Path)
             "resume --hook claude: answers SessionStart, and the hook's input is of another event; see docs/resume.md",
         ),
         ('{"cwd": 7}', "resume --hook claude: the hook's input has a cwd that is not a folder's path"),
+        ('{"cwd": "/tmp/\\ud800"}', "resume --hook claude: the hook's input has a cwd that is not a folder's path"),
         (
             "[" * 100_000,
             "resume --hook claude: the hook's input on stdin is not JSON (a Claude Code hook sends an object)",
@@ -308,6 +309,7 @@ def test_the_save_hook_takes_a_named_draft_relative_to_the_hooks_folder(tmp_path
         (["save", "--hook", "claude", "x.json"], "", "not a FILE"),
         (["save"], "", "cmp: save: needs a FILE (- reads stdin), or --hook claude"),
         (["save", "--draft", "x.json"], "", "save: --draft is the hand-off of --hook claude"),
+        (["save", "--hook", "claude", "--draft", "-"], "{}", "stdin is the hook's input"),
     ],
 )
 def test_save_usage_errors_are_one_line_exit_2(tmp_path: Path, args: list[str], stdin: str, said: str) -> None:
@@ -392,14 +394,16 @@ def test_hooks_run_from_a_subfolder_use_the_projects_store_and_hand_off(tmp_path
     assert saved.stdout.strip() in json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
 
 
-def test_resume_says_when_the_store_holds_files_it_does_not_serve(tmp_path: Path) -> None:
+def test_resume_says_when_the_store_has_problems(tmp_path: Path) -> None:
     store = cmp.Store(tmp_path / "store")
     older = fresh("Make the nightly export finish in two hours.")
     store.save(older)
     (store.path / "01J9X8K2QZ7N4M0WXY00000009.json").write_text('{"hand": "edited"}\n')
     result = run_cli("resume", "--store", str(store.path), "-q", text=True, env=environment())
     assert result.returncode == 0 and older.id in result.stdout
-    assert result.stderr == f"cmp: resume: 1 file in store {store.path} is not served (ls names it)\n"
+    assert result.stderr == (
+        f"cmp: resume: store {store.path} has 1 problem (ls names it): its latest packet may not be the one you think\n"
+    )
 
 
 def test_new_continues_a_stored_packet_by_id_or_the_latest(tmp_path: Path) -> None:

@@ -260,6 +260,42 @@ def test_what_version_control_keeps_in_a_folder_is_no_problem(tmp_path: Path) ->
     assert store.list() == [packet(1)]
 
 
+def test_a_parent_id_cycle_is_a_problem_not_a_silent_empty_store(tmp_path: Path) -> None:
+    store = cmp.Store(tmp_path)
+    itself = packet(1, parent_id=ulid(1))
+    store.save(itself)
+    assert store.list() == [itself] and store.heads() == [] and store.latest() is None
+    (problem,) = store.problems()
+    assert problem.path.name == f"{ulid(1)}.json" and "a cycle of 1 packet)" in problem.message
+    store.save(packet(2, parent_id=ulid(3)))
+    store.save(packet(3, parent_id=ulid(2)))
+    assert [p.path.name for p in store.problems()] == [f"{ulid(n)}.json" for n in (1, 2, 3)]
+
+
+def test_a_path_no_file_system_can_hold_is_a_store_error() -> None:
+    with pytest.raises(StoreError, match=r"no store can be at .*: the path is no file name"):
+        cmp.Store("/tmp/\ud800")
+
+
+def test_store_messages_are_one_line_whatever_the_path_holds(tmp_path: Path) -> None:
+    odd = tmp_path / "a\nb\u202ec"
+    odd.write_text("not a folder")
+    with pytest.raises(StoreError) as caught:
+        cmp.Store(odd).list()
+    assert "\n" not in str(caught.value) and "\u202e" not in str(caught.value)
+    assert "a\\nb\\u202ec" in str(caught.value)
+
+
+def test_a_folder_named_as_a_temporary_file_is_reported(tmp_path: Path) -> None:
+    store = cmp.Store(tmp_path)
+    (tmp_path / f".cmp-store-{ulid(1)}-0123456789abcdef.tmp").mkdir()
+    future = tmp_path / f".cmp-store-{ulid(2)}-0123456789abcdef.tmp"
+    future.write_text("x")
+    ahead = time.time() + 3600
+    os.utime(future, (ahead, ahead))
+    assert len(store.problems()) == 2
+
+
 # What the store does not serve.
 
 
