@@ -266,7 +266,9 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     parser = _Parser(
         prog=prog,
         description="Validate, redact and canonically format Core Memory Packets (v0.1, v0.2).",
-        epilog=_examples(prog, _CHECK_EXAMPLES, _FMT_EXAMPLES, _CONFORMANCE_EXAMPLES),
+        epilog=_examples(
+            prog, _CHECK_EXAMPLES, _FMT_EXAMPLES, _STORE_EXAMPLES[:1], _RESUME_EXAMPLES[:1], _CONFORMANCE_EXAMPLES
+        ),
         formatter_class=_HelpFormatter,
     )
     # The version names the package, however the program was started.

@@ -463,23 +463,28 @@ def _ls(store: cmp.Store, arguments: Mapping[str, Any]) -> _Answer:
     return _Answer([_masked("\n".join(lines))], _masked(structured))
 
 
+def _counted(counts: list[tuple[int, str, str]]) -> list[str]:
+    """``3 attempts``, ``1 attempt``: each (count, singular, plural) that is not 0."""
+    return [f"{count} {one if count == 1 else many}" for count, one, many in counts if count]
+
+
 def _described(packet: cmp.Packet) -> str:
     """What ``show`` says of a packet before its text: the gist, one line each."""
     locked = sum(1 for decision in packet.decisions if decision.locked)
     counts = [
-        (len(packet.success_criteria), "success criteria"),
-        (len(packet.constraints), "constraint(s)"),
-        (len(packet.decisions), f"decision(s), {locked} locked"),
-        (len(packet.methods), "method(s)"),
-        (len(packet.attempts), "attempt(s)"),
-        (len(packet.open_questions), "open question(s)"),
+        (len(packet.success_criteria), "success criterion", "success criteria"),
+        (len(packet.constraints), "constraint", "constraints"),
+        (len(packet.decisions), f"decision ({locked} locked)", f"decisions ({locked} locked)"),
+        (len(packet.methods), "method", "methods"),
+        (len(packet.attempts), "attempt", "attempts"),
+        (len(packet.open_questions), "open question", "open questions"),
     ]
     lines = [
         f"Packet {packet.id} (version {packet.ltm_version}), created {packet.created_at}"
         + (f", continuing {packet.parent_id}." if packet.parent_id else "."),
         f"Goal: {_line(packet.goal)}",
         f"Next step: {_line(packet.next_step)}",
-        "Holds: " + (", ".join(f"{count} {what}" for count, what in counts if count) or "nothing more") + ".",
+        "Holds: " + (", ".join(_counted(counts)) or "nothing more") + ".",
     ]
     if packet.tags:
         lines.append(f"Tags: {', '.join(_line(tag) for tag in packet.tags)}.")
@@ -827,7 +832,9 @@ def _called(tool: _Tool, arguments: Mapping[str, Any]) -> _Answer:
 
 
 _PROMPT = """You are ending a work session. Write its Core Memory Packet: the intent of the session, for the \
-next agent, who starts with nothing else. Call the tool `new` with the packet's members as arguments.
+next agent, who starts with nothing else. Call the tool `new` with the packet's members as arguments. \
+If this session went on from a stored packet (the one `resume` gave, or the newest `ls` lists), give its \
+id as `new`'s `parent`, so that the packets form a chain.
 
 What each member is for:
 {guidance}

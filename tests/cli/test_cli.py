@@ -130,7 +130,7 @@ def test_usage_and_examples_name_the_program_as_it_was_started(how: str) -> None
     assert help_text.startswith(f"usage: {prog} [-h] [-V] COMMAND ...\n")
     examples = help_text[help_text.index("examples:") :]
     commands = [line.strip() for line in examples.splitlines()[1::2]]
-    assert len(commands) == 13
+    assert len(commands) == 15
     assert all(command.startswith((f"{prog} ", f"cat packet.json | {prog} ")) for command in commands)
     assert other not in help_text
 

@@ -106,7 +106,7 @@ def test_tools_resources_and_prompts_are_listed() -> None:
         assert [prompt.name for prompt in prompts] == ["write_packet", "resume"]
         message = (await client.get_prompt("write_packet")).messages[0].content.text
         assert "`new`" in message and "- decisions:" in message and "missing-learned" in message
-        assert "`save`" in message
+        assert "`save`" in message and "as `new`'s `parent`" in message  # packets form a chain
         # What the agent writes is the draft: the members the writer fills are not asked for.
         for text in (message, new.description):
             assert "- goal (required):" in text and "- next_step (required):" in text and "- tags:" in text

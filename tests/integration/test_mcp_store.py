@@ -7,6 +7,7 @@ never reaching an answer."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -77,6 +78,8 @@ def test_new_save_ls_resume_is_the_whole_loop(tmp_path: Path) -> None:
         shown = await client.call_tool("show", {"id": packet["id"]})
         assert shown.structured_content == {"id": packet["id"], "packet": packet}
         assert SESSION["goal"] in shown.content[0].text and shown.content[1].text == written.content[0].text
+        holds = next(line for line in shown.content[0].text.splitlines() if line.startswith("Holds: "))
+        assert "(s)" not in holds and re.fullmatch(r"Holds: (\d+ [a-z ()0-9]+)(, \d+ [a-z ()0-9]+)*\.", holds)
         child = await client.call_tool(
             "new",
             {
