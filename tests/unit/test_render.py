@@ -311,3 +311,8 @@ def test_the_resume_page_shows_the_example_block_as_render_writes_it() -> None:
     block = cmp.render(typical(), now=NOW)
     assert shown.group(1) == block.text
     assert f"{block.chars:,} characters, about {block.tokens:,} tokens" in page
+    # Where the README and the CLI page show resume's size line, it is this block's.
+    for other in ("README.md", "docs/cli.md"):
+        text = " ".join((EXAMPLES.parent / other).read_text(encoding="utf-8").split())
+        shown_sizes = re.findall(r"cmp: resume: ([0-9,]+) characters, about ([0-9,]+) tokens", text)
+        assert shown_sizes == [(f"{block.chars:,}", f"{block.tokens:,}")], other
