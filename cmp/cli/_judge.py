@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from cmp import MAX_PACKET_BYTES, Report
 from cmp._intake import size_finding
-from cmp._pipeline import DEFAULT_POLICY, Policy
+from cmp._pipeline import DEFAULT_POLICY, Policy, policy_of
 from cmp._pipeline import judge as judge_data
 from cmp.cli._output import JsonResults, coloured_line
 from cmp.cli._render import Block, Format, Line, file_line, json_entry, report_lines, where
@@ -22,9 +22,12 @@ from cmp.cli._sources import (
     Source,
     SourceError,
     SourcesShare,
+    packet_in_file,
+    read_source,
     unreadable,
 )
-from cmp.findings import Position
+from cmp.findings import Position, first_of
+from cmp.model import Packet
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +65,28 @@ def check_source(source: Source, policy: Policy = DEFAULT_POLICY) -> Report:
     if len(source.data) > MAX_PACKET_BYTES:
         return Report.refused(policy, source.data, [size_finding(source.size)])
     return judge_data(source.data, policy)
+
+
+class NoPacket(Exception):
+    """Why a file gives no conforming packet: ``file`` (its name as shown), ``reason`` (one
+    line), and ``unreadable`` (True: it could not be read at all; False: it is no packet)."""
+
+    def __init__(self, file: str, reason: str, *, unreadable: bool) -> None:
+        super().__init__(f"{file}: {reason}")
+        self.file, self.reason, self.unreadable = file, reason, unreadable
+
+
+def packet_from_file(name: str) -> Packet:
+    """The conforming packet file ``name`` (``-``: stdin) holds, judged as check judges it
+    (redaction hits do not refuse it: reading is not sending); :class:`NoPacket` otherwise."""
+    try:
+        source = read_source(name)
+    except SourceError as exc:
+        raise NoPacket(name, str(exc), unreadable=True) from None
+    report = check_source(packet_in_file(source), policy_of(allow_unredacted=True))
+    if report.packet is None:
+        raise NoPacket(source.file, first_of(report.errors), unreadable=False)
+    return report.packet
 
 
 def judge(source: Source, options: CheckOptions) -> Verdict:

@@ -12,12 +12,11 @@ from cmp._display import describe, display_name
 from cmp._example import example_packet
 from cmp._intake import MAX_PACKET_BYTES, decode_text, parse_json
 from cmp._local_store import Store, StoreError, is_store_id
-from cmp._pipeline import policy_of
 from cmp._redaction._scan import redact
-from cmp.cli._judge import check_source
+from cmp.cli._judge import NoPacket, packet_from_file
 from cmp.cli._output import EXIT_FAIL, EXIT_OK, EXIT_USAGE, Output, error_line
 from cmp.cli._rewrite import WriteRefused, create_atomically, refuse_unless_regular, write_atomically
-from cmp.cli._sources import SourceError, packet_in_file, read_source
+from cmp.cli._sources import SourceError, read_source
 from cmp.findings import PacketError
 from cmp.model import Packet
 
@@ -48,16 +47,10 @@ def _parent(name: str, store_path: str | None = None) -> Packet:
     if not os.path.lexists(name) and (name == "latest" or is_store_id(name)):
         return _stored_parent(name, store_path)
     try:
-        source = read_source(name)
-    except SourceError as exc:
-        error_line(f"--parent {name}: {exc}")
+        return packet_from_file(name)
+    except NoPacket as exc:
+        error_line(f"--parent {exc}" if exc.unreadable else f"--parent {exc.file}: not a packet: {exc.reason}")
         raise _Refused(EXIT_USAGE) from None
-    report = check_source(packet_in_file(source), policy_of(allow_unredacted=True))
-    if report.packet is None:
-        more = f" (and {len(report.errors) - 1} more)" if len(report.errors) > 1 else ""
-        error_line(f"--parent {source.file}: not a packet: {report.errors[0]}{more}")
-        raise _Refused(EXIT_USAGE)
-    return report.packet
 
 
 # A draft states every member, null where there is none, and a model may indent it: it

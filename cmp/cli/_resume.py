@@ -10,13 +10,11 @@ import sys
 
 from cmp._display import display_name
 from cmp._local_store import PacketNotFound, Store, StoreError, default_store_path
-from cmp._pipeline import policy_of
 from cmp._redaction._hit import RedactionError
 from cmp._render import left_out, render
 from cmp.cli._hooks import HookRefused, hook_folder, hook_input, hook_store, refuse, warn_of_problems
-from cmp.cli._judge import check_source
+from cmp.cli._judge import NoPacket, packet_from_file
 from cmp.cli._output import EXIT_FAIL, EXIT_OK, EXIT_USAGE, Output, error_line
-from cmp.cli._sources import SourceError, packet_in_file, read_source
 from cmp.model import Packet
 
 
@@ -37,14 +35,11 @@ def _store(args: argparse.Namespace, cwd: str | None) -> Store:
 
 def _from_file(name: str) -> Packet:
     try:
-        source = read_source(name)
-    except SourceError as exc:
-        raise _refuse(f"{name}: {exc}") from None
-    report = check_source(packet_in_file(source), policy_of(allow_unredacted=True))
-    if report.packet is None:
-        more = f" (and {len(report.errors) - 1} more)" if len(report.errors) > 1 else ""
-        raise _refuse(f"{source.file}: not a conforming packet: {report.errors[0]}{more}", EXIT_FAIL)
-    return report.packet
+        return packet_from_file(name)
+    except NoPacket as exc:
+        if exc.unreadable:
+            raise _refuse(str(exc)) from None
+        raise _refuse(f"{exc.file}: not a conforming packet: {exc.reason}", EXIT_FAIL) from None
 
 
 def _looks_like_a_path(target: str) -> bool:
