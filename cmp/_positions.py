@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -393,6 +394,11 @@ def _hits_by_text(texts: list[str], rules: str) -> Iterator[tuple[int, list[_Hit
     yield from by_index.items()
 
 
+# How the JSON decoders word where they stopped, at the end of their message ("Unterminated
+# string starting at line 1 column 7", cmp._deepjson's "nesting deeper than 64 at line …").
+_DECODER_PLACE = re.compile(r"(?: starting)? at line (?P<line>[0-9]+) column (?P<column>[0-9]+)\Z")
+
+
 def _located(item: Located, source: _Text) -> Located:
     if isinstance(item, Finding):
         offset = _finding_offset(item, source)
@@ -400,7 +406,15 @@ def _located(item: Located, source: _Text) -> Located:
         offset = _redaction_offset(item, source)
     if offset is None:
         return item
-    return dataclasses.replace(item, position=source.position(offset))
+    position = source.position(offset)
+    if isinstance(item, Finding) and item.code == "json":
+        # The decoder's message ends in its own "at line 1 column 2": once the finding has a
+        # position, the CLI prints it in front (and a JSON Lines packet's line 1 is not the
+        # file's), so the same place said twice, or wrongly, is dropped from the message.
+        said = _DECODER_PLACE.search(item.message)
+        if said is not None and (int(said["line"]), int(said["column"])) == (position.line, position.column):
+            return dataclasses.replace(item, message=item.message[: said.start()], position=position)
+    return dataclasses.replace(item, position=position)
 
 
 def locate(data: bytes | str, items: Iterable[Located]) -> list[Located]:

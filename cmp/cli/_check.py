@@ -18,7 +18,7 @@ from cmp.cli._sources import Unreadable
 
 def run_check(args: argparse.Namespace, out: Output) -> int:
     if not args.files and not args.jsonl:
-        error_line("check needs a FILE or --jsonl")
+        error_line("check needs a FILE or --jsonl FILE; - reads stdin (check - < packet.json)")
         return EXIT_USAGE
     runner = chosen_runner(args.jobs, args.dask)
     if isinstance(runner, str):
