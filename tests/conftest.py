@@ -42,3 +42,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
         if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
             item.add_marker(pytest.mark.property)
+
+
+@pytest.fixture(autouse=True)
+def _no_forced_colour(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A FORCE_COLOR of the environment the suite runs in (CI often sets it) would colour the
+    plain lines the tests compare; a test that wants it sets it itself."""
+    monkeypatch.delenv("FORCE_COLOR", raising=False)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -56,6 +57,23 @@ def _open_stderr(target: str | None) -> int | None:
     return fd
 
 
+def _unstartable(program: str) -> str | None:
+    """Why ``program`` (--impl's first word) cannot be started at all, or None.
+
+    Otherwise every vector fails alike, each with the same "cannot start" reason: a
+    report of hundreds of lines for one mistake in the command.
+    """
+    if shutil.which(program) is not None:
+        return None
+    if os.sep not in program and not (os.altsep and os.altsep in program):
+        return "no such program on PATH"
+    if os.path.isdir(program):
+        return "it is a folder"
+    if not os.path.exists(program):
+        return "no such file"
+    return "not executable (chmod +x it, or name its interpreter first, like 'sh adapter.sh')"
+
+
 def _run_vectors(args: argparse.Namespace, write: Callable[[str], None]) -> int:
     """Run the vectors and ``write`` the report; a usage or vector-folder problem is one line on stderr, exit 2."""
     problem = _timeout_problem(args.timeout)
@@ -68,6 +86,10 @@ def _run_vectors(args: argparse.Namespace, write: Callable[[str], None]) -> int:
             argv = split_command(args.impl)
         except ValueError as exc:
             error_line(str(exc))
+            return EXIT_USAGE
+        unstartable = _unstartable(argv[0])
+        if unstartable is not None:
+            error_line(one_line(f"--impl: cannot start {display_name(argv[0])}: {unstartable}"))
             return EXIT_USAGE
     folder = Path(args.vectors) if args.vectors else default_vector_dir()
     if folder is None:

@@ -44,6 +44,18 @@ def coloured_line(text: str, tone: str | None) -> bytes:
     return data
 
 
+def wants_colour(is_terminal: bool) -> bool:
+    """Whether lines are coloured by tone: NO_COLOR set and not empty turns colour off
+    (no-color.org) and wins over FORCE_COLOR; FORCE_COLOR set and not empty turns it on
+    even into a pipe or a file (force-color.org: CI logs that render colour); else on a
+    terminal whose TERM is not ``dumb``. Both are read as set or not, whatever the value."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return is_terminal and os.environ.get("TERM") != "dumb"
+
+
 class Output:
     """UTF-8 to stdout whatever the locale; a closed stdout or pipe ends output cleanly."""
 
@@ -51,8 +63,6 @@ class Output:
         self.stream = stream
         self.lost = False  # something could not be written
         self.is_terminal = False
-        # Colour lines by tone: on a terminal, unless NO_COLOR is set (no-color.org) or TERM is dumb.
-        self.colour = False
         try:
             fd = stream.fileno() if stream is not None else -1
         except (OSError, ValueError, AttributeError):
@@ -60,12 +70,12 @@ class Output:
         if fd >= 0:
             try:
                 self.is_terminal = os.isatty(fd)
-                self.colour = self.is_terminal and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
                 # A parent (some CI runners) may hand us a non-blocking pipe, on which a
                 # full pipe drops data without an error: results would go missing.
                 os.set_blocking(fd, True)
             except OSError:
                 pass
+        self.colour = stream is not None and wants_colour(self.is_terminal)
 
     def line(self, text: str, tone: str | None = None) -> None:
         """One line of text output (escaped: see :func:`render_line`), coloured by its ``tone``
