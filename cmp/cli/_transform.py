@@ -13,20 +13,45 @@ import argparse
 import functools
 from collections.abc import Callable
 
-from cmp import dumps, migrate, scrub
+from cmp import dumps, locate, migrate, scrub
 from cmp._canonical import file_bytes
 from cmp._pipeline import policy_of
+from cmp._positions import locate_both
+from cmp._redaction._hit import Redaction
 from cmp._redaction._rules import Rules
 from cmp._scrub import placeholder
 from cmp.cli._judge import check_source
 from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_line
+from cmp.cli._render import place
 from cmp.cli._rewrite import bad_write_options, rewrite
 from cmp.cli._sources import Unreadable, packet_in_file, read_each
-from cmp.findings import PacketError
+from cmp.findings import Finding, PacketError
 from cmp.model import Packet
 
-# A packet to (the new packet, one line per change); PacketError when there is none.
-Transform = Callable[[Packet], tuple[Packet, list[str]]]
+# One change: what it is about (a hit replaced, a member dropped; None for the whole packet)
+# and its line, which is printed after where that is in the file (check's FILE:LINE:COLUMN).
+Change = tuple[Finding | Redaction | None, str]
+# A packet to (the new packet, its changes); PacketError when there is none.
+Transform = Callable[[Packet], tuple[Packet, list[Change]]]
+
+
+def _placed(name: str, data: bytes, changes: list[Change]) -> list[str]:
+    """Each change's line after ``name:LINE:COLUMN`` where it is in ``data``, else after ``name``."""
+    findings = [item for item, _ in changes if isinstance(item, Finding)]
+    hits = [item for item, _ in changes if isinstance(item, Redaction)]
+    if not (findings or hits):
+        return [f"{name}: {text}" for _, text in changes]
+    placed_findings, placed_hits = locate_both(data, findings, hits)
+    found, hit = iter(placed_findings), iter(placed_hits)
+    lines = []
+    for item, text in changes:
+        position = None
+        if isinstance(item, Finding):
+            position = next(found).position
+        elif isinstance(item, Redaction):
+            position = next(hit).position
+        lines.append(f"{place(name, None, position)}: {text}")
+    return lines
 
 
 def run_transform(args: argparse.Namespace, out: Output, command: str, transform: Transform) -> int:
@@ -41,24 +66,25 @@ def run_transform(args: argparse.Namespace, out: Output, command: str, transform
             run.file_error(source.file, source.message)
             continue
         name = source.file
-        report = check_source(packet_in_file(source), policy_of(allow_unredacted=True))
+        read = packet_in_file(source)
+        report = check_source(read, policy_of(allow_unredacted=True))
         try:
             if report.packet is None:
                 raise PacketError(report.errors)
             packet, changes = transform(report.packet)
             data = file_bytes(dumps(packet))
         except PacketError as exc:
-            for finding in exc.findings:
-                out.line(f"{name}: {finding}")
+            for finding in locate(read.data, exc.findings):
+                out.line(f"{place(name, None, finding.position)}: {finding}")
             run.fail(EXIT_FAIL)
             continue
         if not args.write:
-            for change in changes:
-                error_line(f"{name}: {change}")
+            for line in _placed(name, read.data, changes):
+                error_line(line)
             out.write(data)
             continue
-        for change in changes:
-            out.line(f"{name}: {change}")
+        for line in _placed(name, read.data, changes):
+            out.line(line)
         if packet == report.packet:
             out.line(f"{name}: unchanged")
             continue
@@ -66,10 +92,10 @@ def run_transform(args: argparse.Namespace, out: Output, command: str, transform
     return run.status
 
 
-def _scrubbed(packet: Packet, rules: Rules) -> tuple[Packet, list[str]]:
+def _scrubbed(packet: Packet, rules: Rules) -> tuple[Packet, list[Change]]:
     clean, replaced = scrub(packet, rules=rules)
     # What was found is not shown: the point of scrubbing is that it goes nowhere.
-    return clean, [f"{r.field}: {r.category} replaced by {placeholder(r.category)}" for r in replaced]
+    return clean, [(r, f"{r.field}: {r.category} replaced by {placeholder(r.category)}") for r in replaced]
 
 
 def run_scrub(args: argparse.Namespace, out: Output) -> int:
@@ -77,17 +103,17 @@ def run_scrub(args: argparse.Namespace, out: Output) -> int:
     return run_transform(args, out, "scrub", functools.partial(_scrubbed, rules=args.rules))
 
 
-def _migrated(packet: Packet, *, to: str, drop: bool) -> tuple[Packet, list[str]]:
-    dropped: list[str] = []
+def _migrated(packet: Packet, *, to: str, drop: bool) -> tuple[Packet, list[Change]]:
+    dropped: list[Change] = []
     if drop:
         try:
             migrate(packet, to)
         except PacketError as exc:  # the members the target version lacks, which drop leaves out
-            dropped = [f"dropped {f.path} (version {to} has no such member)" for f in exc.findings]
+            dropped = [(f, f"dropped {f.path} (version {to} has no such member)") for f in exc.findings]
     moved = migrate(packet, to, drop=drop)
     if moved.ltm_version == packet.ltm_version:
         return moved, dropped
-    return moved, [f"version {packet.ltm_version} -> {to}", *dropped]
+    return moved, [(None, f"version {packet.ltm_version} -> {to}"), *dropped]
 
 
 def run_migrate(args: argparse.Namespace, out: Output) -> int:

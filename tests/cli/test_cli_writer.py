@@ -144,7 +144,7 @@ def test_scrub_prints_the_clean_packet_and_says_what_it_replaced(
     (here / "leaky.json").write_bytes(encode(put(full(), "constraints[0]", f"The key {AWS} is old.")))
     status, out, err = run(capsysbinary, "scrub", "leaky.json")
     assert status == 0
-    assert err == ["cmp: leaky.json: constraints[0]: aws-key replaced by [redacted:aws-key]"]
+    assert err == ["cmp: leaky.json:1:306: constraints[0]: aws-key replaced by [redacted:aws-key]"]
     assert cmp.loads(out).constraints[0] == "The key [redacted:aws-key] is old."
     assert cmp.check(out).ok
     assert AWS not in out.decode() and AWS[4:] not in "\n".join(err)
@@ -159,7 +159,7 @@ def test_scrub_write_rewrites_only_what_changed(here: Path, capsysbinary: pytest
     status, out, err = run(capsysbinary, "scrub", "--write", "leaky.json", "clean.json")
     assert (status, err) == (0, [])
     assert out.decode().splitlines() == [
-        "leaky.json: goal: aws-key replaced by [redacted:aws-key]",
+        "leaky.json:1:114: goal: aws-key replaced by [redacted:aws-key]",  # where the key was
         "leaky.json: rewritten",
         "clean.json: unchanged",
     ]
@@ -173,8 +173,8 @@ def test_scrub_reports_a_packet_it_cannot_fix(here: Path, capsysbinary: pytest.C
     status, out, err = run(capsysbinary, "scrub", "--write", "long.json", "bad.json")
     assert status == 1 and err == []
     assert out.decode().splitlines() == [
-        "long.json: $.goal: is 2559 characters, longer than 1024",
-        "bad.json: $.goal: is 0 characters, shorter than 1",
+        "long.json:1:106: $.goal: is 2559 characters, longer than 1024",
+        "bad.json:1:106: $.goal: is 0 characters, shorter than 1",
     ]
 
 
@@ -211,14 +211,14 @@ def test_migrate_up_down_and_drop(here: Path, capsysbinary: pytest.CaptureFixtur
     status, out, err = run(capsysbinary, "migrate", "new.json", "--to", "0.1")
     assert status == 1 and err == []
     assert out.decode().splitlines()[0] == (
-        "new.json: $.parent_id: version 0.1 has no member 'parent_id'; drop=True (--drop) leaves it out"
+        "new.json:1:804: $.parent_id: version 0.1 has no member 'parent_id'; drop=True (--drop) leaves it out"
     )
     status, out, err = run(capsysbinary, "migrate", "--write", "--drop", "new.json", "old.json", "--to", "0.1")
     assert (status, err) == (0, [])
     lines = out.decode().splitlines()
     assert (
         lines[0] == "new.json: version 0.2 -> 0.1"
-        and "new.json: dropped $.methods (version 0.1 has no such member)" in lines
+        and "new.json:1:900: dropped $.methods (version 0.1 has no such member)" in lines
     )
     assert lines[-2:] == ["new.json: rewritten", "old.json: unchanged"]
     assert cmp.loads((here / "new.json").read_bytes()).ltm_version == "0.1"
