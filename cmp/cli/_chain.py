@@ -14,14 +14,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing
 from typing import Any, NamedTuple
 
-from cmp import ChainReport, chain
+from cmp import ChainReport, chain, locate
 from cmp._messages import unquoted
 from cmp._pipeline import policy_of
 from cmp.cli._judge import check_source
 from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_line, render_line
-from cmp.cli._render import where
-from cmp.cli._sources import Source, Unreadable, packets, read_each
-from cmp.findings import Finding
+from cmp.cli._render import place, where
+from cmp.cli._sources import Source, SourceError, Unreadable, packet_in_file, packets, read_each, read_source
+from cmp.findings import Finding, Position
 from cmp.model import Packet
 
 # Deeper than this, a tree line is indented no further and starts with its depth instead,
@@ -33,12 +33,14 @@ SHOWN_FINDINGS = 3
 _CHUNK = 1 << 16
 
 
-def _sources(names: Sequence[str], jsonl: Sequence[str]) -> Iterator[Source | Unreadable]:
-    """The DIR and FILE arguments in order (a folder expanded in place), then each --jsonl file line by line."""
-    for _, read in read_each(names, folders=True):
-        yield read
+def _sources(names: Sequence[str], jsonl: Sequence[str]) -> Iterator[tuple[Source | Unreadable, str | None]]:
+    """The DIR and FILE arguments in order (a folder expanded in place), then each --jsonl file line by
+    line; each with the name a packet file can be read again by (None: stdin or a JSON Lines line)."""
+    for raw, read in read_each(names, folders=True):
+        yield read, (None if raw == "-" else raw)
     with closing(packets((), jsonl)) as lines:
-        yield from lines
+        for line in lines:
+            yield line, None
 
 
 class LeftOut(NamedTuple):
@@ -53,14 +55,16 @@ class LeftOut(NamedTuple):
 class _Reading:
     """Sources read and checked: the packets for the chain, where each came from, and what was left out."""
 
-    def __init__(self, sources: Iterable[Source | Unreadable], run: ExitStatus) -> None:
+    def __init__(self, sources: Iterable[tuple[Source | Unreadable, str | None]], run: ExitStatus) -> None:
         self.sources = sources
         self.run = run
         self.places: list[tuple[str, int | None]] = []  # file and line of each packet in the chain
+        # The name each packet's file is read again by, to place a chain finding (None: cannot be).
+        self.rereadable: list[str | None] = []
         self.left_out: list[LeftOut] = []
 
     def packets(self) -> Iterator[Packet]:
-        for item in self.sources:
+        for item, raw in self.sources:
             if isinstance(item, Unreadable):
                 self.run.fail(EXIT_USAGE)
                 error_line(f"{item.file}: {item.message}")
@@ -69,10 +73,28 @@ class _Reading:
             report = check_source(item, policy_of(allow_unredacted=True))
             if report.packet is None or not report.conforming:
                 self.run.fail(EXIT_FAIL)
-                self.left_out.append(LeftOut(item.file, item.line, None, report.errors))
+                self.left_out.append(LeftOut(item.file, item.line, None, report.located().errors))
                 continue
             self.places.append((item.file, item.line))
+            self.rereadable.append(raw)
             yield report.packet
+
+    def positions(self, report: ChainReport) -> list[Position | None]:
+        """Where each of the report's findings is in its packet's file, read again (a chain
+        keeps no packet's text); None for stdin, a JSON Lines line, or a file that cannot be."""
+        found: list[Position | None] = []
+        for item in report.findings:
+            raw = self.rereadable[item.index]
+            position = None
+            if raw is not None:
+                try:
+                    data = packet_in_file(read_source(raw)).data
+                except (SourceError, OSError):
+                    data = None
+                if data is not None:
+                    position = locate(data, [item.finding])[0].position
+            found.append(position)
+        return found
 
 
 def _name(place: tuple[str, int | None]) -> str:
@@ -84,11 +106,15 @@ def _left_out_line(file: str, line: int | None, findings: Sequence[Finding]) -> 
     shown = "; ".join(str(finding) for finding in findings[:SHOWN_FINDINGS])
     more = len(findings) - SHOWN_FINDINGS
     tail = f" (and {more} more)" if more > 0 else ""  # past the ones shown, not past the first
-    return f"{_name((file, line))}: not a conforming packet, left out of the chain: {shown}{tail}"
+    where = place(file, line, findings[0].position if findings else None)  # at the first one shown
+    return f"{where}: not a conforming packet, left out of the chain: {shown}{tail}"
 
 
 def text_lines(
-    report: ChainReport, places: Sequence[tuple[str, int | None]], left_out: Sequence[LeftOut]
+    report: ChainReport,
+    places: Sequence[tuple[str, int | None]],
+    left_out: Sequence[LeftOut],
+    positions: Sequence[Position | None] = (),
 ) -> Iterator[str]:
     """The tree (children indented under their parent), then the packets left out, the findings, a summary."""
     in_cycle = {index for cycle in report.cycles for index in cycle}
@@ -104,10 +130,12 @@ def text_lines(
     for file, line, error, findings in left_out:
         if error is None:  # an unreadable source has had its line on stderr
             yield _left_out_line(file, line, findings)
-    for item in report.findings:
+    for number, item in enumerate(report.findings):
         finding = item.finding
         see = f"; see {_name(places[item.other])}" if item.other is not None and item.other != item.index else ""
-        yield f"{_name(places[item.index])} (id {unquoted(item.id)}): {finding} [{finding.keyword}{see}]"
+        position = positions[number] if number < len(positions) else None
+        where = place(*places[item.index], position)
+        yield f"{where}: (id {unquoted(item.id)}) {finding} [{finding.keyword}{see}]"
     counts = (
         (len(report.links), "packet"),
         (len(report.roots), "root"),
@@ -180,5 +208,5 @@ def run_chain(args: argparse.Namespace, out: Output) -> int:
         document = json_document(report, reading.places, reading.left_out)
         out.document(json.dumps(document, ensure_ascii=False, indent=2))
     else:
-        _write_lines(out, text_lines(report, reading.places, reading.left_out))
+        _write_lines(out, text_lines(report, reading.places, reading.left_out, reading.positions(report)))
     return run.status

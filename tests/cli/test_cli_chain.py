@@ -111,13 +111,13 @@ def test_findings_name_file_id_path_and_rule(broken: Path, capsys: pytest.Captur
         f"  packet-child  2026-01-01T11:00:00+02:00  {name}b-child.json",
         f"packet-root  2026-01-01T12:00:00Z  {name}c-copy.json",
         f"packet-self  2026-01-01T10:00:00Z  {name}sub/d-self.json  (in a cycle)",
-        f"{name}b-child.json (id packet-child): $.created_at: created_at is not later than the parent's "
+        f"{name}b-child.json:1:60: (id packet-child) $.created_at: created_at is not later than the parent's "
         f"('packet-root'): 3,600 s earlier [not-newer; see {name}a-root.json]",
-        f"{name}b-child.json (id packet-child): $.methods[0].name: method 'replay' is renamed 'replay-load'; "
+        f"{name}b-child.json:1:254: (id packet-child) $.methods[0].name: method 'replay' is renamed 'replay-load'; "
         f"its how is the parent's, unchanged [method-renamed; see {name}a-root.json]",
-        f"{name}c-copy.json (id packet-root): $.id: id 'packet-root' is also the id of an earlier packet "
+        f"{name}c-copy.json:1:30: (id packet-root) $.id: id 'packet-root' is also the id of an earlier packet "
         f"[duplicate-id; see {name}a-root.json]",
-        f"{name}sub/d-self.json (id packet-self): $.parent_id: parent_id names the packet itself, "
+        f"{name}sub/d-self.json:1:212: (id packet-self) $.parent_id: parent_id names the packet itself, "
         "so it is its own ancestor [cycle]",
         "chain: 4 packets, 2 roots, 1 head, 1 cycle, 4 findings, 0 left out",
     ]
@@ -172,7 +172,7 @@ def test_a_packet_that_does_not_conform_is_one_line_and_left_out(
     assert main(["chain", str(good), str(bad)]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"packet-good  2026-01-01T10:00:00Z  {good}"
-    assert out[1].startswith(f"{bad}: not a conforming packet, left out of the chain: $.goal: ")
+    assert out[1].startswith(f"{bad}:1:90: not a conforming packet, left out of the chain: $.goal: ")
     assert out[1].endswith(" (and 2 more)") and out[1].count("; ") == 2
     assert out[2] == "chain: 1 packet, 1 root, 1 head, 0 cycles, 0 findings, 1 left out"
 
@@ -254,7 +254,7 @@ def test_closed_makes_a_missing_parent_a_finding(tmp_path: Path, capsys: pytest.
     assert "(parent packet-gone is not in the set)" in capsys.readouterr().out
     assert main(["chain", "--closed", str(tmp_path)]) == 1
     assert (
-        f"{tmp_path / 'orphan.json'} (id packet-orphan): $.parent_id: parent_id 'packet-gone' names no packet "
+        f"{tmp_path / 'orphan.json'}:1:214: (id packet-orphan) $.parent_id: parent_id 'packet-gone' names no packet "
         "[parent-missing]" in capsys.readouterr().out.splitlines()
     )
 
