@@ -315,6 +315,9 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         "--force", action="store_true", help="with --write: rewrite read-only files and files with other hard links too"
     )
     fmt_cmd.add_argument("--allow-unredacted", action="store_true", help="format packets with redaction findings too")
+    fmt_cmd.add_argument(
+        "-q", "--quiet", action="store_true", help="no summary line on stderr after --check or --write"
+    )
     _show_found(fmt_cmd)
     _add_rules(fmt_cmd)
 
@@ -327,6 +330,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     )
     lint_cmd.add_argument("files", nargs="+", metavar="FILE", help="packet files; - reads stdin")
     lint_cmd.add_argument("--strict", action="store_true", help="lint findings fail too (exit 1)")
+    lint_cmd.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
     lint_cmd.add_argument(
         "--format", choices=("text", "json"), default="text", help="text lines (default) or one JSON document"
     )

@@ -14,6 +14,7 @@ from cmp.cli._results import Results
 from cmp.cli._runners import chosen_runner
 from cmp.cli._signals import StopSignals
 from cmp.cli._sources import Unreadable
+from cmp.cli._summary import Summary
 
 
 def run_check(args: argparse.Namespace, out: Output) -> int:
@@ -25,6 +26,7 @@ def run_check(args: argparse.Namespace, out: Output) -> int:
         error_line(runner)
         return EXIT_USAGE
     run = ExitStatus()
+    summary = Summary("check", "packet", ("accepted", "failed"))
     # A counter on the terminal that also shows the results would break their lines.
     progress = Progress(None if args.jsonl else len(args.files), quiet=out.is_terminal)
     results = Results(out, progress, format=args.format)
@@ -46,9 +48,13 @@ def run_check(args: argparse.Namespace, out: Output) -> int:
                     break
                 if isinstance(item, Unreadable):
                     run.fail(EXIT_USAGE)
+                    summary.unreadable()
                     results.error(item.file, None, item.message)
                     continue
                 progress.step(item.packets)
+                summary.add("accepted", item.packets - item.failed)
+                summary.add("failed", item.failed)
+                summary.unreadable(len(item.problems))
                 if item.failed:
                     run.fail(EXIT_FAIL)
                 results.block(item)
@@ -62,4 +68,5 @@ def run_check(args: argparse.Namespace, out: Output) -> int:
     finally:
         progress.close()
     results.close()
+    summary.say(args, out)
     return run.status

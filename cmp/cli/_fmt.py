@@ -14,6 +14,7 @@ from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_lin
 from cmp.cli._render import place, redaction_text
 from cmp.cli._rewrite import bad_write_options, rewrite
 from cmp.cli._sources import Source, Unreadable, packet_in_file, read_each
+from cmp.cli._summary import Summary
 from cmp.findings import Finding, Position
 
 if TYPE_CHECKING:
@@ -50,9 +51,11 @@ def run_fmt(args: argparse.Namespace, out: Output) -> int:
     if bad_write_options("fmt", args):
         return EXIT_USAGE
     run = ExitStatus()
+    summary = Summary("fmt", "file", ("canonical", "rewritten", "not canonical", "not rewritten", "not formatted"))
     for raw_name, source in read_each(args.files, folders=bool(args.check or args.write)):
         if isinstance(source, Unreadable):
             run.file_error(source.file, source.message)
+            summary.unreadable()
             continue
         name = source.file
         canonical, problems = _canonical(
@@ -65,15 +68,22 @@ def run_fmt(args: argparse.Namespace, out: Output) -> int:
             for position, problem in problems:
                 out.line(f"{place(name, None, position)}: {problem}", "fail")
             run.fail(EXIT_FAIL)
+            summary.add("not formatted")
             continue
         data = file_bytes(canonical)
         if args.check:
             if data != source.data:
                 out.line(f"{name}: not canonical")
                 run.fail(EXIT_FAIL)
+            summary.add("canonical" if data == source.data else "not canonical")
         elif args.write:
-            if data != source.data:
-                rewrite(raw_name, source, data, force=args.force, run=run, out=out)
+            if data == source.data:
+                summary.add("canonical")
+            else:
+                done = rewrite(raw_name, source, data, force=args.force, run=run, out=out)
+                summary.add("rewritten" if done else "not rewritten")
         else:
             out.write(data)
+    if args.check or args.write:  # printing one packet, its bytes are all there is to say
+        summary.say(args, out)
     return run.status

@@ -10,6 +10,7 @@ from cmp.cli._judge import check_source
 from cmp.cli._output import EXIT_FAIL, ExitStatus, JsonResults, Output
 from cmp.cli._render import Tone, error_result, json_entry, place, report_lines, where
 from cmp.cli._sources import Unreadable, read_each
+from cmp.cli._summary import Summary
 from cmp.findings import Finding
 
 
@@ -21,12 +22,14 @@ def _line(file: str, finding: Finding) -> str:
 def run_lint(args: argparse.Namespace, out: Output) -> int:
     """Check each file, then lint the packet: check's failures fail (1); lint findings fail only with --strict."""
     run = ExitStatus()
+    summary = Summary("lint", "file", ("ok", "with advice", "failed"))
     document = JsonResults(out) if args.format == "json" else None
     for _, source in read_each(args.files, folders=True):
         if out.lost:  # nobody reads the results any more (`| head`)
             break
         if isinstance(source, Unreadable):
             run.file_error(source.file, source.message)
+            summary.unreadable()
             if document is not None:
                 document.add(json_entry(error_result(source.file, None, source.message, lint=[])))
             continue
@@ -34,6 +37,7 @@ def run_lint(args: argparse.Namespace, out: Output) -> int:
         findings = locate(source.data, lint(report.packet)) if report.packet is not None else []
         if not report.accepted or (findings and args.strict):
             run.fail(EXIT_FAIL)
+        summary.add("failed" if not report.accepted else "with advice" if findings else "ok")
         if document is not None:
             lint_json = [finding.to_json() for finding in findings]
             result = report.located().to_json(show_found=args.show_found)
@@ -49,4 +53,5 @@ def run_lint(args: argparse.Namespace, out: Output) -> int:
             out.line(line, tone)
     if document is not None:
         document.close()
+    summary.say(args, out)
     return run.status

@@ -232,8 +232,9 @@ def bad_write_options(command: str, args: argparse.Namespace) -> bool:
     return False
 
 
-def rewrite(path: str, source: Source, data: bytes, *, force: bool, run: ExitStatus, out: Output) -> None:
-    """Replace the file ``source`` was read from (``path``) with ``data``, atomically; say how it went."""
+def rewrite(path: str, source: Source, data: bytes, *, force: bool, run: ExitStatus, out: Output) -> bool:
+    """Replace the file ``source`` was read from (``path``) with ``data``, atomically; say how it
+    went, and whether it was rewritten."""
     try:
         write_atomically(path, data, read=source, force=force)
     except WriteRefused as exc:
@@ -242,3 +243,5 @@ def rewrite(path: str, source: Source, data: bytes, *, force: bool, run: ExitSta
         run.file_error(source.file, f"cannot write: {describe(exc)}; the file is unchanged")
     else:
         out.line(f"{source.file}: rewritten")
+        return True
+    return False
