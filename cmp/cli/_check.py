@@ -63,6 +63,7 @@ def run_check(args: argparse.Namespace, out: Output) -> int:
                     results.error(file, None, message)
     except WorkersFailed as exc:
         run.fail(EXIT_USAGE)
+        summary.complete = False
         file = exc.file if exc.file is not None else "-"
         results.error(file, exc.line, f"not checked: {exc}; nothing after it was checked either")
     finally:

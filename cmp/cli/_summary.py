@@ -4,7 +4,7 @@ It goes to stderr (as ``cmp: check: 3 packets, 2 accepted, 1 not accepted``), ne
 stdout: stdout holds the results a program reads (and, for ``fmt`` without --check or
 --write, the packet's own bytes), and a count among them would be a result line that is
 none. It is left out for the whole-document formats (json, sarif), whose readers often
-capture stderr with stdout, and with -q/--quiet.
+capture stderr with stdout, with -q/--quiet, and for a run of one source.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ class Summary:
         self.outcomes = outcomes
         self.counts: Counter[str] = Counter()
         self.unread = 0
+        self.complete = True  # False: the run was cut short, and says so itself
 
     def add(self, outcome: str, count: int = 1) -> None:
         if outcome not in self.outcomes:
@@ -51,8 +52,14 @@ class Summary:
         return f"{self.command}: " + ", ".join(parts) + unread
 
     def say(self, args: argparse.Namespace, out: Output) -> None:
-        """The line on stderr, unless -q/--quiet, a whole-document --format (json, sarif), or
-        results that were not all written (nobody read them: the counts would mislead)."""
-        if getattr(args, "quiet", False) or getattr(args, "format", "text") in ("json", "sarif") or out.lost:
+        """The line on stderr, unless -q/--quiet, a whole-document --format (json, sarif),
+        results that were not all written (nobody read them: the counts would mislead), a run
+        cut short (:attr:`complete`), or a run of one source (its own line and the exit status
+        already say all a count would)."""
+        if getattr(args, "quiet", False) or getattr(args, "format", "text") in ("json", "sarif"):
+            return
+        if out.lost or not self.complete:
+            return
+        if sum(self.counts.values()) + self.unread < 2:  # one source: its own line says it all
             return
         error_line(self.line())

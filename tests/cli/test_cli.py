@@ -88,7 +88,10 @@ def test_missing_file_exits_2_and_other_files_still_checked(
     assert main(["check", str(missing), str(good)]) == 2
     captured = capsys.readouterr()
     assert captured.out == f"{good}: ok\n"
-    assert captured.err == f"cmp: {missing}: cannot open: No such file or directory\n"
+    assert captured.err == (
+        f"cmp: {missing}: cannot open: No such file or directory\n"
+        "cmp: check: 1 packet, 1 accepted; 1 file not read\n"  # the summary, of two sources
+    )
 
 
 def test_a_folder_without_packets_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -492,14 +495,20 @@ def test_symlink_loop_and_non_utf8_name(tmp_path: Path, good: Path) -> None:
         timeout=60,
     )
     assert result.returncode == 2
-    assert result.stderr == f"cmp: {loop}: cannot open: Too many levels of symbolic links\n".encode()
+    assert result.stderr == (
+        f"cmp: {loop}: cannot open: Too many levels of symbolic links\n"
+        "cmp: check: 2 packets, 2 accepted; 1 file not read\n"
+    ).encode()
     assert result.stdout == f"{tmp_path}/caf\\xe9.json: ok\n{good}: ok\n".encode()
+
+
+SUMMARY_ONE_NOT_READ = b"cmp: check: 1 packet, 1 accepted; 1 file not read\n"
 
 
 def test_closed_stdin(good: Path) -> None:
     result = subprocess.run(f"{sys.executable} -m cmp check - {good} <&-", shell=True, capture_output=True, timeout=60)
     assert result.returncode == 2
-    assert result.stderr == b"cmp: -: cannot read stdin: it is closed\n"
+    assert result.stderr == b"cmp: -: cannot read stdin: it is closed\n" + SUMMARY_ONE_NOT_READ
     assert result.stdout == f"{good}: ok\n".encode()
 
 

@@ -218,7 +218,9 @@ def test_a_file_changed_under_the_run_is_named_not_mixed(tmp_path: Path, jobs: s
     assert lines == [f"{path}:{number}: ok" for number in range(1, len(lines) + 1)]
     assert len(lines) < 8 * SHARE_BYTES // len(line)
     # Said once, not once for each share of the file left (workers fail each the same way).
-    assert err.decode().splitlines() == [f"cmp: {path}: changed while it was read: {message}"]
+    said, summary = err.decode().splitlines()
+    assert said == f"cmp: {path}: changed while it was read: {message}"
+    assert summary == f"cmp: check: {len(lines):,} packets, {len(lines):,} accepted; 1 file not read"
 
 
 class _Fetched:
