@@ -188,10 +188,15 @@ def test_garbage_and_wrong_ids_are_failures(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_missing_command_is_a_failure_not_a_traceback() -> None:
-    code, out = run_against("/nonexistent/implementation")
-    assert code == 1
-    assert "cannot start implementation" in out[0]
+def test_missing_command_is_one_line_and_exit_2_not_a_traceback() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "cmp", "conformance", "--impl", "/nonexistent/implementation"],
+        capture_output=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert (result.returncode, result.stdout) == (2, b"")
+    assert result.stderr == b"cmp: --impl: cannot start /nonexistent/implementation: no such file\n"
 
 
 def test_json_format_and_filter(capsys: pytest.CaptureFixture[str]) -> None:
