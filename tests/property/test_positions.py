@@ -83,11 +83,13 @@ def _first_value_start(text: str) -> int:
 _DECODER_WHERE = re.compile(r" at line (\d+) column (\d+)$")
 
 
-def _assert_json_finding(finding: Finding, raw: bytes, text: str, offset: int) -> None:
-    message = finding.message
+def _assert_json_finding(finding: Finding, raw: bytes, text: str, offset: int, message: str) -> None:
+    """``message`` is the finding's before it was located: once placed, the decoder's own
+    "at line N column M" is left out of it (the place is said in front of the line)."""
     where = _DECODER_WHERE.search(message)
     if where is not None:  # the decoder's own account of where it stopped
         assert finding.position == Position(int(where.group(1)), int(where.group(2)))
+        assert finding.message == re.sub(r"(?: starting)?" + _DECODER_WHERE.pattern, "", message)
     elif "byte order mark" in message or "UTF-16" in message:
         assert offset == 0
     elif message.startswith("invalid json: invalid UTF-8 at byte "):
@@ -120,11 +122,11 @@ def _assert_points_at(report: Report, raw: bytes) -> None:
     located = report.located()
     text = raw.decode("utf-8", "replace")
     written: _Written | None = None
-    for finding in located.errors:
+    for unplaced, finding in zip(report.errors, located.errors, strict=True):
         assert finding.position is not None, finding
         offset = _offset(text, finding.position)
         if finding.code == "json":
-            _assert_json_finding(finding, raw, text, offset)
+            _assert_json_finding(finding, raw, text, offset, unplaced.message)
             continue
         if finding.code == "size":
             if len(raw) > MAX_PACKET_BYTES:  # the character that holds the first byte past the limit
