@@ -71,7 +71,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "cmp.cli._sources",  # files, stdin, JSON Lines: one Source record each
         "cmp.cli._render",  # a result as text lines or a JSON entry
     ),
-    ("cmp.cli._github", "cmp.cli._sarif"),  # a result as GitHub workflow commands; as SARIF results
+    # a result as GitHub workflow commands; as SARIF results; a run's summary line
+    ("cmp.cli._github", "cmp.cli._sarif", "cmp.cli._summary"),
     # one source (and one share) judged; fmt --write; where a run's results go
     ("cmp.cli._judge", "cmp.cli._rewrite", "cmp.cli._results"),
     # many sources, worker processes, input order; the parser
