@@ -49,3 +49,13 @@ def _no_forced_colour(monkeypatch: pytest.MonkeyPatch) -> None:
     """A FORCE_COLOR of the environment the suite runs in (CI often sets it) would colour the
     plain lines the tests compare; a test that wants it sets it itself."""
     monkeypatch.delenv("FORCE_COLOR", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _no_configuration(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI's settings from the environment (CMP_RULES, CMP_FORMAT, ..., CMP_CONFIG) of the
+    shell the suite runs in would change what the tests expect; a test that wants one sets it."""
+    from cmp.cli._config import CONFIG_VARIABLE, OPTIONS
+
+    for name in (CONFIG_VARIABLE, *(option.env for option in OPTIONS)):
+        monkeypatch.delenv(name, raising=False)

@@ -255,7 +255,38 @@ def _add_store(command: argparse.ArgumentParser) -> None:
 
 
 def _add_rules(command: argparse.ArgumentParser, help_text: str = _RULES_HELP) -> None:
-    command.add_argument("--rules", choices=("default", "extended"), default="default", help=help_text)
+    # None: not given; cmp.cli._config fills it from CMP_RULES, the pyproject.toml table or "default".
+    command.add_argument("--rules", choices=("default", "extended"), help=help_text)
+
+
+_CONFIG_NOTE = (
+    "a setting not given as a flag is read from its environment variable (CMP_RULES, ...), else from "
+    "[tool.core-memory-packet] in the nearest pyproject.toml (docs/configuration.md)"
+)
+
+
+def _add_walk(command: argparse.ArgumentParser) -> None:
+    """--include and --exclude: which files a FOLDER argument stands for."""
+    command.add_argument(
+        "--include",
+        action="append",
+        metavar="GLOB",
+        help="in a folder, check the files matching GLOB (repeatable; default: *.json); a GLOB without / "
+        "matches the file's name, one with / its path from the project's folder",
+    )
+    command.add_argument(
+        "--exclude", action="append", metavar="GLOB", help="in a folder, leave out the files matching GLOB (repeatable)"
+    )
+
+
+def _add_ignore(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--ignore",
+        action="append",
+        metavar="RULE",
+        help="leave out the findings of a redaction rule (redaction/aws-key; a prefix such as redaction/extended "
+        "names all of its rules): they are neither reported nor fail the run (repeatable; CI output only)",
+    )
 
 
 def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
@@ -287,18 +318,34 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         "--jsonl", action="append", metavar="FILE", help="a JSON Lines file (- for stdin), one packet per line"
     )
     _add_jobs(check_cmd)
-    check_cmd.add_argument("--format", choices=FORMATS, default="text", help=_CHECK_FORMAT_HELP)
+    check_cmd.add_argument("--format", choices=FORMATS, help=_CHECK_FORMAT_HELP)
     check_cmd.add_argument(
         "-q", "--quiet", action="store_true", help="print only what fails: nothing for a packet that is accepted"
     )
     check_cmd.add_argument(
-        "--lenient", action="store_true", help="schema errors are warnings (exit 0); intake errors still fail"
+        "--lenient",
+        action=argparse.BooleanOptionalAction,
+        help="schema errors are warnings (exit 0); intake errors still fail",
     )
     check_cmd.add_argument(
         "--allow-unredacted", action="store_true", help="redaction findings are warnings (whole-packet override)"
     )
     _show_found(check_cmd)
     _add_rules(check_cmd)
+    _add_walk(check_cmd)
+    _add_ignore(check_cmd)
+    check_cmd.add_argument(
+        "--baseline",
+        metavar="PATH",
+        help="a file the baseline command wrote: its redaction findings are reported as known and do not fail "
+        "the run; only new ones do (entries no longer found are listed on stderr)",
+    )
+    check_cmd.add_argument(
+        "--exit-zero", action="store_true", help="exit 0 even when packets fail (2 still for usage and I/O errors)"
+    )
+    check_cmd.add_argument(
+        "--show-config", action="store_true", help="print each setting, its value and where it came from; check nothing"
+    )
 
     fmt_cmd = commands.add_parser(
         "fmt",
@@ -320,6 +367,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     )
     _show_found(fmt_cmd)
     _add_rules(fmt_cmd)
+    _add_walk(fmt_cmd)
 
     lint_cmd = commands.add_parser(
         "lint",
@@ -329,13 +377,21 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         formatter_class=_HelpFormatter,
     )
     lint_cmd.add_argument("files", nargs="+", metavar="FILE", help="packet files; - reads stdin")
-    lint_cmd.add_argument("--strict", action="store_true", help="lint findings fail too (exit 1)")
     lint_cmd.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
     lint_cmd.add_argument(
         "--format", choices=("text", "json"), default="text", help="text lines (default) or one JSON document"
     )
+    lint_cmd.add_argument("--strict", action=argparse.BooleanOptionalAction, help="lint findings fail too (exit 1)")
+    lint_cmd.add_argument(
+        "--disable", dest="lint_disable", action="append", metavar="RULE", help="leave out a lint rule (repeatable)"
+    )
     _show_found(lint_cmd)
     _add_rules(lint_cmd)
+    _add_walk(lint_cmd)
+    _add_ignore(lint_cmd)
+    lint_cmd.add_argument(
+        "--exit-zero", action="store_true", help="exit 0 even when packets fail (2 still for usage and I/O errors)"
+    )
 
     conf_cmd = commands.add_parser(
         "conformance",
@@ -390,6 +446,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     chain_cmd.add_argument(
         "--closed", action="store_true", help="the set holds every packet: a parent_id naming none of them is a finding"
     )
+    _add_walk(chain_cmd)
 
     new_cmd = commands.add_parser(
         "new",
@@ -615,3 +672,12 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     mcp_cmd.add_argument("--store", metavar="PATH", help=_STORE_HELP + "; for save, ls, show, resume")
 
     return parser
+
+
+def subcommand(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    """The parser of the command ``name`` in ``parser`` (build_parser's)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            found: argparse.ArgumentParser = action.choices[name]
+            return found
+    raise KeyError(name)

@@ -25,10 +25,12 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 from cmp._display import describe, display_name
 from cmp.cli._render import Block
 from cmp.cli._sources import (
+    EVERY_JSON,
     SHARE_BYTES,
     JsonlShare,
     SourceError,
     Unreadable,
+    Walk,
     count_newlines,
     open_file,
     packets,
@@ -400,7 +402,7 @@ def jsonl_shares(
 
 
 def input_shares(
-    files: Sequence[str], jsonl: Sequence[str], runner: Runner
+    files: Sequence[str], jsonl: Sequence[str], runner: Runner, walk: Walk = EVERY_JSON
 ) -> Generator[Share | Unreadable, None, None]:
     """What ``check`` judges, as shares: the FILE and DIR arguments (read here, a folder
     expanded in place), then each --jsonl file (read by whoever judges it; stdin read here).
@@ -408,7 +410,7 @@ def input_shares(
     An unreadable source takes its place in the order.
     """
     one_by_one = not runner.parallel
-    yield from shares_of(packets(files, ()), one_by_one=one_by_one)
+    yield from shares_of(packets(files, (), walk), one_by_one=one_by_one)
     for raw_name in jsonl:
         if raw_name == "-":
             yield from shares_of(packets((), ("-",)), one_by_one=one_by_one)

@@ -20,7 +20,16 @@ from cmp._pipeline import policy_of
 from cmp.cli._judge import check_source
 from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_line, render_line
 from cmp.cli._render import place, where
-from cmp.cli._sources import Source, SourceError, Unreadable, packet_in_file, packets, read_each, read_source
+from cmp.cli._sources import (
+    Source,
+    SourceError,
+    Unreadable,
+    Walk,
+    packet_in_file,
+    packets,
+    read_each,
+    read_source,
+)
 from cmp.findings import Finding, Position
 from cmp.model import Packet
 
@@ -33,10 +42,12 @@ SHOWN_FINDINGS = 3
 _CHUNK = 1 << 16
 
 
-def _sources(names: Sequence[str], jsonl: Sequence[str]) -> Iterator[tuple[Source | Unreadable, str | None]]:
+def _sources(
+    names: Sequence[str], jsonl: Sequence[str], walk: Walk
+) -> Iterator[tuple[Source | Unreadable, str | None]]:
     """The DIR and FILE arguments in order (a folder expanded in place), then each --jsonl file line by
     line; each with the name a packet file can be read again by (None: stdin or a JSON Lines line)."""
-    for raw, read in read_each(names, folders=True):
+    for raw, read in read_each(names, folders=True, walk=walk):
         yield read, (None if raw == "-" else raw)
     with closing(packets((), jsonl)) as lines:
         for line in lines:
@@ -200,7 +211,7 @@ def run_chain(args: argparse.Namespace, out: Output) -> int:
         error_line("chain needs a DIR, a FILE or --jsonl")
         return EXIT_USAGE
     run = ExitStatus()
-    reading = _Reading(_sources(args.paths, args.jsonl or ()), run)
+    reading = _Reading(_sources(args.paths, args.jsonl or (), args.walk), run)
     report = chain(reading.packets(), closed=args.closed)
     if report.findings:
         run.fail(EXIT_FAIL)

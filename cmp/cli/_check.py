@@ -37,7 +37,7 @@ def run_check(args: argparse.Namespace, out: Output) -> int:
         quiet=args.quiet,
         colour=out.colour,
     )
-    shares = input_shares(args.files, args.jsonl or (), runner)
+    shares = input_shares(args.files, args.jsonl or (), runner, args.walk)
     blocks = merged(shares, check_share, options, runner)
     # With workers, a stop signal must unwind through merged, which then kills them.
     stop = StopSignals() if runner.parallel else nullcontext()

@@ -52,7 +52,7 @@ def run_fmt(args: argparse.Namespace, out: Output) -> int:
         return EXIT_USAGE
     run = ExitStatus()
     summary = Summary("fmt", "file", ("canonical", "rewritten", "not canonical", "not rewritten", "not formatted"))
-    for raw_name, source in read_each(args.files, folders=bool(args.check or args.write)):
+    for raw_name, source in read_each(args.files, folders=bool(args.check or args.write), walk=args.walk):
         if isinstance(source, Unreadable):
             run.file_error(source.file, source.message)
             summary.unreadable()

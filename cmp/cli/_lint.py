@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 
 from cmp import lint, locate
+from cmp._lint import RULE_IDS
 from cmp._pipeline import policy_of
+from cmp.cli._config import origin
 from cmp.cli._judge import check_source
-from cmp.cli._output import EXIT_FAIL, ExitStatus, JsonResults, Output
+from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, JsonResults, Output, error_line
 from cmp.cli._render import Tone, error_result, json_entry, place, report_lines, where
 from cmp.cli._sources import Unreadable, read_each
 from cmp.cli._summary import Summary
@@ -21,10 +23,14 @@ def _line(file: str, finding: Finding) -> str:
 
 def run_lint(args: argparse.Namespace, out: Output) -> int:
     """Check each file, then lint the packet: check's failures fail (1); lint findings fail only with --strict."""
+    disabled = frozenset(args.lint_disable)
+    for rule in sorted(disabled - frozenset(RULE_IDS)):
+        error_line(f"{origin(args, 'lint_disable')}: no lint rule {rule!r} (the rules: {', '.join(RULE_IDS)})")
+        return EXIT_USAGE
     run = ExitStatus()
     summary = Summary("lint", "file", ("ok", "with advice", "failed"))
     document = JsonResults(out) if args.format == "json" else None
-    for _, source in read_each(args.files, folders=True):
+    for _, source in read_each(args.files, folders=True, walk=args.walk):
         if out.lost:  # nobody reads the results any more (`| head`)
             break
         if isinstance(source, Unreadable):
@@ -34,7 +40,8 @@ def run_lint(args: argparse.Namespace, out: Output) -> int:
                 document.add(json_entry(error_result(source.file, None, source.message, lint=[])))
             continue
         report = check_source(source, policy_of(rules=args.rules))
-        findings = locate(source.data, lint(report.packet)) if report.packet is not None else []
+        advised = [f for f in lint(report.packet) if f.keyword not in disabled] if report.packet is not None else []
+        findings = locate(source.data, advised) if advised else []
         if not report.accepted or (findings and args.strict):
             run.fail(EXIT_FAIL)
         summary.add("failed" if not report.accepted else "with advice" if findings else "ok")

@@ -7,8 +7,9 @@ import signal
 import sys
 from collections.abc import Callable, Sequence
 
-from cmp.cli._args import CONSOLE_PROG, build_parser
+from cmp.cli._args import CONSOLE_PROG, build_parser, subcommand
 from cmp.cli._check import run_check
+from cmp.cli._config import ConfigError, configure, settings_lines
 from cmp.cli._fmt import run_fmt
 from cmp.cli._output import EXIT_USAGE, Output, error_line, silence_stdout
 from cmp.cli._signals import Stopped
@@ -139,6 +140,15 @@ def main(argv: Sequence[str] | None = None, prog: str = CONSOLE_PROG) -> int:
         if command is None:
             parser.print_help()
             return EXIT_USAGE
+        try:
+            settings = configure(subcommand(parser, args.command), args)
+        except ConfigError as exc:
+            error_line(str(exc))
+            return EXIT_USAGE
+        if getattr(args, "show_config", False):
+            for line in settings_lines(settings, args.config_file):
+                out.line(line)
+            return 0
         status = command(args, out)
     except KeyboardInterrupt:
         error_line("interrupted")

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import stat
 import sys
 from collections.abc import Generator, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from cmp import MAX_PACKET_BYTES
@@ -160,15 +161,91 @@ def read_source(name: str, limit: int = READ_LIMIT) -> Source:
     return Source(display_name(name), None, data, size, stamp)
 
 
-def read_each(names: Iterable[str], *, folders: bool = False) -> Iterator[tuple[str, Source | Unreadable]]:
+def _glob_pattern(glob: str) -> re.Pattern[str]:
+    """``glob`` as a regular expression over a ``/``-separated path: ``*`` and ``?`` stay
+    within one step, ``**/`` stands for any number of steps (none too), ``[...]`` as in fnmatch."""
+    parts: list[str] = []
+    index = 0
+    while index < len(glob):
+        if glob.startswith("**/", index):
+            parts.append("(?:[^/]*/)*")
+            index += 3
+        elif glob.startswith("**", index):
+            parts.append(".*")
+            index += 2
+        elif glob[index] == "*":
+            parts.append("[^/]*")
+            index += 1
+        elif glob[index] == "?":
+            parts.append("[^/]")
+            index += 1
+        elif glob[index] == "[" and "]" in glob[index + 2 :]:
+            end = glob.index("]", index + 2)
+            inside = glob[index + 1 : end]
+            parts.append("[" + ("^" + inside[1:] if inside.startswith("!") else inside).replace("\\", "\\\\") + "]")
+            index = end + 1
+        else:
+            parts.append(re.escape(glob[index]))
+            index += 1
+    return re.compile("".join(parts) + r"\Z")
+
+
+@dataclass(frozen=True)
+class Walk:
+    """Which files below a folder argument are read: those matching an ``include`` glob and
+    no ``exclude`` glob. A glob without ``/`` matches a name: for ``include`` the file's, for
+    ``exclude`` the file's or a folder's on the way to it; a glob with ``/`` matches the
+    path from ``root`` (the configuration file's folder, else the working folder), with
+    ``**/`` for any number of folders. A file named as an argument is always read."""
+
+    include: tuple[str, ...] = ("*.json",)
+    exclude: tuple[str, ...] = ()
+    root: str = ""
+    _include: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
+    _exclude: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_include", tuple(_glob_pattern(glob) for glob in self.include))
+        object.__setattr__(self, "_exclude", tuple(_glob_pattern(glob) for glob in self.exclude))
+
+    def takes(self, path: str) -> bool:
+        """Whether ``path`` (a file found below a folder argument) is read."""
+        steps = os.path.relpath(os.path.abspath(path), os.path.abspath(self.root or os.curdir)).split(os.sep)
+        relative = "/".join(steps)
+        pairs = zip(self.include, self._include, strict=True)
+        if not any(pattern.match(relative if "/" in glob else steps[-1]) for glob, pattern in pairs):
+            return False
+        for glob, pattern in zip(self.exclude, self._exclude, strict=True):
+            if "/" in glob:
+                if pattern.match(relative):
+                    return False
+            elif any(pattern.match(step) for step in steps if step != os.pardir):
+                return False
+        return True
+
+    def nothing_found(self) -> str:
+        """Why a folder stands for no file: none matches (the globs are named when they are not the default)."""
+        if self == Walk(root=self.root):
+            return "no *.json file below it"
+        excluded = f" and no exclude glob ({', '.join(self.exclude)})" if self.exclude else ""
+        return f"no file below it matches an include glob ({', '.join(self.include)}){excluded}"
+
+
+EVERY_JSON = Walk()
+
+
+def read_each(
+    names: Iterable[str], *, folders: bool = False, walk: Walk = EVERY_JSON
+) -> Iterator[tuple[str, Source | Unreadable]]:
     """Each name as given, with what was read from it or the Unreadable that takes its place.
 
-    With ``folders``, a folder stands for every ``*.json`` below it (:func:`json_below`),
-    each named by its path; without, a folder is an Unreadable like any other non-file.
+    With ``folders``, a folder stands for the files below it that ``walk`` takes
+    (:func:`json_below`), each named by its path; without, a folder is an Unreadable like
+    any other non-file.
     """
     for name in names:
         if folders and name != "-" and os.path.isdir(name):
-            yield from json_below(name)
+            yield from json_below(name, walk)
             continue
         try:
             read: Source | Unreadable = read_source(name)
@@ -177,21 +254,23 @@ def read_each(names: Iterable[str], *, folders: bool = False) -> Iterator[tuple[
         yield name, read
 
 
-def json_below(folder: str) -> Iterator[tuple[str, Source | Unreadable]]:
-    """Every ``*.json`` below ``folder``, read in sorted order (of path steps); then what could not be listed.
+def json_below(folder: str, walk: Walk = EVERY_JSON) -> Iterator[tuple[str, Source | Unreadable]]:
+    """The files below ``folder`` that ``walk`` takes (every ``*.json``), read in sorted
+    order (of path steps); then what could not be listed.
 
-    A folder with no ``*.json`` below it is an Unreadable: a run that checks nothing
+    A folder with no such file below it is an Unreadable: a run that checks nothing
     should not look like one that passed.
     """
-    paths, problems = files_below(folder, (".json",))
+    paths, problems = files_below(folder, walk)
     yield from read_each(paths)
     for problem in problems:
         yield problem.file, problem
 
 
-def files_below(folder: str, suffixes: tuple[str, ...]) -> tuple[list[str], list[Unreadable]]:
-    """The files below ``folder`` whose names end in one of ``suffixes``, in sorted order
-    (of path steps), and what could not be listed (or that nothing was found).
+def files_below(folder: str, chosen: tuple[str, ...] | Walk) -> tuple[list[str], list[Unreadable]]:
+    """The files below ``folder`` whose names end in one of ``chosen``'s suffixes (or that the
+    :class:`Walk` takes), in sorted order (of path steps), and what could not be listed
+    (or that nothing was found).
 
     Symbolic links to folders are not followed, so a link loop cannot make the walk endless.
     """
@@ -204,10 +283,16 @@ def files_below(folder: str, suffixes: tuple[str, ...]) -> tuple[list[str], list
     for top, _, files in os.walk(folder, onerror=unlisted):
         relative = os.path.relpath(top, folder)
         steps = () if relative == os.curdir else tuple(relative.split(os.sep))
-        found.extend(((*steps, name), os.path.join(top, name)) for name in files if name.endswith(suffixes))
+        for name in files:
+            path = os.path.join(top, name)
+            if name.endswith(chosen) if isinstance(chosen, tuple) else chosen.takes(path):
+                found.append(((*steps, name), path))
     if not found and not problems:
-        kinds = " or ".join(f"*{suffix}" for suffix in suffixes)
-        problems.append(Unreadable(display_name(folder), f"no {kinds} file below it"))
+        if isinstance(chosen, Walk):
+            why = chosen.nothing_found()
+        else:
+            why = "no " + " or ".join(f"*{suffix}" for suffix in chosen) + " file below it"
+        problems.append(Unreadable(display_name(folder), why))
     found.sort()
     return [path for _, path in found], sorted(problems, key=lambda problem: problem.file)
 
@@ -402,14 +487,16 @@ def count_newlines(path: str, start: int, end: int, inode: int | None = None) ->
     return count
 
 
-def packets(files: Sequence[str], jsonl: Sequence[str]) -> Generator[Source | Unreadable, None, None]:
+def packets(
+    files: Sequence[str], jsonl: Sequence[str], walk: Walk = EVERY_JSON
+) -> Generator[Source | Unreadable, None, None]:
     """What ``check`` judges: the FILE and DIR arguments (a folder expanded in place), then
     each --jsonl file line by line.
 
     An unreadable source takes its place in the order. Closing the generator closes
     the --jsonl file being read.
     """
-    for _, read in read_each(files, folders=True):
+    for _, read in read_each(files, folders=True, walk=walk):
         yield read
     for raw_name in jsonl:
         name = display_name(raw_name)

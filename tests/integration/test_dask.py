@@ -108,7 +108,7 @@ def test_a_worker_killed_mid_run_leaves_the_results_whole(scheduler: str, big: P
         process.wait()
     out = first + rest
     # Dask runs the dead worker's shares again elsewhere: the run completes with every result.
-    assert (process.returncode, out, err) == (1, local.stdout, b""), time.monotonic() - killed_at
+    assert (process.returncode, out, err) == (1, local.stdout, local.stderr), time.monotonic() - killed_at
     deadline = time.monotonic() + 60  # the nanny starts a new worker, for the tests after this one
     while len(_worker_pids(scheduler)) < 2 and time.monotonic() < deadline:
         time.sleep(0.5)

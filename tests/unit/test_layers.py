@@ -76,7 +76,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # one source (and one share) judged; fmt --write; where a run's results go
     ("cmp.cli._judge", "cmp.cli._rewrite", "cmp.cli._results"),
     # many sources, worker processes, input order; the parser
-    ("cmp.cli._batch", "cmp.cli._args"),
+    ("cmp.cli._batch", "cmp.cli._args", "cmp.cli._config"),
     ("cmp.cli._dask",),  # the same shares on a Dask cluster
     ("cmp.cli._runners",),  # where a run's shares go: this process, worker processes, or a cluster
     (  # the commands

@@ -1,0 +1,238 @@
+"""Settings: each option from its flag, else its environment variable, else the
+``[tool.core-memory-packet]`` table of the nearest ``pyproject.toml``, else its default.
+
+Every setting is stated once, in :data:`OPTIONS`: its key in the file (``lint-strict``),
+its environment variable (``CMP_LINT_STRICT``), the argument it fills (``strict``), the
+commands that read it and the values it takes. An unknown key, or a value of the wrong
+kind, is a :class:`ConfigError` (one line, exit 2), never ignored. Paths in the file are
+relative to the file's folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from cmp.cli._sources import Walk
+
+TABLE = "core-memory-packet"  # [tool.core-memory-packet]
+CONFIG_VARIABLE = "CMP_CONFIG"  # names the file to read instead of the nearest pyproject.toml
+_MARK = TABLE.encode()  # a pyproject.toml without it is not parsed at all (start-up time)
+_TRUE = frozenset(("1", "true", "yes", "on"))
+_FALSE = frozenset(("0", "false", "no", "off", ""))
+
+Kind = Literal["bool", "choice", "list", "path"]
+DEFAULT = "default"  # the origin of a setting no flag, variable or file gave
+
+
+class ConfigError(Exception):
+    """A setting that cannot be used: the message is one line naming where it came from."""
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One setting: ``key`` in the file, ``dest`` the argument it fills, ``commands`` that read it."""
+
+    key: str
+    flag: str
+    dest: str
+    kind: Kind
+    commands: frozenset[str]
+    default: Any = None
+    choices: tuple[str, ...] = ()
+
+    @property
+    def env(self) -> str:
+        return "CMP_" + self.key.upper().replace("-", "_")
+
+
+_SCANNING = frozenset(("check", "lint", "fmt", "scrub", "resume", "audit"))
+_WALKING = frozenset(("check", "lint", "fmt", "chain"))
+
+# The store's folder has its own variable, CMP_STORE, read by the library (cmp.Store), so
+# it is not a setting here: one place decides where the store is.
+OPTIONS: tuple[Option, ...] = (
+    Option("rules", "--rules", "rules", "choice", _SCANNING, "default"),  # its choices: --rules's
+    Option("lenient", "--lenient", "lenient", "bool", frozenset(("check",)), False),
+    Option("include", "--include", "include", "list", _WALKING, ("*.json",)),
+    Option("exclude", "--exclude", "exclude", "list", _WALKING, ()),
+    Option("lint-strict", "--strict", "strict", "bool", frozenset(("lint",)), False),
+    Option("lint-disable", "--disable", "lint_disable", "list", frozenset(("lint",)), ()),
+    Option("ignore", "--ignore", "ignore", "list", frozenset(("check", "lint")), ()),
+    Option("baseline", "--baseline", "baseline", "path", frozenset(("check",))),
+    Option("format", "--format", "format", "choice", frozenset(("check",)), "text"),
+)
+OPTIONS_BY_KEY = {option.key: option for option in OPTIONS}
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """A setting's value and where it came from: its flag, ``CMP_X``, a file's path, or ``default``."""
+
+    value: Any
+    origin: str
+
+
+def find_pyproject(start: str) -> str | None:
+    """The nearest ``pyproject.toml`` in ``start`` or a folder above it, or None."""
+    folder = os.path.abspath(start)
+    while True:
+        candidate = os.path.join(folder, "pyproject.toml")
+        if os.path.isfile(candidate):
+            return candidate
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def _choice(option: Option, value: object, where: str, choices: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise ConfigError(f"{where}: {option.key} must be one of {', '.join(choices)}, not {value!r}")
+    return value
+
+
+def _value(option: Option, value: object, where: str, choices: Sequence[str], folder: str | None) -> Any:
+    """``value`` as ``option`` takes it, from the file (``folder``: the file's) or the
+    environment (``folder`` None: every value is a string there, so words stand for
+    booleans and commas separate a list; in the file TOML's own types must be used)."""
+    from_environment = folder is None
+    if option.kind == "bool":
+        if isinstance(value, str) and from_environment:
+            word = value.strip().lower()
+            if word in _TRUE or word in _FALSE:
+                return word in _TRUE
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: {option.key} must be true or false, not {value!r}")
+        return value
+    if option.kind == "choice":
+        return _choice(option, value, where, choices)
+    if option.kind == "list":
+        if isinstance(value, str) and from_environment:
+            value = [item.strip() for item in value.split(",") if item.strip()]
+        if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
+            raise ConfigError(f"{where}: {option.key} must be a list of non-empty strings, not {value!r}")
+        return tuple(value)
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{where}: {option.key} must be a path, not {value!r}")
+    return value if folder is None else os.path.normpath(os.path.join(folder, value))
+
+
+def file_table(path: str) -> dict[str, Any]:
+    """The ``[tool.core-memory-packet]`` table of ``path`` ({} when it has none)."""
+    try:
+        with open(path, "rb") as stream:
+            data = stream.read()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if _MARK not in data:
+        return {}
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # tomllib is tomli, taken into the standard library in 3.11
+        import tomli as tomllib
+    try:
+        document = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    tool = document.get("tool", {})
+    table = tool.get(TABLE, {}) if isinstance(tool, dict) else {}
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.{TABLE}] must be a table")
+    for key in table:
+        if key not in OPTIONS_BY_KEY:
+            known = ", ".join(OPTIONS_BY_KEY)
+            raise ConfigError(f"{path}: [tool.{TABLE}] has no setting {key!r} (the settings: {known})")
+    return table
+
+
+@dataclass(frozen=True, slots=True)
+class Sources:
+    """Where settings come from besides flags: the environment, and the file (its path, or None)."""
+
+    environ: Mapping[str, str]
+    file: str | None
+    table: Mapping[str, Any]
+
+    @classmethod
+    def find(cls, environ: Mapping[str, str] | None = None, cwd: str = ".") -> Sources:
+        environ = os.environ if environ is None else environ
+        named = environ.get(CONFIG_VARIABLE)
+        file = named or find_pyproject(cwd)
+        if named and not os.path.isfile(named):
+            raise ConfigError(f"{CONFIG_VARIABLE}: no such file: {named}")
+        return cls(environ, file, file_table(file) if file else {})
+
+
+def _choices(parser_choices: Mapping[str, Sequence[str]], option: Option) -> Sequence[str]:
+    return parser_choices.get(option.dest) or option.choices
+
+
+def resolve(
+    command: str, args: argparse.Namespace, sources: Sources, choices: Mapping[str, Sequence[str]]
+) -> dict[str, Setting]:
+    """Every setting ``command`` reads, by key: filled into ``args`` (a flag left unset is
+    None), from the flag, the environment, the file or the default, in that order.
+    ``choices`` are the command's own choices for an option (its --format's)."""
+    settings: dict[str, Setting] = {}
+    folder = os.path.dirname(os.path.abspath(sources.file)) if sources.file else None
+    for option in OPTIONS:
+        if command not in option.commands or not hasattr(args, option.dest):
+            continue
+        allowed = _choices(choices, option)
+        given = getattr(args, option.dest)
+        if given is not None and given != []:
+            setting = Setting(tuple(given) if isinstance(given, list) else given, option.flag)
+        elif option.env in sources.environ:
+            setting = Setting(_value(option, sources.environ[option.env], option.env, allowed, None), option.env)
+        elif option.key in sources.table:
+            where = f"{sources.file}: {option.key}"
+            setting = Setting(_value(option, sources.table[option.key], where, allowed, folder), str(sources.file))
+        else:
+            setting = Setting(option.default, DEFAULT)
+        if option.kind == "choice" and setting.origin != DEFAULT:
+            _choice(option, setting.value, setting.origin, allowed)
+        settings[option.key] = setting
+        setattr(args, option.dest, setting.value)
+    return settings
+
+
+def settings_lines(settings: Mapping[str, Setting], file: str | None) -> list[str]:
+    """``key = value  (origin)``, one line a setting, after the file read (if any), for ``--show-config``."""
+    lines = [f"configuration file: {file if file is not None else 'none'}"]
+    for key, setting in settings.items():
+        value = setting.value
+        shown = "none" if value is None else str(value).lower() if isinstance(value, bool) else repr(value)
+        if isinstance(value, tuple):
+            shown = "[" + ", ".join(repr(item) for item in value) + "]"
+        lines.append(f"{key} = {shown}  ({setting.origin})")
+    return lines
+
+
+def origin(args: argparse.Namespace, dest: str) -> str:
+    """Where the value of ``args.dest`` came from (its flag, variable or file), for a message about it."""
+    origins: dict[str, str] = getattr(args, "origins", {})
+    return origins.get(dest, DEFAULT)
+
+
+def configure(
+    command: argparse.ArgumentParser, args: argparse.Namespace, environ: Mapping[str, str] | None = None
+) -> dict[str, Setting]:
+    """Fill ``args`` of the subcommand ``command`` parsed from the flags, the environment and
+    the file; set ``args.walk`` for a command that walks folders. The settings, for --show-config."""
+    args.config_file = None
+    if not any(args.command in option.commands for option in OPTIONS):
+        return {}  # a command that reads no setting does not depend on a file it does not read
+    choices = {action.dest: tuple(action.choices) for action in command._actions if action.choices is not None}
+    sources = Sources.find(environ)
+    settings = resolve(args.command, args, sources, choices)
+    args.config_file = sources.file
+    args.origins = {OPTIONS_BY_KEY[key].dest: setting.origin for key, setting in settings.items()}
+    if "include" in settings:
+        root = os.path.dirname(os.path.abspath(sources.file)) if sources.file else os.getcwd()
+        args.walk = Walk(settings["include"].value, settings["exclude"].value, root)
+    return settings
