@@ -437,3 +437,15 @@ def locate_both(
     """:func:`locate` for a report's findings and hits, reading the text once for both."""
     source = _Text(data)
     return [_located(f, source) for f in findings], [_located(r, source) for r in redactions]
+
+
+def located_in_text(data: bytes | str, redactions: Iterable[Redaction]) -> list[Redaction]:
+    """Hits of a scan over the whole source text (invalid UTF-8 read as U+FFFD, as everywhere
+    here), each ``at`` an offset in that text, with the position it is at."""
+    source = _Text(data)
+    return [dataclasses.replace(hit, position=source.position(hit.at)) for hit in redactions]
+
+
+def source_text(data: bytes | str) -> str:
+    """The source as the text that positions count in (see :func:`located_in_text`)."""
+    return _Text(data).text

@@ -393,6 +393,31 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         "--exit-zero", action="store_true", help="exit 0 even when packets fail (2 still for usage and I/O errors)"
     )
 
+    baseline_cmd = commands.add_parser(
+        "baseline",
+        help="write the redaction findings packets hold now, for check --baseline",
+        description="Check the packets and write each redaction finding as a fingerprint (a keyed hash of "
+        "what matched, never the text itself) with its file, field, category and rule: a versioned JSON "
+        "file that check --baseline reads, so that a CI run over a repository's packets reports those "
+        "findings as known and fails only on new ones. Written to --output (or the baseline setting), "
+        "else to stdout; the salt of a baseline already there is kept, so unchanged findings keep their "
+        "fingerprints. Nothing is written when a source cannot be read (exit 2).",
+        epilog="examples:\n  %(prog)s packets -o .cmp-baseline.json\n  "
+        f"{prog} check --baseline .cmp-baseline.json packets",
+        formatter_class=_HelpFormatter,
+    )
+    baseline_cmd.add_argument("files", nargs="*", metavar="FILE", help="packet files or folders; - reads stdin")
+    baseline_cmd.add_argument(
+        "--jsonl", action="append", metavar="FILE", help="a JSON Lines file (- for stdin), one packet per line"
+    )
+    baseline_cmd.add_argument(
+        "-o", "--output", dest="baseline", metavar="PATH", help="the baseline file to write (default: stdout)"
+    )
+    baseline_cmd.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
+    _add_rules(baseline_cmd)
+    _add_walk(baseline_cmd)
+    _add_ignore(baseline_cmd)
+
     conf_cmd = commands.add_parser(
         "conformance",
         help="run the conformance vectors against this library or another",

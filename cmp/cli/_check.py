@@ -7,8 +7,10 @@ from contextlib import closing, nullcontext
 
 from cmp._pipeline import policy_of
 from cmp.cli._batch import WorkersFailed, input_shares, merged
+from cmp.cli._config import origin
 from cmp.cli._judge import CheckOptions, check_share
 from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_line
+from cmp.cli._policy import PolicyError, RunPolicy, checked_ignores, read_baseline
 from cmp.cli._progress import Progress
 from cmp.cli._results import Results
 from cmp.cli._runners import chosen_runner
@@ -25,8 +27,15 @@ def run_check(args: argparse.Namespace, out: Output) -> int:
     if isinstance(runner, str):
         error_line(runner)
         return EXIT_USAGE
+    try:
+        policy = run_policy(args)
+    except PolicyError as exc:
+        error_line(str(exc))
+        return EXIT_USAGE
     run = ExitStatus()
     summary = Summary("check", "packet", ("accepted", "failed"))
+    matched: set[tuple[str, str, str]] = set()
+    seen: set[str] = set()
     # A counter on the terminal that also shows the results would break their lines.
     progress = Progress(None if args.jsonl else len(args.files), quiet=out.is_terminal)
     results = Results(out, progress, format=args.format)
@@ -36,6 +45,7 @@ def run_check(args: argparse.Namespace, out: Output) -> int:
         show_found=args.show_found,
         quiet=args.quiet,
         colour=out.colour,
+        run=policy,
     )
     shares = input_shares(args.files, args.jsonl or (), runner, args.walk)
     blocks = merged(shares, check_share, options, runner)
@@ -52,6 +62,8 @@ def run_check(args: argparse.Namespace, out: Output) -> int:
                     results.error(item.file, None, item.message)
                     continue
                 progress.step(item.packets)
+                matched.update(item.matched)
+                seen.update(item.seen)
                 summary.add("accepted", item.packets - item.failed)
                 summary.add("failed", item.failed)
                 summary.unreadable(len(item.problems))
@@ -68,6 +80,21 @@ def run_check(args: argparse.Namespace, out: Output) -> int:
         results.error(file, exc.line, f"not checked: {exc}; nothing after it was checked either")
     finally:
         progress.close()
-    results.close()
+    after = {}
+    if policy.baseline is not None:
+        stale = policy.baseline.stale(seen, matched)
+        for entry in stale:
+            error_line(
+                f"{policy.baseline.path}: stale: {entry.rule} in {entry.file} ({entry.field}) is no longer found"
+            )
+        after["baseline"] = {"path": policy.baseline.path, "stale": [entry.to_json() for entry in stale]}
+    results.close(**after)
     summary.say(args, out)
-    return run.status
+    return run.final(exit_zero=args.exit_zero)
+
+
+def run_policy(args: argparse.Namespace) -> RunPolicy:
+    """How a run reports hits: its --ignore and --baseline (:class:`PolicyError` when they cannot be used)."""
+    ignore = checked_ignores(args.ignore, origin(args, "ignore"))
+    baseline = read_baseline(args.baseline) if getattr(args, "baseline", None) else None
+    return RunPolicy(ignore, baseline)

@@ -50,8 +50,8 @@ class Option:
         return "CMP_" + self.key.upper().replace("-", "_")
 
 
-_SCANNING = frozenset(("check", "lint", "fmt", "scrub", "resume", "audit"))
-_WALKING = frozenset(("check", "lint", "fmt", "chain"))
+_SCANNING = frozenset(("check", "lint", "fmt", "scrub", "resume", "audit", "baseline"))
+_WALKING = frozenset(("check", "lint", "fmt", "chain", "baseline"))
 
 # The store's folder has its own variable, CMP_STORE, read by the library (cmp.Store), so
 # it is not a setting here: one place decides where the store is.
@@ -62,8 +62,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("exclude", "--exclude", "exclude", "list", _WALKING, ()),
     Option("lint-strict", "--strict", "strict", "bool", frozenset(("lint",)), False),
     Option("lint-disable", "--disable", "lint_disable", "list", frozenset(("lint",)), ()),
-    Option("ignore", "--ignore", "ignore", "list", frozenset(("check", "lint")), ()),
-    Option("baseline", "--baseline", "baseline", "path", frozenset(("check",))),
+    Option("ignore", "--ignore", "ignore", "list", frozenset(("check", "lint", "baseline")), ()),
+    # The baseline command writes the file check reads: its --output fills the same setting.
+    Option("baseline", "--baseline", "baseline", "path", frozenset(("check", "baseline"))),
     Option("format", "--format", "format", "choice", frozenset(("check",)), "text"),
 )
 OPTIONS_BY_KEY = {option.key: option for option in OPTIONS}
@@ -234,5 +235,7 @@ def configure(
     args.origins = {OPTIONS_BY_KEY[key].dest: setting.origin for key, setting in settings.items()}
     if "include" in settings:
         root = os.path.dirname(os.path.abspath(sources.file)) if sources.file else os.getcwd()
-        args.walk = Walk(settings["include"].value, settings["exclude"].value, root)
+        baseline = settings.get("baseline")
+        skip = frozenset((os.path.abspath(baseline.value),)) if baseline and baseline.value else frozenset()
+        args.walk = Walk(settings["include"].value, settings["exclude"].value, root, skip)
     return settings

@@ -11,7 +11,8 @@ them: ``%``, CR and LF in the message, and ``:`` and ``,`` too in the properties
 from __future__ import annotations
 
 from cmp import Report
-from cmp.cli._render import Line, Tone, file_line, redaction_text, tones
+from cmp.cli._policy import Judged, as_judged
+from cmp.cli._render import Line, Tone, file_line, hit_reading, redaction_text, tones
 from cmp.findings import Finding, Position
 
 _COMMAND: dict[Tone, str] = {"fail": "error", "warn": "warning", "ok": "notice"}
@@ -43,17 +44,22 @@ def _placed(tone: Tone, message: str, title: str, file: str, jsonl_line: int | N
     return tone, command(tone, message, file=file, line=at_line, column=column, title=title)
 
 
-def report_commands(file: str, jsonl_line: int | None, report: Report, *, show_found: bool = False) -> list[Line]:
+def report_commands(
+    file: str, jsonl_line: int | None, report: Report | Judged, *, show_found: bool = False
+) -> list[Line]:
     """One workflow command per finding and redaction hit of ``report`` (none for a packet that passes)."""
-    report = report.located()
+    judged = as_judged(report)
+    report = judged.report
     lines: list[Line] = []
     error_tone, hit_tone = tones(report)
     for finding in report.errors:
         lines.append(_placed(error_tone, str(finding), finding_title(finding), file, jsonl_line, finding.position))
-    for hit in report.redactions:
-        title = f"cmp redaction ({hit.category})"
-        message = redaction_text(hit, show_found=show_found)
-        lines.append(_placed(hit_tone, message, title, file, jsonl_line, hit.position))
+    for hit in judged.hits:
+        tone, _ = hit_reading(hit, hit_tone)
+        marks = (", known" if hit.known else "") + (", refused packet" if hit.refused else "")
+        title = f"cmp redaction ({hit.redaction.category}{marks})"
+        message = redaction_text(hit.redaction, show_found=show_found)
+        lines.append(_placed(tone, message, title, file, jsonl_line, hit.redaction.position))
     return lines
 
 

@@ -15,7 +15,8 @@ from cmp._intake import size_finding
 from cmp._pipeline import DEFAULT_POLICY, Policy, policy_of
 from cmp._pipeline import judge as judge_data
 from cmp.cli._output import JsonResults, coloured_line
-from cmp.cli._render import Block, Format, Line, file_line, json_entry, report_lines, where
+from cmp.cli._policy import DEFAULT_RUN, RunPolicy
+from cmp.cli._render import Block, Format, Line, file_line, json_entry, report_json, report_lines, where
 from cmp.cli._sources import (
     SHARE_BYTES,
     JsonlShare,
@@ -34,13 +35,15 @@ from cmp.model import Packet
 class CheckOptions:
     """How ``check`` judges (its --lenient, --allow-unredacted and --rules, as one policy) and
     renders: its --format, --show-found and --quiet (a source that is accepted prints nothing); ``colour`` colours
-    text lines by tone (the output is a terminal that takes colour)."""
+    text lines by tone (the output is a terminal that takes colour); ``run`` is how hits are
+    reported (--ignore, --baseline, the scan of refused packets: :mod:`cmp.cli._policy`)."""
 
     policy: Policy = DEFAULT_POLICY
     format: Format = "text"
     show_found: bool = False
     quiet: bool = False
     colour: bool = False
+    run: RunPolicy = DEFAULT_RUN
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +61,7 @@ class Verdict:
     accepted: bool
     lines: tuple[Line, ...] = ()
     entries: tuple[str, ...] = ()
+    matched: tuple[tuple[str, str, str], ...] = ()  # the baseline's entries it matched
 
 
 def check_source(source: Source, policy: Policy = DEFAULT_POLICY) -> Report:
@@ -92,28 +96,35 @@ def packet_from_file(name: str) -> Packet:
 def judge(source: Source, options: CheckOptions) -> Verdict:
     """One source judged and rendered in ``options.format``."""
     report = check_source(source, options.policy)
-    if options.quiet and report.accepted:
+    if options.quiet and report.accepted and not options.run.baseline:
         return Verdict(source.name, True)
     file, line, show_found = source.file, source.line, options.show_found
+    judged = options.run.judge(report, file)
+    accepted, matched = judged.accepted, judged.matched
+    if options.quiet and accepted:
+        return Verdict(source.name, True, matched=matched)
     if options.format == "json":
-        result = report.located().to_json(show_found=show_found)
+        result = report_json(judged, show_found=show_found)
         if line is not None:  # a JSON Lines packet: its positions on the file's own lines
             for item in (*result["errors"], *result["redactions"]):
                 if "line" in item:
                     item["line"] = file_line(file, line, Position(item["line"], item["column"]))
         entry = {**where(file, line), **result, "error": None}
-        return Verdict(source.name, report.accepted, entries=(json_entry(entry),))
+        return Verdict(source.name, accepted, entries=(json_entry(entry),), matched=matched)
     if options.format == "sarif":
         from cmp.cli._sarif import report_results  # the formats CI uses are imported when used
 
-        return Verdict(
-            source.name, report.accepted, entries=tuple(report_results(file, line, report, show_found=show_found))
-        )
+        entries = tuple(report_results(file, line, judged, show_found=show_found))
+        return Verdict(source.name, accepted, entries=entries, matched=matched)
     if options.format == "github":
         from cmp.cli._github import report_commands
 
-        return Verdict(source.name, report.accepted, tuple(report_commands(file, line, report, show_found=show_found)))
-    return Verdict(source.name, report.accepted, tuple(report_lines(file, line, report, show_found=show_found)))
+        return Verdict(
+            source.name, accepted, tuple(report_commands(file, line, judged, show_found=show_found)), matched=matched
+        )
+    return Verdict(
+        source.name, accepted, tuple(report_lines(file, line, judged, show_found=show_found)), matched=matched
+    )
 
 
 def render_verdicts(verdicts: list[Verdict], format: Format, *, colour: bool = False) -> tuple[bytes, int]:
@@ -187,12 +198,16 @@ def check_share(share: SourcesShare | JsonlShare, options: CheckOptions) -> Bloc
     reading = ShareReading()
     sources = share.sources if isinstance(share, SourcesShare) else jsonl_sources(share, reading)
     verdicts: list[Verdict] = []
+    judged_sources: list[Source] = []
     for source in sources:
         verdict = judge(source, options)
+        if options.run.baseline is not None:
+            judged_sources.append(source)
         verdicts.append(verdict)
         reading.rendered += verdict_size(verdict)
     output, entries = render_verdicts(verdicts, options.format, colour=options.colour)
     failed = sum(not verdict.accepted for verdict in verdicts)
+    baseline = options.run.baseline
     return Block(
         output,
         entries,
@@ -201,4 +216,6 @@ def check_share(share: SourcesShare | JsonlShare, options: CheckOptions) -> Bloc
         problems=reading.problems,
         rest=reading.rest,
         resume=reading.resume,
+        matched=tuple(key for verdict in verdicts for key in verdict.matched),
+        seen=tuple(dict.fromkeys(baseline.file_name(source.file) for source in judged_sources)) if baseline else (),
     )

@@ -10,7 +10,8 @@ from cmp._pipeline import policy_of
 from cmp.cli._config import origin
 from cmp.cli._judge import check_source
 from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, JsonResults, Output, error_line
-from cmp.cli._render import Tone, error_result, json_entry, place, report_lines, where
+from cmp.cli._policy import PolicyError, RunPolicy, checked_ignores
+from cmp.cli._render import Tone, error_result, json_entry, place, report_json, report_lines, where
 from cmp.cli._sources import Unreadable, read_each
 from cmp.cli._summary import Summary
 from cmp.findings import Finding
@@ -27,6 +28,11 @@ def run_lint(args: argparse.Namespace, out: Output) -> int:
     for rule in sorted(disabled - frozenset(RULE_IDS)):
         error_line(f"{origin(args, 'lint_disable')}: no lint rule {rule!r} (the rules: {', '.join(RULE_IDS)})")
         return EXIT_USAGE
+    try:
+        policy = RunPolicy(checked_ignores(args.ignore, origin(args, "ignore")))
+    except PolicyError as exc:
+        error_line(str(exc))
+        return EXIT_USAGE
     run = ExitStatus()
     summary = Summary("lint", "file", ("ok", "with advice", "failed"))
     document = JsonResults(out) if args.format == "json" else None
@@ -39,26 +45,27 @@ def run_lint(args: argparse.Namespace, out: Output) -> int:
             if document is not None:
                 document.add(json_entry(error_result(source.file, None, source.message, lint=[])))
             continue
-        report = check_source(source, policy_of(rules=args.rules))
+        judged = policy.judge(check_source(source, policy_of(rules=args.rules)), source.file)
+        report = judged.report
         advised = [f for f in lint(report.packet) if f.keyword not in disabled] if report.packet is not None else []
         findings = locate(source.data, advised) if advised else []
-        if not report.accepted or (findings and args.strict):
+        if not judged.accepted or (findings and args.strict):
             run.fail(EXIT_FAIL)
-        summary.add("failed" if not report.accepted else "with advice" if findings else "ok")
+        summary.add("failed" if not judged.accepted else "with advice" if findings else "ok")
         if document is not None:
             lint_json = [finding.to_json() for finding in findings]
-            result = report.located().to_json(show_found=args.show_found)
+            result = report_json(judged, show_found=args.show_found)
             document.add(json_entry({**where(source.file, None), **result, "lint": lint_json, "error": None}))
             continue
         # A file check refuses gets check's own lines first (its findings, redaction hits).
-        lines = [] if report.accepted else report_lines(source.file, None, report, show_found=args.show_found)
+        lines = [] if judged.accepted else report_lines(source.file, None, judged, show_found=args.show_found)
         advice: Tone = "fail" if args.strict else "warn"
         lines += [(advice, _line(source.file, finding)) for finding in findings]
-        if report.accepted and not findings:
+        if judged.accepted and not findings:
             lines.append(("ok", f"{source.file}: ok"))
         for tone, line in lines:
             out.line(line, tone)
     if document is not None:
         document.close()
     summary.say(args, out)
-    return run.status
+    return run.final(exit_zero=args.exit_zero)

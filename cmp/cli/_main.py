@@ -73,6 +73,12 @@ def _run_migrate(args: argparse.Namespace, out: Output) -> int:
     return run_migrate(args, out)
 
 
+def _run_baseline(args: argparse.Namespace, out: Output) -> int:
+    from cmp.cli._baseline import run_baseline
+
+    return run_baseline(args, out)
+
+
 def _run_audit(args: argparse.Namespace, out: Output) -> int:
     from cmp.cli._audit import run_audit
 
@@ -121,6 +127,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Output], int]] = {
     "schema": _run_schema,
     "mcp": _run_mcp,
     "audit": _run_audit,
+    "baseline": _run_baseline,
     "save": _run_save,
     "ls": _run_ls,
     "show": _run_show,

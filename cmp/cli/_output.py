@@ -8,10 +8,11 @@ be read or written.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from dataclasses import dataclass
-from typing import TextIO
+from typing import Any, TextIO
 
 from cmp._display import visible
 
@@ -150,8 +151,14 @@ class JsonResults:
             self.out.write(separator.encode() + fragment)
             self.entries += entries
 
-    def close(self) -> None:
-        self.out.write(b"\n  ]\n}\n" if self.entries else b"]\n}\n")
+    def close(self, **after: Any) -> None:
+        """End the document; ``after`` are members written after the results (``"baseline"``)."""
+        members = "".join(
+            f',\n  "{name}": ' + json.dumps(value, ensure_ascii=False, indent=2).replace("\n", "\n  ")
+            for name, value in after.items()
+        )
+        self.out.write(("\n  ]" if self.entries else "]").encode() + members.encode("utf-8", "backslashreplace"))
+        self.out.write(b"\n}\n")
 
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -165,6 +172,11 @@ class ExitStatus:
 
     def fail(self, code: int) -> None:
         self.status = max(self.status, code)
+
+    def final(self, *, exit_zero: bool = False) -> int:
+        """The status to exit with: with ``exit_zero`` (--exit-zero), 0 for packets that
+        failed; a usage or I/O error stays 2."""
+        return EXIT_OK if exit_zero and self.status == EXIT_FAIL else self.status
 
     def file_error(self, name: str, message: str) -> None:
         """A file that could not be read, or not rewritten: one line on stderr, exit status 2.

@@ -9,6 +9,7 @@ from typing import Any, Literal, get_args
 from cmp import Report
 from cmp._redaction._hit import Redaction
 from cmp._redaction._rules import finder
+from cmp.cli._policy import Hit, Judged, as_judged
 from cmp.findings import Position
 
 # check's output formats: lines (text, github) or one document (json, sarif).
@@ -92,26 +93,60 @@ def file_line(file: str, jsonl_line: int | None, position: Position | None) -> i
     return position.line if jsonl_line is None else jsonl_line + position.line - 1
 
 
-def report_lines(file: str, jsonl_line: int | None, report: Report, *, show_found: bool = False) -> list[Line]:
+def hit_reading(hit: Hit, hit_tone: Tone) -> tuple[Tone, str]:
+    """How a hit reads in text: its tone, and its label (``redaction``; ``known redaction``
+    for one the baseline holds, which does not fail the run; ``(refused packet)`` after it
+    for one found in a packet refused at intake or schema)."""
+    if hit.known:
+        tone: Tone = "warn"
+        label = "known redaction"
+    else:
+        tone = hit_tone
+        label = "warning: redaction" if hit_tone == "warn" else "redaction"
+    return tone, label + (" (refused packet)" if hit.refused else "")
+
+
+def report_lines(file: str, jsonl_line: int | None, report: Report | Judged, *, show_found: bool = False) -> list[Line]:
     """The text output of one report, one result per line (escaped for printing by the CLI),
     each finding and hit placed where it is (``file:12:9: $.tags[0]: …``).
 
     Redaction hits are masked (``AKIA… (20 chars) at 0``) unless ``show_found`` (--show-found).
     """
-    report = report.located()
+    judged = as_judged(report)
+    report = judged.report
     lines: list[Line] = []
     error_tone, hit_tone = tones(report)
     error_prefix = "warning: " if error_tone == "warn" else ""
     for finding in report.errors:
         lines.append((error_tone, f"{place(file, jsonl_line, finding.position)}: {error_prefix}{finding}"))
-    hit_prefix = "warning: redaction " if hit_tone == "warn" else "redaction "
-    for hit in report.redactions:
-        text = redaction_text(hit, show_found=show_found)
-        lines.append((hit_tone, f"{place(file, jsonl_line, hit.position)}: {hit_prefix}{text}"))
-    if report.accepted:
+    for hit in judged.hits:
+        tone, label = hit_reading(hit, hit_tone)
+        text = redaction_text(hit.redaction, show_found=show_found)
+        lines.append((tone, f"{place(file, jsonl_line, hit.redaction.position)}: {label} {text}"))
+    if judged.accepted:
         name = place(file, jsonl_line, None)
-        lines.append(("ok", f"{name}: ok") if report.ok else ("warn", f"{name}: accepted (not conforming)"))
+        lines.append(("ok", f"{name}: ok") if report.conforming else ("warn", f"{name}: accepted (not conforming)"))
     return lines
+
+
+def report_json(judged: Judged, *, show_found: bool = False) -> dict[str, Any]:
+    """The JSON result of one judged report (:meth:`cmp.Report.to_json`'s members): its
+    redactions are the run's hits, each with ``"stage": "refused"`` when found in a refused
+    packet and ``"baseline"`` when a baseline is in use; ``ok`` and ``accepted`` are the run's."""
+    report = judged.report
+    result = report.to_json(show_found=show_found)
+    result["ok"] = report.conforming and judged.accepted
+    result["accepted"] = judged.accepted
+    redactions = []
+    for hit in judged.hits:
+        entry = hit.redaction.to_json(show_found=show_found)
+        if hit.refused:
+            entry["stage"] = "refused"
+        if hit.baseline is not None:
+            entry["baseline"] = hit.baseline
+        redactions.append(entry)
+    result["redactions"] = redactions
+    return result
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,3 +176,5 @@ class Block:
     problems: tuple[tuple[str, str], ...] = ()
     rest: object | None = None
     resume: tuple[str, int | None] | None = None
+    matched: tuple[tuple[str, str, str], ...] = ()  # with a baseline: the entries its hits matched
+    seen: tuple[str, ...] = ()  # with a baseline: the files judged, as the baseline names them

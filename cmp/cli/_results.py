@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cmp.cli._output import JsonResults, Output, error_line
 from cmp.cli._progress import Progress
@@ -48,8 +48,9 @@ class Results:
 
             self.out.line(unreadable_command(file, line, message))
 
-    def close(self) -> None:
+    def close(self, **after: Any) -> None:
+        """End the document or log; ``after`` are the JSON document's members after its results."""
         if self.document is not None:
-            self.document.close()
+            self.document.close(**after)
         if self.log is not None:
             self.log.close()

@@ -20,19 +20,15 @@ from typing import Any
 from urllib.parse import quote
 
 from cmp import Report, __version__
-from cmp._redaction._rules import EXTENDED, RuleSet, finder
+from cmp._redaction._rules import EXTENDED
 from cmp.cli._output import Output
+from cmp.cli._policy import Judged, as_judged, redaction_rule_id
 from cmp.cli._render import Tone, file_line, redaction_text, tones
 from cmp.findings import ADVICE_CODES, CODES, Finding, Position
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 TOOL_NAME = "core-memory-packet"
 _LEVEL: dict[Tone, str] = {"fail": "error", "warn": "warning", "ok": "note"}
-
-
-def _redaction_rule_id(category: str, rules: RuleSet) -> str:
-    """``redaction/aws-key`` for the format's rules; ``redaction/extended/openai-key`` for the extended ones."""
-    return f"redaction/{category}" if rules.named is None else f"redaction/{rules.named}/{category}"
 
 
 @functools.cache
@@ -59,7 +55,7 @@ def rules() -> tuple[dict[str, Any], ...]:
             )
             out.append(
                 {
-                    "id": _redaction_rule_id(category, rules),
+                    "id": redaction_rule_id(category, rules),
                     "shortDescription": {"text": f"text matching {category}, found by {which}"},
                     "help": {
                         "text": (
@@ -131,7 +127,7 @@ def _result(
 
 
 def report_results(
-    file: str, jsonl_line: int | None, report: Report, *, show_found: bool = False, logical: str | None = None
+    file: str, jsonl_line: int | None, report: Report | Judged, *, show_found: bool = False, logical: str | None = None
 ) -> list[str]:
     """The SARIF results of one report, each as JSON text (none for a packet that passes);
     ``logical`` places them on a packet in a store (see :func:`_result`)."""
@@ -170,9 +166,10 @@ def audit_results(
 
 
 def _report_results(
-    file: str, jsonl_line: int | None, report: Report, *, show_found: bool, logical: str | None
+    file: str, jsonl_line: int | None, report: Report | Judged, *, show_found: bool, logical: str | None
 ) -> list[dict[str, Any]]:
-    report = report.located()
+    judged = as_judged(report)
+    report = judged.report
     out: list[dict[str, Any]] = []
     error_tone, hit_tone = tones(report)
     for finding in report.errors:
@@ -189,10 +186,27 @@ def _report_results(
                 keyword=finding.keyword,
             )
         )
-    for hit in report.redactions:
-        rule = _redaction_rule_id(hit.category, finder(hit))
-        text = redaction_text(hit, show_found=show_found)
-        out.append(_result(rule, hit_tone, text, file, jsonl_line, hit.position, logical, field=hit.field))
+    for hit in judged.hits:
+        found = hit.redaction
+        tone = "warn" if hit.known else hit_tone
+        more: dict[str, Any] = {"field": found.field}
+        if hit.refused:
+            more["stage"] = "refused"
+        result = _result(
+            hit.rule,
+            tone,
+            redaction_text(found, show_found=show_found),
+            file,
+            jsonl_line,
+            found.position,
+            logical,
+            **more,
+        )
+        if hit.baseline is not None:
+            result["baselineState"] = hit.baseline
+            if hit.known:
+                result["suppressions"] = [{"kind": "external", "justification": "in the baseline"}]
+        out.append(result)
     return out
 
 

@@ -201,6 +201,8 @@ class Walk:
     include: tuple[str, ...] = ("*.json",)
     exclude: tuple[str, ...] = ()
     root: str = ""
+    # Files never read in a walk (absolute paths): the run's own baseline, a *.json that is no packet.
+    skip: frozenset[str] = frozenset()
     _include: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
     _exclude: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
 
@@ -210,6 +212,8 @@ class Walk:
 
     def takes(self, path: str) -> bool:
         """Whether ``path`` (a file found below a folder argument) is read."""
+        if self.skip and os.path.abspath(path) in self.skip:
+            return False
         steps = os.path.relpath(os.path.abspath(path), os.path.abspath(self.root or os.curdir)).split(os.sep)
         relative = "/".join(steps)
         pairs = zip(self.include, self._include, strict=True)
@@ -225,7 +229,7 @@ class Walk:
 
     def nothing_found(self) -> str:
         """Why a folder stands for no file: none matches (the globs are named when they are not the default)."""
-        if self == Walk(root=self.root):
+        if self.include == Walk.include and not self.exclude:
             return "no *.json file below it"
         excluded = f" and no exclude glob ({', '.join(self.exclude)})" if self.exclude else ""
         return f"no file below it matches an include glob ({', '.join(self.include)}){excluded}"

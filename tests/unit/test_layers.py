@@ -64,6 +64,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cmp.conformance",),  # the runner's public names
     ("cmp.adapter",),  # this library behind the harness protocol: python -m cmp.adapter
     # programs: the command line, lowest first; data flows args -> sources -> judge/batch -> output
+    ("cmp.cli._policy",),  # what fails a CI run: rules left out, a baseline's known hits, refused packets scanned
     (
         "cmp.cli._output",  # where the CLI writes: escaped lines, the streamed JSON document, exit statuses
         "cmp.cli._progress",  # the terminal's progress line
@@ -90,6 +91,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "cmp.cli._schema",
         "cmp.cli._mcp",
         "cmp.cli._audit",
+        "cmp.cli._baseline",  # baseline: the hits packets hold now, as fingerprints for check --baseline
         "cmp.cli._store",  # save, ls, show: the local store
         "cmp.cli._hooks",  # Claude Code hooks: their input, and the hand-off saved at PreCompact or SessionEnd
         "cmp.cli._resume",  # resume: the block, and a Claude Code SessionStart hook's answer

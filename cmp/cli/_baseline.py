@@ -1,0 +1,82 @@
+"""``baseline``: the redaction findings a repository's packets hold now, written as
+fingerprints (:mod:`cmp.cli._policy`), so that ``check --baseline`` reports them as known
+and fails only on new ones.
+
+The file is written whole or not at all: a source that cannot be read is an error
+(exit 2) and nothing is written, since a baseline missing a file's findings would let
+them fail every run after it, or, worse, look complete.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+
+from cmp._pipeline import policy_of
+from cmp.cli._config import origin
+from cmp.cli._judge import check_source
+from cmp.cli._output import EXIT_OK, EXIT_USAGE, Output, error_line
+from cmp.cli._policy import Baseline, Entry, PolicyError, RunPolicy, checked_ignores, new_baseline
+from cmp.cli._sources import Unreadable, packets
+
+
+def run_baseline(args: argparse.Namespace, out: Output) -> int:
+    if not args.files and not args.jsonl:
+        error_line("baseline needs a FILE, a FOLDER or --jsonl FILE")
+        return EXIT_USAGE
+    try:
+        run = RunPolicy(checked_ignores(args.ignore, origin(args, "ignore")))
+    except PolicyError as exc:
+        error_line(str(exc))
+        return EXIT_USAGE
+    path = args.baseline
+    baseline = new_baseline(path if path is not None else "-")
+    judge_policy = policy_of(rules=args.rules)
+    entries: dict[Entry, None] = {}  # in the order found, each once
+    files: set[str] = set()
+    failed = False
+    for source in packets(args.files, args.jsonl or (), args.walk):
+        if isinstance(source, Unreadable):
+            error_line(f"{source.file}: {source.message}")
+            failed = True
+            continue
+        judged = run.judge(check_source(source, judge_policy), source.file)
+        files.add(source.file)
+        for hit in judged.hits:
+            entries[baseline.entry(source.file, hit)] = None
+    if failed:
+        error_line("no baseline written: every source must be read for it to be whole")
+        return EXIT_USAGE
+    written = Baseline(baseline.path, baseline.salt, tuple(entries))
+    text = json.dumps(written.to_json(), ensure_ascii=False, indent=2) + "\n"
+    if path is None:
+        out.write(text.encode("utf-8"))
+    else:
+        try:
+            _write_whole(path, text)
+        except OSError as exc:
+            error_line(f"{path}: cannot write: {exc.strerror or exc}")
+            return EXIT_USAGE
+    if not args.quiet:
+        where = "stdout" if path is None else path
+        count = len(written.entries)
+        error_line(
+            f"baseline: {count} finding{'s' if count != 1 else ''} in {len(files)} "
+            f"source{'s' if len(files) != 1 else ''}, written to {where}"
+        )
+    return EXIT_OK
+
+
+def _write_whole(path: str, text: str) -> None:
+    """``text`` into ``path`` through a file beside it, renamed over it: never half a baseline."""
+    folder = os.path.dirname(os.path.abspath(path))
+    handle, temporary = tempfile.mkstemp(prefix=".baseline-", dir=folder)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise

@@ -1,0 +1,275 @@
+"""What fails a CI run over files a repository already holds: redaction rules left out
+(``--ignore``), findings already known (``--baseline``), and the credential scan of a
+packet refused at intake or schema.
+
+None of it changes what :func:`cmp.check` answers: a report is judged as ever, then its
+redaction hits are looked at here, once, and the CLI's formats and exit status read the
+result (:class:`Judged`). The format forbids overriding the writer's push decision per
+pattern, so this is only ever about reporting on files, never about sending a packet.
+
+A refused packet gets no redaction scan from the library (there is no typed packet to
+scan), yet a key in its text is a leak whatever the schema says: a first fix of the
+schema error would commit it. So the CLI scans it as lenient mode scans raw data (every
+string and member name of parsed JSON), or, when it is not JSON at all, its whole text,
+and reports those hits as their own stage: ``refused``.
+
+A baseline holds fingerprints, never the text: HMAC-SHA256 of the category and the match
+under the baseline's own random salt, so a reader of the file cannot test guesses
+against a table made for every baseline at once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from cmp import Report
+from cmp._redaction._hit import Redaction
+from cmp._redaction._rules import EXTENDED, RuleSet, finder
+
+BASELINE_VERSION = 1
+BASELINE_TOOL = "core-memory-packet"
+_SALT_BYTES = 16
+Known = Literal["new", "unchanged"]
+
+
+def redaction_rule_id(category: str, rules: RuleSet) -> str:
+    """``redaction/aws-key`` for the format's rules; ``redaction/extended/openai-key`` for the extended ones."""
+    return f"redaction/{category}" if rules.named is None else f"redaction/{rules.named}/{category}"
+
+
+def redaction_rule_ids() -> tuple[str, ...]:
+    """Every redaction rule's id, the format's first (SARIF's rule ids, --ignore's values)."""
+    return tuple(redaction_rule_id(category, rules) for rules in EXTENDED.tables for category in rules.categories)
+
+
+class PolicyError(Exception):
+    """A policy that cannot be used (an unknown rule, an unreadable baseline): one line, exit 2."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A redaction hit as the CLI reports it: ``redaction`` (placed where the text allows),
+    its ``rule`` id, whether it was found in a ``refused`` packet, and, with a baseline,
+    whether the baseline knows it (``"unchanged"``) or not (``"new"``)."""
+
+    redaction: Redaction
+    rule: str
+    refused: bool = False
+    baseline: Known | None = None
+
+    @property
+    def known(self) -> bool:
+        return self.baseline == "unchanged"
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """A report and what the CLI makes of its hits: ``hits`` (none left out by --ignore),
+    ``accepted`` for the run (known hits do not fail it), and ``matched``: the baseline
+    entries its hits were (their keys), so a run can list the entries it found no more."""
+
+    report: Report
+    hits: tuple[Hit, ...]
+    accepted: bool
+    matched: tuple[tuple[str, str, str], ...] = ()
+
+
+def as_judged(report: Report | Judged) -> Judged:
+    """``report`` with its own hits and verdict, as a command without a policy reports it."""
+    if isinstance(report, Judged):
+        return report
+    report = report.located()
+    hits = tuple(Hit(hit, redaction_rule_id(hit.category, finder(hit))) for hit in report.redactions)
+    return Judged(report, hits, report.accepted)
+
+
+def fingerprint(salt: bytes, redaction: Redaction) -> str:
+    """What a baseline keeps of a hit: a keyed hash of its category and match, never the match."""
+    text = f"{redaction.category}\0{redaction.found}".encode("utf-8", "surrogatepass")
+    return hmac.new(salt, text, hashlib.sha256).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One baseline finding: the file (relative to the baseline's folder, ``/``-separated),
+    the field, category, rule and fingerprint of the hit."""
+
+    file: str
+    field: str
+    category: str
+    rule: str
+    fingerprint: str
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        # The field is not part of it: a key moved to another field of the file is the same key.
+        return (self.file, self.rule, self.fingerprint)
+
+    def to_json(self) -> dict[str, str]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """The findings a repository already holds: read from (or to be written to) ``path``."""
+
+    path: str
+    salt: bytes
+    entries: tuple[Entry, ...] = ()
+    _keys: frozenset[tuple[str, str, str]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_keys", frozenset(entry.key for entry in self.entries))
+
+    @property
+    def folder(self) -> str:
+        return os.path.dirname(os.path.abspath(self.path))
+
+    def file_name(self, file: str) -> str:
+        """``file`` as the baseline names it: relative to its folder, ``/``-separated (stdin: ``-``)."""
+        if file == "-":
+            return file
+        return os.path.relpath(os.path.abspath(file), self.folder).replace(os.sep, "/")
+
+    def entry(self, file: str, hit: Hit) -> Entry:
+        found = hit.redaction
+        return Entry(self.file_name(file), found.field, found.category, hit.rule, fingerprint(self.salt, found))
+
+    def keys(self) -> frozenset[tuple[str, str, str]]:
+        return self._keys
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": BASELINE_VERSION,
+            "tool": BASELINE_TOOL,
+            "salt": self.salt.hex(),
+            "findings": [entry.to_json() for entry in self.entries],
+        }
+
+    def stale(self, files: Iterable[str], matched: Iterable[tuple[str, str, str]]) -> list[Entry]:
+        """The entries for ``files`` (as the baseline names them) that no hit of this run matched."""
+        seen, found = frozenset(files), frozenset(matched)
+        return [entry for entry in self.entries if entry.file in seen and entry.key not in found]
+
+
+def new_baseline(path: str) -> Baseline:
+    """An empty baseline for ``path``: the salt of the file already there (so unchanged findings
+    keep their fingerprints and the file's diff shows only what changed), else a fresh one."""
+    try:
+        return replace(read_baseline(path), entries=())
+    except PolicyError:
+        return Baseline(path, secrets.token_bytes(_SALT_BYTES))
+
+
+def read_baseline(path: str) -> Baseline:
+    """The baseline file at ``path``; :class:`PolicyError` (one line) when it cannot be used."""
+    try:
+        with open(path, "rb") as stream:
+            data = json.loads(stream.read().decode("utf-8"))
+    except FileNotFoundError:
+        raise PolicyError(f"{path}: no such baseline (the baseline command writes one)") from None
+    except OSError as exc:
+        raise PolicyError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, ValueError):
+        raise PolicyError(f"{path}: not a baseline: not JSON") from None
+    if not isinstance(data, dict) or data.get("tool") != BASELINE_TOOL:
+        raise PolicyError(f"{path}: not a baseline of {BASELINE_TOOL}")
+    if data.get("version") != BASELINE_VERSION:
+        raise PolicyError(f"{path}: baseline version {data.get('version')!r} is not {BASELINE_VERSION}, the one read")
+    try:
+        salt = bytes.fromhex(data["salt"])
+        entries = tuple(Entry(**_entry_members(item)) for item in data["findings"])
+    except (KeyError, TypeError, ValueError):
+        raise PolicyError(f"{path}: not a baseline: its salt or findings are malformed") from None
+    return Baseline(path, salt, entries)
+
+
+def _entry_members(item: object) -> dict[str, str]:
+    names = {member.name for member in dataclasses.fields(Entry)}
+    if not isinstance(item, dict) or set(item) != names or not all(isinstance(v, str) for v in item.values()):
+        raise ValueError(item)
+    return item
+
+
+def checked_ignores(ignore: Sequence[str], where: str) -> tuple[str, ...]:
+    """``ignore`` when each names a redaction rule, or a prefix of some (``redaction/extended``)."""
+    known = redaction_rule_ids()
+    for rule in ignore:
+        if not any(_names(rule, known_id) for known_id in known):
+            raise PolicyError(f"{where}: no redaction rule {rule!r} (core-memory-packet rules lists them)")
+    return tuple(ignore)
+
+
+def _names(rule: str, rule_id: str) -> bool:
+    return rule_id == rule or rule_id.startswith(rule.rstrip("/") + "/")
+
+
+@dataclass(frozen=True, slots=True)
+class RunPolicy:
+    """How the CLI reports hits (it travels to worker processes): the rules ``ignore`` names
+    are left out, ``baseline`` (a path read in each process, once) marks hits as known, and
+    ``scan_refused`` scans refused packets."""
+
+    ignore: tuple[str, ...] = ()
+    baseline: Baseline | None = None
+    scan_refused: bool = True
+
+    def judge(self, report: Report, file: str) -> Judged:
+        """``report`` (of ``file``) as the run reports it."""
+        report = report.located()
+        found = [Hit(hit, redaction_rule_id(hit.category, finder(hit))) for hit in report.redactions]
+        if self.scan_refused:
+            found += [
+                Hit(hit, redaction_rule_id(hit.category, finder(hit)), refused=True) for hit in refused_hits(report)
+            ]
+        if self.ignore:
+            found = [hit for hit in found if not any(_names(rule, hit.rule) for rule in self.ignore)]
+        matched: list[tuple[str, str, str]] = []
+        if self.baseline is not None:
+            keys = self.baseline.keys()
+            marked = []
+            for hit in found:
+                key = self.baseline.entry(file, hit).key
+                if key in keys:
+                    matched.append(key)
+                marked.append(replace(hit, baseline="unchanged" if key in keys else "new"))
+            found = marked
+        hits = tuple(found)
+        # A refused packet is not accepted whatever its hits; for any other, the library's
+        # verdict over the hits that count (neither left out nor known).
+        counted = tuple(hit.redaction for hit in hits if not hit.known and not hit.refused)
+        accepted = report.accepted if counted == report.redactions else replace(report, redactions=counted).accepted
+        return Judged(report, hits, accepted, tuple(matched))
+
+
+def refused_hits(report: Report) -> list[Redaction]:
+    """The redaction hits in the text of a packet the library refused without scanning it:
+    what lenient mode would find in its parsed JSON, or, for text that is no JSON object
+    (or not JSON at all), what each rule table finds in the whole text, placed by offset."""
+    if report.packet is not None or report.redactions or report.source is None:
+        return []
+    if report.lenient and report.schema_only:
+        return []  # lenient mode scanned it already, and found nothing
+    from cmp import _intake
+    from cmp._positions import located_in_text, source_text
+
+    rule_set = report.policy.rule_set
+    data = report.source
+    parsed = _intake.parse_packet(data)[0] if isinstance(data, bytes) else None
+    if isinstance(parsed, Mapping):
+        found = rule_set.redact_obj(parsed)
+        return list(Report.refused(report.policy, data, [], redactions=found).located().redactions)
+    text = source_text(data)
+    found = [hit for table in rule_set.tables for hit in table.scan([("$", text)])]
+    return located_in_text(data, found)
+
+
+DEFAULT_RUN = RunPolicy()  # no rule left out, no baseline, refused packets scanned
