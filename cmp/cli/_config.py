@@ -239,3 +239,22 @@ def configure(
         skip = frozenset((os.path.abspath(baseline.value),)) if baseline and baseline.value else frozenset()
         args.walk = Walk(settings["include"].value, settings["exclude"].value, root, skip)
     return settings
+
+
+def settings_table() -> str:
+    """The settings as the Markdown table docs/configuration.md shows (a test holds the page to it)."""
+    rows = ["| key | variable | flag | commands | default |", "|---|---|---|---|---|"]
+    for option in OPTIONS:
+        default = option.default
+        shown = (
+            "none"
+            if default is None
+            else str(default).lower()
+            if isinstance(default, bool)
+            else "[" + ", ".join(f'"{item}"' for item in default) + "]"
+            if isinstance(default, tuple)
+            else f'"{default}"'
+        )
+        commands = ", ".join(sorted(option.commands))
+        rows.append(f"| `{option.key}` | `{option.env}` | `{option.flag}` | {commands} | `{shown}` |")
+    return "\n".join(rows) + "\n"
