@@ -287,6 +287,12 @@ def _add_ignore(command: argparse.ArgumentParser) -> None:
         help="leave out the findings of a redaction rule (redaction/aws-key; a prefix such as redaction/extended "
         "names all of its rules): they are neither reported nor fail the run (repeatable; CI output only)",
     )
+    command.add_argument(
+        "--select",
+        action="append",
+        metavar="RULE",
+        help="report only the findings of these redaction rules (repeatable; ids and prefixes as for --ignore)",
+    )
 
 
 def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:

@@ -15,10 +15,9 @@ import os
 import tempfile
 
 from cmp._pipeline import policy_of
-from cmp.cli._config import origin
 from cmp.cli._judge import check_source
 from cmp.cli._output import EXIT_OK, EXIT_USAGE, Output, error_line
-from cmp.cli._policy import Baseline, Entry, PolicyError, RunPolicy, checked_ignores, new_baseline
+from cmp.cli._policy import Baseline, Entry, PolicyError, new_baseline, run_policy
 from cmp.cli._sources import Unreadable, packets
 
 
@@ -27,7 +26,7 @@ def run_baseline(args: argparse.Namespace, out: Output) -> int:
         error_line("baseline needs a FILE, a FOLDER or --jsonl FILE")
         return EXIT_USAGE
     try:
-        run = RunPolicy(checked_ignores(args.ignore, origin(args, "ignore")))
+        run = run_policy(args, baseline=False)
     except PolicyError as exc:
         error_line(str(exc))
         return EXIT_USAGE

@@ -7,10 +7,9 @@ from contextlib import closing, nullcontext
 
 from cmp._pipeline import policy_of
 from cmp.cli._batch import WorkersFailed, input_shares, merged
-from cmp.cli._config import origin
 from cmp.cli._judge import CheckOptions, check_share
 from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_line
-from cmp.cli._policy import PolicyError, RunPolicy, checked_ignores, read_baseline
+from cmp.cli._policy import PolicyError, run_policy
 from cmp.cli._progress import Progress
 from cmp.cli._results import Results
 from cmp.cli._runners import chosen_runner
@@ -28,7 +27,7 @@ def run_check(args: argparse.Namespace, out: Output) -> int:
         error_line(runner)
         return EXIT_USAGE
     try:
-        policy = run_policy(args)
+        policy = run_policy(args, baseline=True)
     except PolicyError as exc:
         error_line(str(exc))
         return EXIT_USAGE
@@ -91,10 +90,3 @@ def run_check(args: argparse.Namespace, out: Output) -> int:
     results.close(**after)
     summary.say(args, out)
     return run.final(exit_zero=args.exit_zero)
-
-
-def run_policy(args: argparse.Namespace) -> RunPolicy:
-    """How a run reports hits: its --ignore and --baseline (:class:`PolicyError` when they cannot be used)."""
-    ignore = checked_ignores(args.ignore, origin(args, "ignore"))
-    baseline = read_baseline(args.baseline) if getattr(args, "baseline", None) else None
-    return RunPolicy(ignore, baseline)

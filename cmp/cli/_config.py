@@ -62,6 +62,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("exclude", "--exclude", "exclude", "list", _WALKING, ()),
     Option("lint-strict", "--strict", "strict", "bool", frozenset(("lint",)), False),
     Option("lint-disable", "--disable", "lint_disable", "list", frozenset(("lint",)), ()),
+    Option("select", "--select", "select", "list", frozenset(("check", "lint", "baseline")), ()),
     Option("ignore", "--ignore", "ignore", "list", frozenset(("check", "lint", "baseline")), ()),
     # The baseline command writes the file check reads: its --output fills the same setting.
     Option("baseline", "--baseline", "baseline", "path", frozenset(("check", "baseline"))),

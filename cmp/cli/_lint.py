@@ -10,7 +10,7 @@ from cmp._pipeline import policy_of
 from cmp.cli._config import origin
 from cmp.cli._judge import check_source
 from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, JsonResults, Output, error_line
-from cmp.cli._policy import PolicyError, RunPolicy, checked_ignores
+from cmp.cli._policy import PolicyError, run_policy
 from cmp.cli._render import Tone, error_result, json_entry, place, report_json, report_lines, where
 from cmp.cli._sources import Unreadable, read_each
 from cmp.cli._summary import Summary
@@ -29,7 +29,7 @@ def run_lint(args: argparse.Namespace, out: Output) -> int:
         error_line(f"{origin(args, 'lint_disable')}: no lint rule {rule!r} (the rules: {', '.join(RULE_IDS)})")
         return EXIT_USAGE
     try:
-        policy = RunPolicy(checked_ignores(args.ignore, origin(args, "ignore")))
+        policy = run_policy(args, baseline=False)
     except PolicyError as exc:
         error_line(str(exc))
         return EXIT_USAGE

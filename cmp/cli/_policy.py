@@ -199,13 +199,13 @@ def _entry_members(item: object) -> dict[str, str]:
     return item
 
 
-def checked_ignores(ignore: Sequence[str], where: str) -> tuple[str, ...]:
-    """``ignore`` when each names a redaction rule, or a prefix of some (``redaction/extended``)."""
+def checked_rules(named: Sequence[str], where: str) -> tuple[str, ...]:
+    """``named`` (--ignore's or --select's) when each names a redaction rule or a prefix of some."""
     known = redaction_rule_ids()
-    for rule in ignore:
+    for rule in named:
         if not any(_names(rule, known_id) for known_id in known):
             raise PolicyError(f"{where}: no redaction rule {rule!r} (core-memory-packet rules lists them)")
-    return tuple(ignore)
+    return tuple(named)
 
 
 def _names(rule: str, rule_id: str) -> bool:
@@ -214,13 +214,14 @@ def _names(rule: str, rule_id: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class RunPolicy:
-    """How the CLI reports hits (it travels to worker processes): the rules ``ignore`` names
-    are left out, ``baseline`` (a path read in each process, once) marks hits as known, and
+    """How the CLI reports hits (it travels to worker processes): only the rules ``select``
+    names, when it names any, less those ``ignore`` names; ``baseline`` marks hits as known;
     ``scan_refused`` scans refused packets."""
 
     ignore: tuple[str, ...] = ()
     baseline: Baseline | None = None
     scan_refused: bool = True
+    select: tuple[str, ...] = ()  # when given, only these rules' hits are reported
 
     def judge(self, report: Report, file: str) -> Judged:
         """``report`` (of ``file``) as the run reports it."""
@@ -230,6 +231,8 @@ class RunPolicy:
             found += [
                 Hit(hit, redaction_rule_id(hit.category, finder(hit)), refused=True) for hit in refused_hits(report)
             ]
+        if self.select:
+            found = [hit for hit in found if any(_names(rule, hit.rule) for rule in self.select)]
         if self.ignore:
             found = [hit for hit in found if not any(_names(rule, hit.rule) for rule in self.ignore)]
         matched: list[tuple[str, str, str]] = []
@@ -273,3 +276,13 @@ def refused_hits(report: Report) -> list[Redaction]:
 
 
 DEFAULT_RUN = RunPolicy()  # no rule left out, no baseline, refused packets scanned
+
+
+def run_policy(args: Any, *, baseline: bool) -> RunPolicy:
+    """A command's policy from its arguments (``args``, settings filled in): --select,
+    --ignore and, with ``baseline``, --baseline; :class:`PolicyError` when they cannot be used."""
+    origins: dict[str, str] = getattr(args, "origins", {})
+    select = checked_rules(args.select or (), origins.get("select", "--select"))
+    ignore = checked_rules(args.ignore or (), origins.get("ignore", "--ignore"))
+    known = read_baseline(args.baseline) if baseline and args.baseline else None
+    return RunPolicy(ignore, known, select=select)

@@ -151,6 +151,20 @@ def test_ignore_leaves_a_rule_out_of_the_report_and_the_verdict(repo: Path) -> N
     assert run_cli("check", "--ignore", "redaction/aws-key", "refused.json", cwd=folder).returncode == 1
 
 
+def test_select_reports_only_the_rules_it_names(repo: Path) -> None:
+    leaky = repo / "packets" / "leaky.json"
+    leaky.write_bytes(_pretty(put(put(full(), "goal", f"ship it with {KEY} today"), "next_step", f"then {TOKEN}")))
+    result = run_cli("check", "--select", "redaction/gh-token", "leaky.json", cwd=repo / "packets", text=True)
+    assert result.returncode == 1
+    assert "gh-token" in result.stdout and "aws-key" not in result.stdout
+    both = run_cli(
+        "check", "--select", "redaction", "--ignore", "redaction/gh-token", "leaky.json", cwd=repo / "packets"
+    )
+    assert both.returncode == 1 and b"aws-key" in both.stdout and b"gh-token" not in both.stdout
+    bad = run_cli("check", "--select", "aws-key", "leaky.json", cwd=repo / "packets", text=True)
+    assert bad.returncode == 2 and bad.stderr.startswith("cmp: --select: no redaction rule 'aws-key'")
+
+
 def test_every_redaction_rule_id_can_be_ignored_and_an_unknown_one_is_one_line(repo: Path) -> None:
     ids = redaction_rule_ids()
     assert "redaction/aws-key" in ids and any(rule.startswith("redaction/extended/") for rule in ids)
