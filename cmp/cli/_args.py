@@ -112,7 +112,7 @@ def _examples(prog: str, *groups: Sequence[tuple[str, str]]) -> str:
 
 _CHECK_FORMAT_HELP = (
     "text (default): one line per finding or redaction hit, 'FILE:LINE:COLUMN: ...', or 'FILE: ok'; "
-    'json: one document {"results": [...]} with one result object per packet or unreadable source; '
+    'json: one document {"version": 1, "results": [...]} with one result object per packet or unreadable source; '
     "github: one GitHub Actions workflow command (an annotation) per finding; "
     "sarif: one SARIF 2.1.0 log for code scanning"
 )
@@ -125,6 +125,8 @@ for a source that could not be read or checked, the one-line reason (ok,
 conforming and accepted are then false, version null, errors and redactions
 empty). A redaction hit's found is the credential's public prefix and "…"
 (AKIA…), or with --show-found what it found, cut at 32 characters.
+The document's first member is "version": 1; its JSON Schema ships in the
+package, as cmp/cli/schemas/check-report.schema.json.
 """
 _FMT_DESCRIPTION = """\
 Print or rewrite packets in canonical form. A file is written as the canonical
@@ -146,10 +148,23 @@ with --strict; they never change check's verdict.
 _LINT_OUTPUT = """\
 --format text: check's lines for a file check refuses, then one
 "FILE: $.path: message [rule-id]" line per lint finding, or "FILE: ok".
---format json: one document {"results": [...]} with check's result object
-per file and one more member, lint [{code, path, keyword, message}] (code
-"lint", keyword the rule id).
+--format json: one document {"version": 1, "results": [...]} with check's
+result object per file and one more member, lint [{code, path, keyword,
+message}] (code "lint", keyword the rule id). --format sarif: one SARIF 2.1.0
+log, each lint finding a result of rule lint/<rule-id> (a warning, an error
+with --strict). --format github: one workflow command per finding.
 """
+_LINT_FORMAT_HELP = "text lines (default), one JSON document, a SARIF 2.1.0 log, or GitHub workflow commands"
+_RULES_OUTPUT = """\
+--format text: one line per rule, "ID  KIND  DESCRIPTION". --format json: one
+document {"version": 1, "rules": [{id, kind, description, help, url}]}, a
+redaction rule with rule_set and category, a lint rule with writing_rule.
+--format markdown: the page docs/rules.md, as the project ships it.
+"""
+_RULES_EXAMPLES = (
+    ("{prog} rules", "every rule id a result can carry, with its kind and description"),
+    ("{prog} rules --format json", "the same as one JSON document, each rule with its help text and link"),
+)
 _CONFORMANCE_OUTPUT = """\
 --format text: one "FAIL id: problems" line per failing vector, then
 "N passed, N failed". --format json: one document {"passed", "failed",
@@ -384,9 +399,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     )
     lint_cmd.add_argument("files", nargs="+", metavar="FILE", help="packet files; - reads stdin")
     lint_cmd.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
-    lint_cmd.add_argument(
-        "--format", choices=("text", "json"), default="text", help="text lines (default) or one JSON document"
-    )
+    lint_cmd.add_argument("--format", choices=FORMATS, default="text", help=_LINT_FORMAT_HELP)
     lint_cmd.add_argument("--strict", action=argparse.BooleanOptionalAction, help="lint findings fail too (exit 1)")
     lint_cmd.add_argument(
         "--disable", dest="lint_disable", action="append", metavar="RULE", help="leave out a lint rule (repeatable)"
@@ -423,6 +436,23 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     _add_rules(baseline_cmd)
     _add_walk(baseline_cmd)
     _add_ignore(baseline_cmd)
+
+    rules_cmd = commands.add_parser(
+        "rules",
+        help="list every rule a result can name",
+        description="List every rule a result of check, lint, chain or audit can name: the finding codes, "
+        "the redaction categories of both rule sets (redaction/CATEGORY, redaction/extended/CATEGORY), the "
+        "advice codes and the lint rules (lint/RULE), each with its kind, a description, its help text and "
+        "a link to its section of docs/rules.md. The ids are the ones SARIF's ruleId and JSON's code carry.",
+        epilog=_RULES_OUTPUT + "\n" + _examples(prog, _RULES_EXAMPLES),
+        formatter_class=_HelpFormatter,
+    )
+    rules_cmd.add_argument(
+        "--format",
+        choices=("text", "json", "markdown"),
+        default="text",
+        help="text lines (default), one JSON document, or the Markdown page docs/rules.md",
+    )
 
     conf_cmd = commands.add_parser(
         "conformance",

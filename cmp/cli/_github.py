@@ -63,6 +63,13 @@ def report_commands(
     return lines
 
 
+def lint_commands(file: str, jsonl_line: int | None, findings: list[Finding], tone: Tone) -> list[Line]:
+    """One workflow command per lint finding (located), titled by its rule: ``cmp lint (sentences)``."""
+    return [
+        _placed(tone, str(finding), finding_title(finding), file, jsonl_line, finding.position) for finding in findings
+    ]
+
+
 def unreadable_command(file: str, jsonl_line: int | None, message: str) -> str:
     """A source that could not be read or checked, as an error on the file."""
     return command("fail", message, file=file, line=jsonl_line, title="cmp: not checked")

@@ -37,6 +37,12 @@ def _run_lint(args: argparse.Namespace, out: Output) -> int:
     return run_lint(args, out)
 
 
+def _run_rules(args: argparse.Namespace, out: Output) -> int:
+    from cmp.cli._rules import run_rules
+
+    return run_rules(args, out)
+
+
 def _run_schema(args: argparse.Namespace, out: Output) -> int:
     from cmp.cli._schema import run_schema
 
@@ -125,6 +131,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Output], int]] = {
     "migrate": _run_migrate,
     "lint": _run_lint,
     "schema": _run_schema,
+    "rules": _run_rules,
     "mcp": _run_mcp,
     "audit": _run_audit,
     "baseline": _run_baseline,

@@ -117,19 +117,25 @@ def error_line(text: str) -> None:
             pass
 
 
+# The version of the ``--format json`` results document (check, lint, audit), its first member;
+# it changes only when a member's meaning changes or one is removed. The document's JSON
+# Schema ships in cmp/cli/schemas/check-report.schema.json.
+RESULTS_VERSION = 1
+
+
 class JsonResults:
-    """``{"results": [...]}`` written one entry at a time, as results arrive.
+    """``{"version": 1, "results": [...]}`` written one entry at a time, as results arrive.
 
     Holding every result until the end cost memory in proportion to the input (a
     packet with thousands of errors has a result of megabytes). The bytes are those
-    ``json.dumps({"results": entries}, indent=2)`` writes for the whole list: each
+    ``json.dumps({"version": 1, "results": entries}, indent=2)`` writes for the whole list: each
     entry is an object rendered with ``indent=2``, indented two levels more here.
     """
 
     def __init__(self, out: Output) -> None:
         self.out = out
         self.entries = 0
-        out.write(b'{\n  "results": [')
+        out.write(f'{{\n  "version": {RESULTS_VERSION},\n  "results": ['.encode())
 
     _INDENT = "\n    "
 

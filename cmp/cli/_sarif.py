@@ -1,9 +1,10 @@
 """``--format sarif``: one SARIF 2.1.0 log for the whole run, for code scanning and editors.
 
-One run; the driver lists a rule for every finding code and every redaction category
-(both rule sets), each with help text; every result has a region with ``startLine`` and
-``startColumn`` (code scanning refuses results without them), columns in code points
-(``columnKind``). Redaction hits are masked as in every other format unless
+One run; the driver lists every rule of the catalog (:mod:`cmp.cli._catalog`: finding
+codes, every redaction category of both rule sets, advice codes, lint rules), each with
+its full help text inline and a ``helpUri`` to its section in docs/rules.md; every
+result has a region with ``startLine`` and ``startColumn`` (code scanning refuses
+results without them), columns in code points (``columnKind``). Redaction hits are masked as in every other format unless
 --show-found. Sources that could not be read or checked are tool execution
 notifications, and make ``executionSuccessful`` false.
 
@@ -20,67 +21,38 @@ from typing import Any
 from urllib.parse import quote
 
 from cmp import Report, __version__
-from cmp._redaction._rules import EXTENDED
+from cmp.cli._catalog import PROJECT_URL, CatalogRule, advice_rule_id, catalog
 from cmp.cli._output import Output
-from cmp.cli._policy import Judged, as_judged, redaction_rule_id
+from cmp.cli._policy import Judged, as_judged
 from cmp.cli._render import Tone, file_line, redaction_text, tones
-from cmp.findings import ADVICE_CODES, CODES, Finding, Position
+from cmp.findings import Finding, Position
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 TOOL_NAME = "core-memory-packet"
 _LEVEL: dict[Tone, str] = {"fail": "error", "warn": "warning", "ok": "note"}
 
 
+# The level of a rule's results unless the run says otherwise: lint's are advice.
+_DEFAULT_LEVEL: dict[str, str] = {"lint": "warning"}
+
+
+def _driver_rule(rule: CatalogRule) -> dict[str, Any]:
+    """A catalog rule as a SARIF reportingDescriptor: its help inline, and a link to its section in docs/rules.md."""
+    return {
+        "id": rule.id,
+        "shortDescription": {"text": rule.description},
+        "fullDescription": {"text": rule.help},
+        "help": {"text": rule.help},
+        "helpUri": rule.help_uri,
+        "defaultConfiguration": {"level": _DEFAULT_LEVEL.get(rule.kind, "error")},
+        "properties": {"tags": [rule.kind]},
+    }
+
+
 @functools.cache
 def rules() -> tuple[dict[str, Any], ...]:
-    """The driver's rules: each finding code, then each redaction category of each rule set."""
-    out: list[dict[str, Any]] = []
-    for code, description in CODES.items():
-        out.append(
-            {
-                "id": code,
-                "shortDescription": {"text": description},
-                "help": {
-                    "text": f"{description}. The rules are in docs/specification.md; fix the packet and check again."
-                },
-                "defaultConfiguration": {"level": "error"},
-            }
-        )
-    for rules in EXTENDED.tables:  # every rule set's own table, the format's first
-        for category in rules.categories:
-            which = (
-                "the format's redaction pre-flight"
-                if rules.named is None
-                else f"the {rules.named} rules (--rules {rules.name})"
-            )
-            out.append(
-                {
-                    "id": redaction_rule_id(category, rules),
-                    "shortDescription": {"text": f"text matching {category}, found by {which}"},
-                    "help": {
-                        "text": (
-                            f"The packet holds text matching the {category} pattern of {which}: a credential or "
-                            "a personal path, which must not travel in a packet. Remove it (the scrub command "
-                            "replaces every match with a placeholder) and check again."
-                        )
-                    },
-                    "defaultConfiguration": {"level": "error"},
-                }
-            )
-    # Last, so that the rules before keep their indices: what ``audit`` adds to a check.
-    out.append(
-        {
-            "id": "audit",
-            "shortDescription": {"text": ADVICE_CODES["audit"]},
-            "help": {
-                "text": "A stored packet's row or body is not what the store should hold (the keyword says what "
-                "disagrees: not-canonical, row-id, row-goal, row-created_at, row-body, row-text). Rewrite the body "
-                "with its canonical bytes, or fix the row."
-            },
-            "defaultConfiguration": {"level": "error"},
-        }
-    )
-    return tuple(out)
+    """The driver's rules: every rule of the catalog (cmp.cli._catalog), in its order."""
+    return tuple(_driver_rule(rule) for rule in catalog())
 
 
 @functools.cache
@@ -165,6 +137,28 @@ def audit_results(
     return [json.dumps(result, ensure_ascii=False, indent=2) for result in out]
 
 
+def lint_results(file: str, jsonl_line: int | None, findings: list[Finding], tone: Tone) -> list[str]:
+    """The SARIF results of a packet's lint findings (located), each on its rule ``lint/<keyword>``
+    (the ``truncated`` finding on its own)."""
+    return [
+        json.dumps(
+            _result(
+                advice_rule_id(finding),
+                tone,
+                str(finding),
+                file,
+                jsonl_line,
+                finding.position,
+                path=finding.path,
+                keyword=finding.keyword,
+            ),
+            ensure_ascii=False,
+            indent=2,
+        )
+        for finding in findings
+    ]
+
+
 def _report_results(
     file: str, jsonl_line: int | None, report: Report | Judged, *, show_found: bool, logical: str | None
 ) -> list[dict[str, Any]]:
@@ -223,6 +217,7 @@ def _log_halves(notifications: list[dict[str, Any]]) -> tuple[str, str]:
                 "tool": {
                     "driver": {
                         "name": TOOL_NAME,
+                        "informationUri": PROJECT_URL,
                         "version": __version__,
                         "semanticVersion": __version__,
                         "rules": list(rules()),

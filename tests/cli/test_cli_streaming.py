@@ -37,8 +37,8 @@ def unreadable_result(error: str, **where: object) -> dict[str, object]:
 
 
 def as_one_dumps(results: list[dict[str, object]]) -> str:
-    """What the CLI wrote before it streamed: the whole document in one ``json.dumps``."""
-    return json.dumps({"results": results}, ensure_ascii=False, indent=2) + "\n"
+    """What the CLI wrote before it streamed: the whole document in one ``json.dumps`` (its version first)."""
+    return json.dumps({"version": 1, "results": results}, ensure_ascii=False, indent=2) + "\n"
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
@@ -74,7 +74,7 @@ def test_json_document_without_results(tmp_path: Path, capsys: pytest.CaptureFix
     empty = tmp_path / "empty.jsonl"
     empty.write_bytes(b"\n\n")
     assert main(["check", "--format", "json", "--jsonl", str(empty)]) == 0
-    assert capsys.readouterr().out == as_one_dumps([]) == '{\n  "results": []\n}\n'
+    assert capsys.readouterr().out == as_one_dumps([]) == '{\n  "version": 1,\n  "results": []\n}\n'
 
 
 def read_until(fd: int, marker: bytes) -> bytes:

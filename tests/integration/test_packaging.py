@@ -152,6 +152,17 @@ def test_the_wheel_carries_the_conformance_vectors_and_not_their_tools(installed
     assert not shipped, sorted(shipped)
 
 
+def test_the_wheel_carries_the_json_documents_schema_and_its_urls(installed: Installed) -> None:
+    """The --format json document's schema is package data of cmp.cli; [project.urls] is in the metadata."""
+    name = "cmp/cli/schemas/check-report.schema.json"
+    with zipfile.ZipFile(installed.wheel) as wheel:
+        assert wheel.read(name) == (ROOT / name).read_bytes()
+        (metadata,) = [item for item in wheel.namelist() if item.endswith(".dist-info/METADATA")]
+        text = wheel.read(metadata).decode()
+    project = "https://github.com/core-memory-packet/core-memory-packet"
+    assert f"Project-URL: Documentation, {project}/blob/main/docs/\n" in text
+
+
 def test_the_vectors_are_resources_of_the_installed_package(installed: Installed) -> None:
     script = (
         "import hashlib, importlib.resources, json\n"

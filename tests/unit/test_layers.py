@@ -71,6 +71,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "cmp.cli._signals",  # stop signals raised where the code is
         "cmp.cli._sources",  # files, stdin, JSON Lines: one Source record each
         "cmp.cli._render",  # a result as text lines or a JSON entry
+        "cmp.cli._catalog",  # every rule a result can name: ids, descriptions, help texts, links
     ),
     # a result as GitHub workflow commands; as SARIF results; a run's summary line
     ("cmp.cli._github", "cmp.cli._sarif", "cmp.cli._summary"),
@@ -95,6 +96,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "cmp.cli._store",  # save, ls, show: the local store
         "cmp.cli._hooks",  # Claude Code hooks: their input, and the hand-off saved at PreCompact or SessionEnd
         "cmp.cli._resume",  # resume: the block, and a Claude Code SessionStart hook's answer
+        "cmp.cli._rules",  # rules: the rule catalog as text, JSON or docs/rules.md
     ),
     ("cmp.cli._main",),  # parse, run the command, exit status
     ("cmp.cli", "cmp.__main__"),  # the entry points: main, main_exit; python -m cmp

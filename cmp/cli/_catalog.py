@@ -1,0 +1,312 @@
+"""The rule catalog: every rule a result can name, each with its id, kind, description and help.
+
+One list for every surface that names rules: the ``rules`` command (text and JSON),
+SARIF's driver rules (``helpUri`` and full help text from here), and docs/rules.md,
+which is generated from :func:`rules_markdown` (a test holds the page to it). The ids are
+the ones results carry: a finding code (``schema``), a redaction rule
+(``redaction/aws-key``, ``redaction/extended/openai-key``), an advice code (``lint``,
+``chain``, ``audit``) and a lint rule (``lint/sentences``). Ids are a stable contract;
+descriptions and help texts are not.
+
+What exists is read from where it is defined: the finding codes from
+:mod:`cmp.findings`, the redaction categories from each rule set of
+:mod:`cmp._redaction._rules`, the lint rules from :mod:`cmp._lint`. What the catalog adds
+is prose: what each rule means for a reader and what to do about it. Import-time checks
+hold the prose to those tables, so a new code, category or lint rule without its help
+text fails at once rather than shipping a blank.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from cmp._chain import RULES as CHAIN_RULES
+from cmp._lint import RULES as LINT_RULES
+from cmp._redaction._rules import DEFAULT, EXTENDED, RuleSet
+from cmp.cli._policy import redaction_rule_id
+from cmp.findings import ADVICE_CODES, CODES, AdviceCode, Code, Finding
+
+# The project and its documentation, as [project.urls] Homepage and Documentation in
+# pyproject.toml name them (a test holds them together). Every help link is under the latter.
+PROJECT_URL = "https://github.com/core-memory-packet/core-memory-packet"
+DOCUMENTATION_URL = f"{PROJECT_URL}/blob/main/docs/"
+RULES_PAGE = "rules.md"
+
+# The version of the ``rules --format json`` document; it changes only when a member's
+# meaning changes or one is removed.
+CATALOG_VERSION = 1
+
+Kind = Literal["finding", "redaction", "advice", "lint"]
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogRule:
+    """One rule: ``id`` as results carry it, its ``kind``, a one-line ``description`` and
+    the full ``help`` text (what it means and what to do). ``rule_set`` is the redaction
+    rule set that runs it (``--rules``), ``category`` its category; ``writing_rule`` a lint
+    rule's number among the format's writing rules."""
+
+    id: str
+    kind: Kind
+    description: str
+    help: str
+    rule_set: str | None = None
+    category: str | None = None
+    writing_rule: int | None = None
+
+    @property
+    def anchor(self) -> str:
+        """The anchor of the rule's section in docs/rules.md: the id as a heading, as GitHub slugs it."""
+        return heading_anchor(self.id)
+
+    @property
+    def help_uri(self) -> str:
+        return f"{DOCUMENTATION_URL}{RULES_PAGE}#{self.anchor}"
+
+    def to_json(self) -> dict[str, Any]:
+        """``id``, ``kind``, ``description``, ``help``, ``url``, then what only some kinds have."""
+        out: dict[str, Any] = {
+            "id": self.id,
+            "kind": self.kind,
+            "description": self.description,
+            "help": self.help,
+            "url": self.help_uri,
+        }
+        if self.rule_set is not None:
+            out["rule_set"] = self.rule_set
+            out["category"] = self.category
+        if self.writing_rule is not None:
+            out["writing_rule"] = self.writing_rule
+        return out
+
+
+def heading_anchor(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation but ``-`` and ``_`` dropped, spaces as ``-``."""
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+
+
+def lint_rule_id(rule: str) -> str:
+    """``lint/sentences``: a lint rule (a lint finding's keyword) as a rule id."""
+    return f"lint/{rule}"
+
+
+def advice_rule_id(finding: Finding) -> str:
+    """The rule of a finding of ``lint``: ``lint/<keyword>``, or its own code for the ``truncated``
+    finding that stands for those past the first 100."""
+    return lint_rule_id(finding.keyword) if finding.code == "lint" and finding.keyword else finding.code
+
+
+# --- the prose ------------------------------------------------------------------------------------
+
+_CODE_HELP: dict[Code, str] = {
+    "size": "A packet is at most 32,768 bytes as it travels. Cut what the next session does not need "
+    "(transcripts, pasted code, long lists) and check again.",
+    "json": "The file must be strict JSON (RFC 8259) in UTF-8: no comments, no trailing commas, no NaN, "
+    "no byte order mark, no lone surrogates. The finding's position says where the reader stopped.",
+    "duplicate-key": "An object names the same member twice, which JSON readers resolve differently. Keep one of them.",
+    "not-object": "A packet is one JSON object; the file holds an array, a string, a number or null at "
+    "the top. Wrap the members in one object.",
+    "version-missing": 'Every packet names its version first: "ltm_version": "0.2" (or "0.1"). '
+    "Add it, as a non-empty string.",
+    "version-unsupported": "ltm_version names a version this library does not know (it knows 0.1 and "
+    "0.2). Migrate the packet to a supported version, or update the library.",
+    "schema": "The packet breaks its version's JSON Schema: the keyword says which rule (required, "
+    "maxLength, pattern, additionalProperties, ...) and the path which member. Fix the member; "
+    "`core-memory-packet schema --annotated` shows every member's bounds.",
+    "truncated": "A report lists at most 100 findings; this one stands for the rest and says how many "
+    "there were. Fix the first ones and check again.",
+}
+
+_ADVICE_HELP: dict[AdviceCode, str] = {
+    "lint": "Advice from the `lint` command: the packet breaks one of the format's writing rules. The "
+    "keyword names the rule; each lint rule below has its own entry (`lint/<rule>`). Lint never changes "
+    "check's verdict; `lint --strict` makes its findings fail a run.",
+    "chain": "From the `chain` command: packets do not link up through parent_id as a chain should. "
+    "The keyword says how: " + "; ".join(f"{rule}: {meaning}" for rule, meaning in CHAIN_RULES.items()) + ".",
+    "audit": "From the `audit` command: a stored packet's row or body is not what the store should hold "
+    "(the keyword says what disagrees: not-canonical, row-id, row-goal, row-created_at, row-body, row-text). "
+    "Rewrite the body with its canonical bytes, or fix the row.",
+}
+
+# What a match of each category is, as a reader names it. The categories themselves are the
+# rule sets' (cmp._redaction._rules); this only words them.
+_WHAT: dict[str, str] = {
+    "abs-path": "an absolute path under a home or system folder (/home, /Users, /root, /opt, /var, /etc) "
+    "or a Windows drive path",
+    "aws-key": "an AWS access key id (AKIA…, ASIA…)",
+    "gh-token": "a GitHub token (ghp_, gho_, ghu_, ghs_, ghr_)",
+    "jwt": "a JSON Web Token (eyJ….….…)",
+    "private-key": "a private key header (-----BEGIN … PRIVATE KEY-----)",
+    "google-api-key": "a Google API key (AIza…)",
+    "slack-token": "a Slack token (xoxb-, xoxa-, xoxp-, xoxr-, xoxs-)",
+    "stripe-key": "a Stripe secret, restricted or webhook signing key (sk_live_, rk_test_, whsec_)",
+    "ssh-public-key": "an SSH public key (ssh-rsa AAAA…)",
+    "github-token": "a classic GitHub token with a valid checksum (ghp_, gho_, ghu_, ghs_, ghr_)",
+    "github-fine-grained-token": "a fine-grained GitHub personal access token (github_pat_)",
+    "openai-key": "an OpenAI API key (sk-…T3BlbkFJ…)",
+    "anthropic-key": "an Anthropic API key (sk-ant-api03-…)",
+    "huggingface-token": "a Hugging Face access token (hf_)",
+    "gitlab-token": "a GitLab token (glpat-, gldt-, glrt-, …)",
+    "npm-token": "an npm access token with a valid checksum (npm_)",
+    "pypi-token": "a PyPI or TestPyPI API token (pypi-AgE…)",
+    "slack-app-token": "a Slack app-level token (xapp-)",
+    "slack-config-token": "a Slack configuration or refresh token (xoxe-)",
+    "slack-webhook": "a Slack incoming webhook URL (hooks.slack.com/services/…)",
+    "discord-webhook": "a Discord webhook URL (discord.com/api/webhooks/…)",
+    "pem-private-key": "a PEM or OpenPGP private key header (-----BEGIN … PRIVATE KEY-----)",
+    "putty-private-key": "a PuTTY private key file (PuTTY-User-Key-File-)",
+    "ssh-public-key-ecdsa": "an ECDSA SSH public key (ecdsa-sha2-nistp256 AAAA…)",
+    "ssh-public-key-sk": "a security-key SSH public key (sk-ssh-ed25519@openssh.com AAAA…)",
+    "url-credentials": "a password inside a URL (scheme://user:password@host)",
+    "aws-secret-key": "an AWS secret access key next to its name (aws_secret_access_key = …)",
+    "google-oauth-secret": "a Google OAuth client secret (GOCSPX-)",
+    "google-oauth-token": "a Google OAuth access token (ya29.)",
+    "sendgrid-key": "a SendGrid API key (SG.….…)",
+    "digitalocean-token": "a DigitalOcean token (dop_v1_, doo_v1_, dor_v1_)",
+    "dockerhub-token": "a Docker Hub personal access token (dckr_pat_)",
+    "shopify-token": "a Shopify access token (shpat_, shpca_, shppa_, shpss_)",
+    "age-secret-key": "an age secret key (AGE-SECRET-KEY-1…)",
+    "azure-storage-key": "an Azure storage account key (AccountKey=…==)",
+}
+
+# The format's writing rules (docs/specification.md, clause 14) that lint applies, by number.
+_WRITING_RULES: dict[int, str] = {
+    1: "one sentence per field: goal and next_step are one sentence each, an array holds one statement per item",
+    2: "no code: name a file or a symbol instead of pasting its body; a method's how may hold a short command",
+    3: "no local state: nothing that means something only on the writer's machine or network",
+    5: "decisions close questions: a choice that may still be revisited is an open question",
+    6: "an attempt's learned is the payload: an attempt that taught nothing is noise",
+    8: "success criteria are observable: the receiver can check them without asking anyone",
+    9: "consequences say what breaks if a decision is revisited",
+}
+
+_LINT_FIX: dict[str, str] = {
+    "sentences": "Keep the one statement the field is for and move the rest to a field of its own, or drop it.",
+    "transcript": "Write what the conversation established, not the conversation.",
+    "code": "Name the file or the symbol (ApiClient.send) and leave its body in the repository.",
+    "local-url": "Name the service (the staging API) instead of this machine's address.",
+    "private-ip": "Name the host's role instead of its address on this network.",
+    "host-port": "Name the service instead of its host and port.",
+    "local-path": "Write paths relative to the project, and a repository or URL in project.ref.",
+    "env-var": "Say what the variable holds (the deploy token) rather than its name on this machine.",
+    "decision-question": "Make it an open question, or write the decision that was taken.",
+    "missing-learned": "Add what the attempt taught, or leave the attempt out.",
+    "unobservable-criterion": "Write a criterion the receiver can check: a command, a status, a number.",
+    "missing-consequences": "Add what breaks if the locked decision is revisited.",
+}
+
+
+def _redaction_rule(category: str, rules: RuleSet) -> CatalogRule:
+    what = _WHAT[category]
+    if rules.named is None:
+        found_by = "the format's redaction pre-flight (the default rules)"
+        where = "in the fields the format scans"
+    else:
+        found_by = f"the {rules.named} rules (--rules {rules.name})"
+        # A default category under the extended rules: its pattern over the members the format leaves out.
+        where = (
+            "in a member the format's pre-flight does not read (id, project, tags, provenance, method names)"
+            if category in DEFAULT.categories
+            else "in the fields the format scans or the members the extended rules add"
+        )
+    return CatalogRule(
+        id=redaction_rule_id(category, rules),
+        kind="redaction",
+        description=f"{what}, found by {found_by}",
+        help=(
+            f"The packet holds {what} {where}. A packet that holds a credential or a personal path must not "
+            "travel: it is refused until the text is gone. Remove or rotate the secret; `core-memory-packet scrub` "
+            f"replaces every match with [redacted:{category}]. Output shows a credential masked (its public "
+            "prefix, length and offset), never the secret."
+        ),
+        rule_set=rules.name,
+        category=category,
+    )
+
+
+@functools.cache
+def catalog() -> tuple[CatalogRule, ...]:
+    """Every rule, in this order: the finding codes, each rule set's redaction categories (the
+    default rules first), the advice codes, then the lint rules."""
+    out = [CatalogRule(code, "finding", CODES[code], _CODE_HELP[code]) for code in CODES]
+    for rules in EXTENDED.tables:  # every rule set's own table, the format's first
+        out.extend(_redaction_rule(category, rules) for category in rules.categories)
+    out.extend(CatalogRule(code, "advice", ADVICE_CODES[code], _ADVICE_HELP[code]) for code in ADVICE_CODES)
+    for rule in LINT_RULES:
+        writing = _WRITING_RULES[rule.writing_rule]
+        out.append(
+            CatalogRule(
+                id=lint_rule_id(rule.id),
+                kind="lint",
+                description=f"{rule.summary} (writing rule {rule.writing_rule})",
+                help=(
+                    f"Lint advice: {rule.summary}. Writing rule {rule.writing_rule} of the format: {writing}. "
+                    f"{_LINT_FIX[rule.id]} Advice, not a verdict: `lint --strict` makes it fail a run."
+                ),
+                writing_rule=rule.writing_rule,
+            )
+        )
+    anchors = [rule.anchor for rule in out]
+    assert len(set(anchors)) == len(anchors), "every rule has its own section in docs/rules.md"
+    return tuple(out)
+
+
+@functools.cache
+def by_id() -> dict[str, CatalogRule]:
+    return {rule.id: rule for rule in catalog()}
+
+
+def catalog_json() -> dict[str, Any]:
+    """The ``rules --format json`` document: ``{"version": 1, "rules": [...]}``."""
+    return {"version": CATALOG_VERSION, "rules": [rule.to_json() for rule in catalog()]}
+
+
+def catalog_lines() -> list[str]:
+    """The ``rules`` text output: one line per rule, ``ID  KIND  DESCRIPTION``, in columns."""
+    rules = catalog()
+    width = max(len(rule.id) for rule in rules)
+    return [f"{rule.id:<{width}}  {rule.kind:<9}  {rule.description}" for rule in rules]
+
+
+_SECTIONS: tuple[tuple[Kind, str, str], ...] = (
+    ("finding", "Finding codes", "Why a packet is not conforming: each finding's `code`."),
+    (
+        "redaction",
+        "Redaction rules",
+        "What the redaction pre-flight finds, one rule per category of each rule set: `redaction/<category>` "
+        "for the format's rules, `redaction/extended/<category>` for those `--rules extended` adds. "
+        "A redaction hit refuses the packet unless `--allow-unredacted`.",
+    ),
+    ("advice", "Advice codes", "Findings of `lint`, `chain` and `audit`, which never change check's verdict."),
+    ("lint", "Lint rules", "The writing rules `lint` applies; a lint finding's `keyword` is the rule after `lint/`."),
+)
+
+
+def rules_markdown() -> str:
+    """docs/rules.md: an introduction, then one section per rule (its heading the rule's id), by kind."""
+    lines = [
+        "# Rules",
+        "",
+        "<!-- Generated from cmp/cli/_catalog.py by `core-memory-packet rules --format markdown`; do not edit. -->",
+        "",
+        "Every rule a result of `check`, `lint`, `chain` or `audit` can name, with the id its",
+        "results carry (the `ruleId` of `--format sarif`, the `code` or `keyword` of `--format json`).",
+        "`core-memory-packet rules` lists them; `rules --format json` prints them as one document.",
+        "Ids are stable; the descriptions are not.",
+    ]
+    for kind, title, intro in _SECTIONS:
+        lines += ["", f"## {title}", "", intro]
+        for rule in catalog():
+            if rule.kind != kind:
+                continue
+            lines += ["", f"### `{rule.id}`", "", f"{rule.kind.capitalize()}: {rule.description}.", "", rule.help]
+    return "\n".join(lines) + "\n"
+
+
+# The prose covers what the tables define, no more and no less.
+assert set(_CODE_HELP) == set(CODES) and set(_ADVICE_HELP) == set(ADVICE_CODES)
+assert set(_LINT_FIX) == {rule.id for rule in LINT_RULES}
+assert {rule.writing_rule for rule in LINT_RULES} <= set(_WRITING_RULES)
