@@ -4,8 +4,8 @@ One run; the driver lists every rule of the catalog (:mod:`cmp.cli._catalog`: fi
 codes, every redaction category of both rule sets, advice codes, lint rules), each with
 its full help text inline and a ``helpUri`` to its section in docs/rules.md; every
 result has a region with ``startLine`` and ``startColumn`` (code scanning refuses
-results without them), columns in code points (``columnKind``). Redaction hits are masked as in every other format unless
---show-found. Sources that could not be read or checked are tool execution
+results without them), columns in code points (``columnKind``). Redaction hits are
+masked as in every other format unless --show-found. Sources that could not be read or checked are tool execution
 notifications, and make ``executionSuccessful`` false.
 
 The log is written as results arrive (:class:`SarifLog`), so a long run holds one

@@ -107,6 +107,27 @@ def test_check_json_validates_against_the_shipped_schema(files: dict[str, Path],
     assert AWS[4:] not in _cli(*runs[1]).stdout, "secrets masked"
 
 
+def test_refused_stage_and_baseline_output_validates(tmp_path: Path) -> None:
+    """Real output with the members a policy adds: hits in a refused packet, a baseline's marks and stale entries."""
+    folder = tmp_path / "packets"
+    folder.mkdir()
+    leaky, refused = folder / "leaky.json", folder / "refused.json"
+    leaky.write_bytes(encode(put(full(), "goal", f"Ship it with {AWS} today.")))
+    refused.write_bytes(encode(put(put(full(), "tags[0]", "Bad"), "constraints[0]", f"Deploy with {AWS} only.")))
+    assert run_cli("baseline", "packets", "-o", "base.json", cwd=tmp_path).returncode == 0
+    token = "ghp_" + "A1b2C3d4E5" * 3 + "f6G7h8"  # the GitHub token shape, made up
+    leaky.write_bytes(encode(put(full(), "next_step", f"Then {token} again.")))  # new; the key's entry goes stale
+    result = _cli("check", "--format", "json", "--baseline", "base.json", "packets", cwd=tmp_path)
+    document = json.loads(result.stdout)
+    _valid(document)
+    hits = [hit for entry in document["results"] for hit in entry["redactions"]]
+    assert {hit.get("stage") for hit in hits} == {None, "refused"}
+    assert {hit["baseline"] for hit in hits} == {"new", "unchanged"}
+    assert [(stale["field"], stale["category"]) for stale in document["baseline"]["stale"]] == [("goal", "aws-key")]
+    assert list(document) == ["version", "results", "baseline"]
+    assert AWS[4:] not in result.stdout and token[4:] not in result.stdout
+
+
 def test_the_schema_takes_the_baseline_and_refused_stage_members_and_nothing_else(files: dict[str, Path]) -> None:
     document = json.loads(_cli("check", "--format", "json", str(files["leaky"])).stdout)
     hits = document["results"][0]["redactions"]
