@@ -658,7 +658,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         "--format",
         choices=("text", "json", "sarif"),
         default="text",
-        help='text lines, one document {"results": [...]}, or a SARIF 2.1.0 log',
+        help='text lines, one document {"version": 1, "results": [...]}, or a SARIF 2.1.0 log',
     )
     audit_cmd.add_argument(
         "--deadline",
