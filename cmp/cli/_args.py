@@ -399,7 +399,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     )
     lint_cmd.add_argument("files", nargs="+", metavar="FILE", help="packet files; - reads stdin")
     lint_cmd.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
-    lint_cmd.add_argument("--format", choices=FORMATS, default="text", help=_LINT_FORMAT_HELP)
+    lint_cmd.add_argument("--format", choices=FORMATS, help=_LINT_FORMAT_HELP)
     lint_cmd.add_argument("--strict", action=argparse.BooleanOptionalAction, help="lint findings fail too (exit 1)")
     lint_cmd.add_argument(
         "--disable", dest="lint_disable", action="append", metavar="RULE", help="leave out a lint rule (repeatable)"

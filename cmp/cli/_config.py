@@ -66,7 +66,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("ignore", "--ignore", "ignore", "list", frozenset(("check", "lint", "baseline")), ()),
     # The baseline command writes the file check reads: its --output fills the same setting.
     Option("baseline", "--baseline", "baseline", "path", frozenset(("check", "baseline"))),
-    Option("format", "--format", "format", "choice", frozenset(("check",)), "text"),
+    Option("format", "--format", "format", "choice", frozenset(("check", "lint")), "text"),
 )
 OPTIONS_BY_KEY = {option.key: option for option in OPTIONS}
 
