@@ -37,6 +37,12 @@ def _run_lint(args: argparse.Namespace, out: Output) -> int:
     return run_lint(args, out)
 
 
+def _run_gate(args: argparse.Namespace, out: Output) -> int:
+    from cmp.cli._gate import run_gate
+
+    return run_gate(args, out)
+
+
 def _run_schema(args: argparse.Namespace, out: Output) -> int:
     from cmp.cli._schema import run_schema
 
@@ -124,6 +130,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Output], int]] = {
     "scrub": _run_scrub,
     "migrate": _run_migrate,
     "lint": _run_lint,
+    "gate": _run_gate,
     "schema": _run_schema,
     "mcp": _run_mcp,
     "audit": _run_audit,

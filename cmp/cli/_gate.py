@@ -1,0 +1,87 @@
+"""``gate``: check, canonical form and lint over each file in one pass, each finding said once.
+
+The one command the recommended pre-commit hook runs. Running ``check``, ``fmt --check``
+and ``lint`` one after the other reports a leaked key three times (each of them checks the
+file first); here a file is checked once, and what follows depends on that verdict: a file
+check refuses gets check's lines alone (its canonical form can wait until it is fixed),
+one it accepts is held to its canonical bytes. Lint's advice follows either way.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from cmp import dumps, lint, locate
+from cmp._canonical import file_bytes
+from cmp._pipeline import Report, policy_of
+from cmp.cli._difference import first_difference
+from cmp.cli._judge import check_source
+from cmp.cli._output import EXIT_FAIL, ExitStatus, Output
+from cmp.cli._render import Line, Tone, place, report_lines
+from cmp.cli._sources import Source, Unreadable, read_each
+from cmp.cli._summary import Summary
+from cmp.findings import Finding
+
+# The outcomes of a file, worst first: the one a file counts as in the summary line.
+_OUTCOMES = ("failed", "not canonical", "with advice", "ok")
+
+
+def _form_lines(source: Source, report: Report) -> list[Line]:
+    """What keeps an accepted packet's file from being canonical: the first place it
+    differs and why, or what keeps the packet from having canonical bytes at all."""
+    assert report.packet is not None  # an accepted packet is there
+    try:
+        data = file_bytes(dumps(report.packet))
+    except ValueError as exc:  # a packet whose canonical form would pass the size limit
+        findings: Sequence[Finding] = getattr(exc, "findings", ())
+        return [("fail", f"{source.file}: {f}") for f in findings] or [("fail", f"{source.file}: {exc}")]
+    difference = first_difference(source.data, data)
+    if difference is None:
+        return []
+    position, why = difference
+    return [("fail", f"{place(source.file, None, position)}: not canonical: {why} (fmt --write rewrites it)")]
+
+
+def _advice_line(file: str, finding: Finding) -> str:
+    """Lint's own line: ``file:LINE:COLUMN: $.path: message [rule-id]``."""
+    return f"{place(file, None, finding.position)}: {finding}" + (f" [{finding.keyword}]" if finding.keyword else "")
+
+
+def gate_lines(source: Source, args: argparse.Namespace) -> tuple[str, list[Line]]:
+    """One file's outcome (one of ``_OUTCOMES``) and its lines."""
+    report = check_source(source, policy_of(rules=args.rules))
+    lines = [] if report.accepted else report_lines(source.file, None, report, show_found=args.show_found)
+    form = _form_lines(source, report) if report.accepted else []
+    advice = locate(source.data, lint(report.packet)) if report.packet is not None else []
+    tone: Tone = "fail" if args.strict else "warn"
+    lines += form + [(tone, _advice_line(source.file, finding)) for finding in advice]
+    if not report.accepted:
+        return "failed", lines
+    if form:
+        return "not canonical", lines
+    if advice:
+        return "with advice", lines
+    return "ok", [("ok", f"{source.file}: ok")]
+
+
+def run_gate(args: argparse.Namespace, out: Output) -> int:
+    """Each file judged once: check's failures and a form that is not canonical fail (1);
+    lint's advice fails only with --strict; a file that cannot be read is exit 2."""
+    run = ExitStatus()
+    summary = Summary("gate", "file", _OUTCOMES[::-1])
+    for _, source in read_each(args.files, folders=True):
+        if out.lost:  # nobody reads the results any more (`| head`)
+            break
+        if isinstance(source, Unreadable):
+            run.file_error(source.file, source.message)
+            summary.unreadable()
+            continue
+        outcome, lines = gate_lines(source, args)
+        if outcome in ("failed", "not canonical") or (outcome == "with advice" and args.strict):
+            run.fail(EXIT_FAIL)
+        summary.add(outcome)
+        for tone, line in lines:
+            out.line(line, tone)
+    summary.say(args, out)
+    return run.status
