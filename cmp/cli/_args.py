@@ -44,7 +44,7 @@ _LINT_EXAMPLES = (
     ("{prog} lint --format json packet.json", "one JSON document: check's result objects, plus lint"),
 )
 _GATE_EXAMPLES = (
-    ("{prog} gate packets/", "check, canonical form and lint of every *.json below, each finding said once"),
+    ("{prog} gate packets/", "check, format check and lint every *.json below: each finding once"),
     ("{prog} gate --strict a.cmp.json", "lint's advice fails too (exit 1)"),
 )
 _CONFORMANCE_EXAMPLES = (
@@ -156,12 +156,12 @@ per file and one more member, lint [{code, path, keyword, message}] (code
 "lint", keyword the rule id).
 """
 _GATE_DESCRIPTION = """\
-Check, canonical form and lint in one pass, the recommended pre-commit hook. Each
-file is checked once: one check refuses gets check's lines (findings, redaction
-hits, masked) and fails; one it accepts fails if its bytes are not what fmt
---write writes, on one line that says where they first differ and why. Lint's
-advice follows, and fails only with --strict. So a leaked key is one line, where
-check, fmt --check and lint in a row say it three times.
+Check, canonical form and lint in one pass: the recommended pre-commit hook.
+Each file is checked once: one check refuses gets check's lines (findings,
+redaction hits, masked) and fails; one it accepts fails if its bytes are not
+what fmt --write writes, on one line that says where they first differ and why.
+Lint's advice follows, and fails only with --strict. So a leaked key is one
+line, where check, fmt --check and lint in a row say it three times.
 """
 _GATE_OUTPUT = """\
 One line per finding, redaction hit, non-canonical form and lint finding, as
@@ -323,7 +323,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         prog=prog,
         description="Validate, redact and canonically format Core Memory Packets (v0.1, v0.2).",
         epilog=_examples(
-            prog, _CHECK_EXAMPLES, _FMT_EXAMPLES, _STORE_EXAMPLES[:1], _RESUME_EXAMPLES[:1], _CONFORMANCE_EXAMPLES
+            prog, _CHECK_EXAMPLES, _FMT_EXAMPLES[:3], _STORE_EXAMPLES[:1], _RESUME_EXAMPLES[:1], _CONFORMANCE_EXAMPLES
         ),
         formatter_class=_HelpFormatter,
     )

@@ -142,7 +142,8 @@ def test_usage_and_examples_name_the_program_as_it_was_started(how: str) -> None
     ("command", "own", "not_own"),
     [
         ("check", ["check packet.json", "check --lenient"], ["fmt ", "conformance"]),
-        ("fmt", ["fmt packet.json", "fmt --check", "fmt --write"], ["check packet", "conformance"]),
+        ("fmt", ["fmt packet.json", "fmt --check", "fmt --diff", "fmt --write"], ["check packet", "conformance"]),
+        ("gate", ["gate packets/", "gate --strict"], ["check packet", "fmt "]),
         ("conformance", ["conformance --impl", "conformance --filter"], ["check packet", "fmt "]),
     ],
 )
@@ -159,7 +160,7 @@ def test_each_subcommand_shows_its_own_examples(command: str, own: list[str], no
 
 
 @pytest.mark.parametrize(
-    "command", [[], ["check"], ["fmt"], ["conformance"]], ids=["top", "check", "fmt", "conformance"]
+    "command", [[], ["check"], ["fmt"], ["gate"], ["conformance"]], ids=["top", "check", "fmt", "gate", "conformance"]
 )
 def test_help_fits_an_80_column_terminal(command: list[str]) -> None:
     # Examples and notes keep their lines; a one-paragraph description (conformance's) is wrapped.
