@@ -457,10 +457,23 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         formatter_class=_HelpFormatter,
     )
     gate_cmd.add_argument("files", nargs="+", metavar="FILE", help="packet files or folders; - reads stdin")
-    gate_cmd.add_argument("--strict", action="store_true", help="lint findings fail too (exit 1)")
     gate_cmd.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
+    # The settings of check and lint that a repository keeps in its configuration: a hook
+    # must judge as the repository's own check and lint runs do.
+    gate_cmd.add_argument("--strict", action=argparse.BooleanOptionalAction, help="lint findings fail too (exit 1)")
+    gate_cmd.add_argument(
+        "--disable", dest="lint_disable", action="append", metavar="RULE", help="leave out a lint rule (repeatable)"
+    )
     _show_found(gate_cmd)
     _add_rules(gate_cmd)
+    _add_walk(gate_cmd)
+    _add_ignore(gate_cmd)
+    gate_cmd.add_argument(
+        "--baseline",
+        metavar="PATH",
+        help="a file the baseline command wrote: its redaction findings are reported as known and do not fail "
+        "the run (as check --baseline)",
+    )
 
     conf_cmd = commands.add_parser(
         "conformance",

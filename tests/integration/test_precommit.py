@@ -210,3 +210,42 @@ def test_types_keep_files_that_are_not_json_out(tmp_path: Path, home: Path) -> N
     )
     result = _run(untyped, home)
     assert result.returncode == 1 and "packets/README.md:1:1: " in result.stdout, result.stdout + result.stderr
+
+
+def test_the_hook_reads_the_repository_settings_and_its_baseline(tmp_path: Path, home: Path) -> None:
+    """A repository with a [tool.core-memory-packet] table naming its baseline: the hook reports
+    the key the baseline holds as known and passes, then fails on a new key alone."""
+    known = cmp.dumps(cmp.loads(encode(put(full(), "constraints[0]", f"The key {AWS} is old.")))) + b"\n"
+    config = _pointed_here("repos:\n  - repo: HERE\n    rev: HEAD\n    hooks:\n      - id: core-memory-packet\n")
+    repository = _repository(
+        tmp_path / "repo",
+        {
+            ".pre-commit-config.yaml": config.encode(),
+            "pyproject.toml": b'[tool.core-memory-packet]\nbaseline = ".cmp-baseline.json"\n',
+            "packets/known.json": known,
+        },
+    )
+    written = subprocess.run(
+        [sys.executable, "-m", "cmp", "baseline", "packets"],
+        cwd=repository,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert written.returncode == 0 and (repository / ".cmp-baseline.json").is_file(), written.stderr
+    _git(repository, "add", "-A")
+    first = _run(repository, home)
+    output = first.stdout + first.stderr
+    assert first.returncode == 0, output
+    assert re.search(r"^packets/known\.json:\d+:\d+: known redaction constraints\[0\]/aws-key: AKIA…", output, re.M)
+    leaky = encode(put(full(), "constraints[0]", "The key AKIAIOSFODNN7EXAMPLF is new."))
+    (repository / "packets" / "new.json").write_bytes(cmp.dumps(cmp.loads(leaky)) + b"\n")
+    _git(repository, "add", "-A")
+    second = _run(repository, home)
+    output = second.stdout + second.stderr
+    assert second.returncode == 1, output
+    assert [line for line in _hook_lines(output) if "aws-key" in line and "known" not in line] == [
+        line for line in _hook_lines(output) if line.startswith("packets/new.json:")
+    ]
+    assert len(re.findall(r"^packets/new\.json:\d+:\d+: redaction constraints\[0\]/aws-key", output, re.M)) == 1
+    assert "AKIAIOSFODNN7EXAMPLF"[4:] not in output and AWS[4:] not in output
