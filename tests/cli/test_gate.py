@@ -150,7 +150,7 @@ def test_gate_with_a_baseline_fails_only_on_new_findings(tmp_path: Path) -> None
     ]
 
 
-def test_gate_ignore_leaves_a_rule_out(leaky: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+def test_gate_ignore_and_select_choose_rules(leaky: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     canonical = _write(
         leaky.with_name("canonical-leaky.json"), _canonical(put(full(), "constraints[0]", f"The key {AWS} is old."))
     )
@@ -161,6 +161,9 @@ def test_gate_ignore_leaves_a_rule_out(leaky: Path, capsysbinary: pytest.Capture
     )
     status, _, err = run_main(capsysbinary, "gate", "--ignore", "redaction/no-such-rule", str(canonical))
     assert status == 2 and err.count(b"\n") == 1
+    # --select: only the named rules' findings are reported.
+    selected = run_main(capsysbinary, "gate", "--select", "redaction/gh-token", str(canonical))
+    assert selected == (0, f"{canonical}: ok\n".encode(), b"")
 
 
 def test_a_key_behind_a_schema_error_is_said_too(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
