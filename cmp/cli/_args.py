@@ -35,12 +35,17 @@ _CHECK_EXAMPLES = (
 _FMT_EXAMPLES = (
     ("{prog} fmt packet.json", "print the canonical bytes and one final newline"),
     ("{prog} fmt --check *.json", "list files that are not canonical (exit 1)"),
+    ("{prog} fmt --diff packets/", "show how each file differs from its canonical form (exit 1 if any does)"),
     ("{prog} fmt --write packet.json", "rewrite in canonical form, atomically"),
 )
 _LINT_EXAMPLES = (
     ("{prog} lint packet.json", "one line per finding ending in its rule id, or 'packet.json: ok'"),
     ("{prog} lint --strict *.json", "exit 1 on lint findings too, as a CI gate"),
     ("{prog} lint --format json packet.json", "one JSON document: check's result objects, plus lint"),
+)
+_GATE_EXAMPLES = (
+    ("{prog} gate packets/", "check, format check and lint every *.json below: each finding once"),
+    ("{prog} gate --strict a.cmp.json", "lint's advice fails too (exit 1)"),
 )
 _CONFORMANCE_EXAMPLES = (
     ("{prog} conformance", "run the conformance vectors against this library"),
@@ -165,6 +170,20 @@ _RULES_EXAMPLES = (
     ("{prog} rules", "every rule id a result can carry, with its kind and description"),
     ("{prog} rules --format json", "the same as one JSON document, each rule with its help text and link"),
 )
+_GATE_DESCRIPTION = """\
+Check, canonical form and lint in one pass: the recommended pre-commit hook.
+Each file is checked once: one check refuses gets check's lines (findings,
+redaction hits, masked) and fails; one it accepts fails if its bytes are not
+what fmt --write writes, on one line that says where they first differ and why.
+Lint's advice follows, and fails only with --strict. So a leaked key is one
+line, where check, fmt --check and lint in a row say it three times.
+"""
+_GATE_OUTPUT = """\
+One line per finding, redaction hit, non-canonical form and lint finding, as
+check, fmt --check and lint print them ("FILE:LINE:COLUMN: ..."), or "FILE: ok".
+Exit status: 0 every file accepted and canonical, 1 any not (or lint advice with
+--strict), 2 a usage error or a file that could not be read.
+"""
 _CONFORMANCE_OUTPUT = """\
 --format text: one "FAIL id: problems" line per failing vector, then
 "N passed, N failed". --format json: one document {"passed", "failed",
@@ -319,7 +338,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         prog=prog,
         description="Validate, redact and canonically format Core Memory Packets (v0.1, v0.2).",
         epilog=_examples(
-            prog, _CHECK_EXAMPLES, _FMT_EXAMPLES, _STORE_EXAMPLES[:1], _RESUME_EXAMPLES[:1], _CONFORMANCE_EXAMPLES
+            prog, _CHECK_EXAMPLES, _FMT_EXAMPLES[:3], _STORE_EXAMPLES[:1], _RESUME_EXAMPLES[:1], _CONFORMANCE_EXAMPLES
         ),
         formatter_class=_HelpFormatter,
     )
@@ -379,6 +398,12 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     mode = fmt_cmd.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true", help="list files that are not canonical; exit 1 if any")
     mode.add_argument("--write", action="store_true", help="rewrite files in place, atomically")
+    mode.add_argument(
+        "--diff",
+        action="store_true",
+        help="print a unified diff of each file against its canonical bytes, writing nothing; exit 1 if any "
+        "differs (a packet in which a redaction rule finds anything is never diffed)",
+    )
     fmt_cmd.add_argument(
         "--force", action="store_true", help="with --write: rewrite read-only files and files with other hard links too"
     )
@@ -452,6 +477,32 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         choices=("text", "json", "markdown"),
         default="text",
         help="text lines (default), one JSON document, or the Markdown page docs/rules.md",
+    )
+
+    gate_cmd = commands.add_parser(
+        "gate",
+        help="check, canonical form and lint in one pass (the pre-commit hook)",
+        description=_GATE_DESCRIPTION,
+        epilog=_GATE_OUTPUT + "\n" + _examples(prog, _GATE_EXAMPLES),
+        formatter_class=_HelpFormatter,
+    )
+    gate_cmd.add_argument("files", nargs="+", metavar="FILE", help="packet files or folders; - reads stdin")
+    gate_cmd.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
+    # The settings of check and lint that a repository keeps in its configuration: a hook
+    # must judge as the repository's own check and lint runs do.
+    gate_cmd.add_argument("--strict", action=argparse.BooleanOptionalAction, help="lint findings fail too (exit 1)")
+    gate_cmd.add_argument(
+        "--disable", dest="lint_disable", action="append", metavar="RULE", help="leave out a lint rule (repeatable)"
+    )
+    _show_found(gate_cmd)
+    _add_rules(gate_cmd)
+    _add_walk(gate_cmd)
+    _add_ignore(gate_cmd)
+    gate_cmd.add_argument(
+        "--baseline",
+        metavar="PATH",
+        help="a file the baseline command wrote: its redaction findings are reported as known and do not fail "
+        "the run (as check --baseline)",
     )
 
     conf_cmd = commands.add_parser(

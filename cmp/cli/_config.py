@@ -50,8 +50,8 @@ class Option:
         return "CMP_" + self.key.upper().replace("-", "_")
 
 
-_SCANNING = frozenset(("check", "lint", "fmt", "scrub", "resume", "audit", "baseline"))
-_WALKING = frozenset(("check", "lint", "fmt", "chain", "baseline"))
+_SCANNING = frozenset(("check", "lint", "fmt", "scrub", "resume", "audit", "baseline", "gate"))
+_WALKING = frozenset(("check", "lint", "fmt", "chain", "baseline", "gate"))
 
 # The store's folder has its own variable, CMP_STORE, read by the library (cmp.Store), so
 # it is not a setting here: one place decides where the store is.
@@ -60,12 +60,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("lenient", "--lenient", "lenient", "bool", frozenset(("check",)), False),
     Option("include", "--include", "include", "list", _WALKING, ("*.json",)),
     Option("exclude", "--exclude", "exclude", "list", _WALKING, ()),
-    Option("lint-strict", "--strict", "strict", "bool", frozenset(("lint",)), False),
-    Option("lint-disable", "--disable", "lint_disable", "list", frozenset(("lint",)), ()),
-    Option("select", "--select", "select", "list", frozenset(("check", "lint", "baseline")), ()),
-    Option("ignore", "--ignore", "ignore", "list", frozenset(("check", "lint", "baseline")), ()),
+    Option("lint-strict", "--strict", "strict", "bool", frozenset(("lint", "gate")), False),
+    Option("lint-disable", "--disable", "lint_disable", "list", frozenset(("lint", "gate")), ()),
+    Option("select", "--select", "select", "list", frozenset(("check", "lint", "baseline", "gate")), ()),
+    Option("ignore", "--ignore", "ignore", "list", frozenset(("check", "lint", "baseline", "gate")), ()),
     # The baseline command writes the file check reads: its --output fills the same setting.
-    Option("baseline", "--baseline", "baseline", "path", frozenset(("check", "baseline"))),
+    Option("baseline", "--baseline", "baseline", "path", frozenset(("check", "baseline", "gate"))),
     Option("format", "--format", "format", "choice", frozenset(("check", "lint")), "text"),
 )
 OPTIONS_BY_KEY = {option.key: option for option in OPTIONS}

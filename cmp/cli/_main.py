@@ -43,6 +43,12 @@ def _run_rules(args: argparse.Namespace, out: Output) -> int:
     return run_rules(args, out)
 
 
+def _run_gate(args: argparse.Namespace, out: Output) -> int:
+    from cmp.cli._gate import run_gate
+
+    return run_gate(args, out)
+
+
 def _run_schema(args: argparse.Namespace, out: Output) -> int:
     from cmp.cli._schema import run_schema
 
@@ -130,6 +136,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Output], int]] = {
     "scrub": _run_scrub,
     "migrate": _run_migrate,
     "lint": _run_lint,
+    "gate": _run_gate,
     "schema": _run_schema,
     "rules": _run_rules,
     "mcp": _run_mcp,

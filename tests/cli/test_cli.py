@@ -142,7 +142,8 @@ def test_usage_and_examples_name_the_program_as_it_was_started(how: str) -> None
     ("command", "own", "not_own"),
     [
         ("check", ["check packet.json", "check --lenient"], ["fmt ", "conformance"]),
-        ("fmt", ["fmt packet.json", "fmt --check", "fmt --write"], ["check packet", "conformance"]),
+        ("fmt", ["fmt packet.json", "fmt --check", "fmt --diff", "fmt --write"], ["check packet", "conformance"]),
+        ("gate", ["gate packets/", "gate --strict"], ["check packet", "fmt "]),
         ("conformance", ["conformance --impl", "conformance --filter"], ["check packet", "fmt "]),
     ],
 )
@@ -159,7 +160,7 @@ def test_each_subcommand_shows_its_own_examples(command: str, own: list[str], no
 
 
 @pytest.mark.parametrize(
-    "command", [[], ["check"], ["fmt"], ["conformance"]], ids=["top", "check", "fmt", "conformance"]
+    "command", [[], ["check"], ["fmt"], ["gate"], ["conformance"]], ids=["top", "check", "fmt", "gate", "conformance"]
 )
 def test_help_fits_an_80_column_terminal(command: list[str]) -> None:
     # Examples and notes keep their lines; a one-paragraph description (conformance's) is wrapped.
@@ -310,21 +311,33 @@ def test_fmt_check_lists_non_canonical(good: Path, tmp_path: Path, capsys: pytes
     canonical.write_bytes(canonical_bytes(good) + b"\n")
     assert main(["fmt", "--check", str(canonical)]) == 0
     assert main(["fmt", "--check", str(canonical), str(good)]) == 1
-    assert capsys.readouterr().out == f"{good}: not canonical\n"
+    # One line, JSON text on one line: it first differs where the canonical form breaks the line.
+    assert capsys.readouterr().out == f"{good}:1:2: not canonical: expected a line end, found '\"'\n"
 
 
 @pytest.mark.parametrize(
-    ("ending", "canonical"),
-    [(b"\n", True), (b"", False), (b"\n\n", False), (b"\r\n", False), (b" \n", False)],
+    ("ending", "why"),
+    [
+        (b"\n", None),
+        (b"", "no line end after the packet"),
+        (b"\n\n", "more after the packet's final line end"),
+        (b"\r\n", "expected a line end, found a carriage return"),
+        (b" \n", "expected a line end, found a space"),
+    ],
     ids=["one-newline", "no-newline", "two-newlines", "crlf", "space-newline"],
 )
 def test_fmt_check_takes_exactly_one_final_newline(
-    good: Path, tmp_path: Path, ending: bytes, canonical: bool, capsys: pytest.CaptureFixture[str]
+    good: Path, tmp_path: Path, ending: bytes, why: str | None, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    canonical = why is None
     path = tmp_path / "packet.json"
     path.write_bytes(canonical_bytes(good) + ending)
     assert main(["fmt", "--check", str(path)]) == (0 if canonical else 1)
-    assert capsys.readouterr().out == ("" if canonical else f"{path}: not canonical\n")
+    # The packet's last line is "}": the file differs from its canonical bytes just after it,
+    # or at the start of the line after it when a second line end follows.
+    lines = canonical_bytes(good).count(b"\n") + 1
+    place = f"{lines + 1}:1" if ending == b"\n\n" else f"{lines}:2"
+    assert capsys.readouterr().out == ("" if canonical else f"{path}:{place}: not canonical: {why}\n")
     # --write leaves a canonical file alone and gives any other the one final newline.
     assert main(["fmt", "--write", str(path)]) == 0
     assert capsys.readouterr().out == ("" if canonical else f"{path}: rewritten\n")

@@ -120,7 +120,7 @@ def test_fmt_summaries(good: Path, tmp_path: Path, capsysbinary: pytest.CaptureF
     loose = tmp_path / "loose.json"
     loose.write_bytes(json.dumps(full()).encode())
     status, out, err = run_main(capsysbinary, "fmt", "--check", str(good), str(loose))
-    assert (status, out) == (1, f"{loose}: not canonical\n".encode())
+    assert (status, out) == (1, f"{loose}:1:2: not canonical: expected a line end, found '\"'\n".encode())
     assert err == b"cmp: fmt: 2 files, 1 canonical, 1 not canonical\n"
     assert run_main(capsysbinary, "fmt", "--check", "-q", str(good), str(loose)) == (1, out, b"")
     status, out, err = run_main(capsysbinary, "fmt", "--write", str(good), str(loose))

@@ -223,11 +223,15 @@ def command_outputs(
         ("lint", "--strict", "--format", "json", *packets),
         ("fmt", packets[0]),
         ("fmt", "--check", *packets),
+        ("fmt", "--diff", *packets),
+        ("fmt", "--diff", "--allow-unredacted", *packets),
+        ("gate", *packets),
+        ("gate", "--strict", "--rules", "extended", *packets),
         ("chain", *packets),
         ("chain", "--jsonl", jsonl, "--format", "json"),
     ]
     for args in runs:
-        if args[0] in ("check", "lint", "fmt"):
+        if args[0] in ("check", "lint", "fmt", "gate"):
             args = (*args, *show)
         yield " ".join(args[:3]), "".join(_run(capsys, *args))
     for path in packets:
@@ -431,6 +435,8 @@ def test_no_command_prints_a_planted_extended_secret_in_any_format(
             ("check", "--format", "github", "--allow-unredacted", *packets),
             ("lint", *packets),
             ("fmt", "--check", *packets),
+            ("fmt", "--diff", "--allow-unredacted", *packets),
+            ("gate", *packets),
             ("chain", *packets),
         ):
             output = "".join(_run(capsysbinary, *args, *(("--rules", rules) if args[0] != "chain" else ())))

@@ -72,6 +72,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "cmp.cli._sources",  # files, stdin, JSON Lines: one Source record each
         "cmp.cli._render",  # a result as text lines or a JSON entry
         "cmp.cli._catalog",  # every rule a result can name: ids, descriptions, help texts, links
+        "cmp.cli._difference",  # where a file first differs from its canonical bytes, and the diff
     ),
     # a result as GitHub workflow commands; as SARIF results; a run's summary line
     ("cmp.cli._github", "cmp.cli._sarif", "cmp.cli._summary"),
@@ -89,6 +90,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "cmp.cli._new",
         "cmp.cli._transform",  # scrub and migrate
         "cmp.cli._lint",
+        "cmp.cli._gate",  # check, canonical form and lint in one pass: the pre-commit hook
         "cmp.cli._schema",
         "cmp.cli._mcp",
         "cmp.cli._audit",

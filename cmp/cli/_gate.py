@@ -1,0 +1,121 @@
+"""``gate``: check, canonical form and lint over each file in one pass, each finding said once.
+
+The one command the recommended pre-commit hook runs. Running ``check``, ``fmt --check``
+and ``lint`` one after the other reports a leaked key three times (each of them checks the
+file first); here a file is checked once, and what follows depends on that verdict: a file
+check refuses gets check's lines alone (its canonical form can wait until it is fixed),
+one it accepts is held to its canonical bytes. Lint's advice follows either way.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from cmp import dumps, lint, locate
+from cmp._canonical import file_bytes
+from cmp._lint import RULE_IDS
+from cmp._pipeline import Report, policy_of
+from cmp.cli._config import origin
+from cmp.cli._difference import first_difference
+from cmp.cli._judge import check_source
+from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_line
+from cmp.cli._policy import PolicyError, RunPolicy, run_policy
+from cmp.cli._render import Line, Tone, place, report_lines
+from cmp.cli._sources import Source, Unreadable, read_each
+from cmp.cli._summary import Summary
+from cmp.findings import Finding
+
+# The outcomes of a file, worst first: the one a file counts as in the summary line.
+_OUTCOMES = ("failed", "not canonical", "with advice", "ok")
+
+
+def _form_lines(source: Source, report: Report) -> list[Line]:
+    """What keeps an accepted packet's file from being canonical: the first place it
+    differs and why, or what keeps the packet from having canonical bytes at all."""
+    assert report.packet is not None  # an accepted packet is there
+    try:
+        data = file_bytes(dumps(report.packet))
+    except ValueError as exc:  # a packet whose canonical form would pass the size limit
+        findings: Sequence[Finding] = getattr(exc, "findings", ())
+        return [("fail", f"{source.file}: {f}") for f in findings] or [("fail", f"{source.file}: {exc}")]
+    difference = first_difference(source.data, data)
+    if difference is None:
+        return []
+    position, why = difference
+    return [("fail", f"{place(source.file, None, position)}: not canonical: {why} (fmt --write rewrites it)")]
+
+
+def _advice_line(file: str, finding: Finding) -> str:
+    """Lint's own line: ``file:LINE:COLUMN: $.path: message [rule-id]``."""
+    return f"{place(file, None, finding.position)}: {finding}" + (f" [{finding.keyword}]" if finding.keyword else "")
+
+
+def gate_lines(
+    source: Source, args: argparse.Namespace, policy: RunPolicy, disabled: frozenset[str]
+) -> tuple[str, list[Line], tuple[tuple[str, str, str], ...]]:
+    """One file's outcome (one of ``_OUTCOMES``), its lines, and the baseline entries it matched.
+
+    Check's lines are the run's (--ignore, --baseline, hits in a refused packet's text); an
+    accepted file's "ok" waits until its form and lint's advice are known.
+    """
+    judged = policy.judge(check_source(source, policy_of(rules=args.rules)), source.file)
+    report = judged.report
+    checked = report_lines(source.file, None, judged, show_found=args.show_found)
+    if judged.accepted:
+        checked = checked[:-1]  # report_lines ends an accepted report with its "ok" line
+    form = _form_lines(source, report) if judged.accepted else []
+    advised = [f for f in lint(report.packet) if f.keyword not in disabled] if report.packet is not None else []
+    tone: Tone = "fail" if args.strict else "warn"
+    advice = [(tone, _advice_line(source.file, finding)) for finding in locate(source.data, advised)]
+    lines = checked + form + advice
+    if not judged.accepted:
+        outcome = "failed"
+    elif form:
+        outcome = "not canonical"
+    else:
+        outcome = "with advice" if advice else "ok"
+    if outcome == "ok":
+        lines.append(("ok", f"{source.file}: ok"))
+    return outcome, lines, judged.matched
+
+
+def run_gate(args: argparse.Namespace, out: Output) -> int:
+    """Each file judged once: check's failures and a form that is not canonical fail (1);
+    lint's advice fails only with --strict; a file that cannot be read is exit 2."""
+    disabled = frozenset(args.lint_disable)
+    for rule in sorted(disabled - frozenset(RULE_IDS)):
+        error_line(f"{origin(args, 'lint_disable')}: no lint rule {rule!r} (the rules: {', '.join(RULE_IDS)})")
+        return EXIT_USAGE
+    try:
+        policy = run_policy(args, baseline=True)
+    except PolicyError as exc:
+        error_line(str(exc))
+        return EXIT_USAGE
+    run = ExitStatus()
+    summary = Summary("gate", "file", _OUTCOMES[::-1])
+    matched: set[tuple[str, str, str]] = set()
+    seen: set[str] = set()
+    for _, source in read_each(args.files, folders=True, walk=args.walk):
+        if out.lost:  # nobody reads the results any more (`| head`)
+            break
+        if isinstance(source, Unreadable):
+            run.file_error(source.file, source.message)
+            summary.unreadable()
+            continue
+        outcome, lines, found = gate_lines(source, args, policy, disabled)
+        matched.update(found)
+        if policy.baseline is not None:
+            seen.add(policy.baseline.file_name(source.file))
+        if outcome in ("failed", "not canonical") or (outcome == "with advice" and args.strict):
+            run.fail(EXIT_FAIL)
+        summary.add(outcome)
+        for tone, line in lines:
+            out.line(line, tone)
+    if policy.baseline is not None:  # as check lists them: the entries of these files no longer found
+        for entry in policy.baseline.stale(seen, matched):
+            error_line(
+                f"{policy.baseline.path}: stale: {entry.rule} in {entry.file} ({entry.field}) is no longer found"
+            )
+    summary.say(args, out)
+    return run.status
