@@ -248,6 +248,7 @@ def merged(
     resume: tuple[str, int | None] | None = None
     completed = False
     said: set[tuple[str, str]] = set()
+    broken: set[str] = set()  # the JSON Lines files a share could not read on
 
     def hand_out(share: Share) -> _Out:
         try:
@@ -272,9 +273,16 @@ def merged(
             exc.file, exc.line = lost.first_packet(resume)
             raise
         resume = block.resume or resume
+        file = out.share.file if isinstance(out.share, JsonlShare) else None
+        if file is not None and file in broken:
+            # A later share of a file that changed under the run may have been read before
+            # the change: its results would follow a gap. Nothing after the problem counts.
+            yield dataclasses.replace(block, output=b"", entries=0, packets=0, failed=0, problems=(), rest=None)
+            return
         if block.problems:
             new = tuple(problem for problem in block.problems if problem not in said)
             said.update(new)
+            broken.update(problem_file for problem_file, _ in block.problems)
             if new != block.problems:
                 block = dataclasses.replace(block, problems=new)
         yield block
