@@ -777,7 +777,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         help="serve the writer's tools to an agent (Model Context Protocol, stdio)",
         description="Run a Model Context Protocol server over stdin and stdout with tools for an agent that "
         "writes packets: check, lint, scrub, format, new, example, migrate, schema, and save, ls, show, "
-        "resume on a local store. Needs the MCP SDK: pip install 'core-memory-packet[mcp]'. Register it "
+        "resume on a local store. Needs the MCP SDK (the mcp extra): pip install 'mcp>=2.3,<3'. Register it "
         "with an MCP client as the command core-memory-packet mcp.",
         formatter_class=_HelpFormatter,
     )

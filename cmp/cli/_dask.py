@@ -49,7 +49,7 @@ class DaskCluster:
             from distributed import Client as _Client
         except ImportError:
             raise WorkersFailed(
-                "--dask needs the Dask scheduler's client: pip install 'core-memory-packet[dask]'"
+                "--dask needs the Dask scheduler's client (the dask extra): pip install 'distributed>=2024.1'"
             ) from None
         # The client logs its reconnection attempts with tracebacks on stderr, where the
         # CLI writes one line per error: it says what went wrong itself.

@@ -22,7 +22,7 @@ def run_mcp(args: argparse.Namespace, out: Output) -> int:
     try:
         server = build_server(store)
     except ImportError:
-        error_line("mcp needs the MCP SDK: pip install 'core-memory-packet[mcp]'")
+        error_line("mcp needs the MCP SDK (the mcp extra): pip install 'mcp>=2.3,<3'")
         return EXIT_USAGE
     serve_stdio(server)
     return 0

@@ -51,7 +51,7 @@ try:  # the `server` extra; FastAPI brings it too (and Starlette brings anyio)
     from starlette.requests import ClientDisconnect, Request
     from starlette.responses import Response
 except ImportError as exc:  # pragma: no cover - the extra is installed where this is tested
-    raise ImportError("cmp.server needs Starlette: pip install 'core-memory-packet[server]'") from exc
+    raise ImportError("cmp.server needs Starlette (the server extra): pip install 'starlette>=0.37'") from exc
 
 if TYPE_CHECKING:
     from cmp._redaction._rules import Rules

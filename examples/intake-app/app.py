@@ -1,6 +1,6 @@
 """An example packet intake: a FastAPI app that takes packets the way a server should.
 
-    pip install 'core-memory-packet[server]' uvicorn
+    pip install '.[fastapi]'   # from the checkout's root: FastAPI and uvicorn with the package
     uvicorn app:app            # from this folder
 
 POST /packets            the raw-bytes intake (strict): 201, or problem+json (400 / 408 /

@@ -27,6 +27,11 @@ import pytest
 import cmp
 from tests.support.extras import require
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the core's own dependency there
+    import tomli as tomllib
+
 ROOT = Path(__file__).resolve().parents[2]
 VECTORS = ROOT / "conformance-vectors"
 # What a copy of the checkout leaves out: version control, environments, caches, build output.
@@ -199,3 +204,17 @@ def test_the_installed_script_prints_both_schemas(installed: Installed) -> None:
     annotated = installed.run(script, "schema", "--annotated")
     assert annotated.returncode == 0, annotated.stderr
     assert json.loads(annotated.stdout)["properties"]["goal"]["description"].startswith("What the session is for")
+
+
+def test_the_wheel_is_typed_and_classified(installed: Installed) -> None:
+    """py.typed ships (PEP 561: type checkers read the package's own hints), and every classifier."""
+    with zipfile.ZipFile(installed.wheel) as wheel:
+        names = wheel.namelist()
+        (dist_info,) = {name.split("/")[0] for name in names if name.split("/")[0].endswith(".dist-info")}
+        metadata = wheel.read(f"{dist_info}/METADATA").decode()
+    assert "cmp/py.typed" in names
+    prefix = "Classifier: "
+    classifiers = [line.removeprefix(prefix) for line in metadata.splitlines() if line.startswith(prefix)]
+    assert "Typing :: Typed" in classifiers and "Programming Language :: Python :: 3.10" in classifiers
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert classifiers == pyproject["project"]["classifiers"]
