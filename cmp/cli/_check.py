@@ -83,9 +83,7 @@ def run_check(args: argparse.Namespace, out: Output) -> int:
     if policy.baseline is not None:
         stale = policy.baseline.stale(seen, matched)
         for entry in stale:
-            error_line(
-                f"{policy.baseline.path}: stale: {entry.rule} in {entry.file} ({entry.field}) is no longer found"
-            )
+            error_line(policy.baseline.stale_line(entry))
         after["baseline"] = {"path": policy.baseline.path, "stale": [entry.to_json() for entry in stale]}
     results.close(**after)
     summary.say(args, out)

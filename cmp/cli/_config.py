@@ -215,12 +215,6 @@ def settings_lines(settings: Mapping[str, Setting], file: str | None) -> list[st
     return lines
 
 
-def origin(args: argparse.Namespace, dest: str) -> str:
-    """Where the value of ``args.dest`` came from (its flag, variable or file), for a message about it."""
-    origins: dict[str, str] = getattr(args, "origins", {})
-    return origins.get(dest, DEFAULT)
-
-
 def configure(
     command: argparse.ArgumentParser, args: argparse.Namespace, environ: Mapping[str, str] | None = None
 ) -> dict[str, Setting]:
@@ -233,6 +227,7 @@ def configure(
     sources = Sources.find(environ)
     settings = resolve(args.command, args, sources, choices)
     args.config_file = sources.file
+    # Where each value came from, by argument: a message about a value names it (cmp.cli._policy).
     args.origins = {OPTIONS_BY_KEY[key].dest: setting.origin for key, setting in settings.items()}
     if "include" in settings:
         root = os.path.dirname(os.path.abspath(sources.file)) if sources.file else os.getcwd()

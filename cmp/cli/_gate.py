@@ -14,13 +14,11 @@ from collections.abc import Sequence
 
 from cmp import dumps, lint, locate
 from cmp._canonical import file_bytes
-from cmp._lint import RULE_IDS
 from cmp._pipeline import Report, policy_of
-from cmp.cli._config import origin
 from cmp.cli._difference import first_difference
 from cmp.cli._judge import check_source
 from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_line
-from cmp.cli._policy import PolicyError, RunPolicy, run_policy
+from cmp.cli._policy import PolicyError, RunPolicy, disabled_lint_rules, run_policy
 from cmp.cli._render import Line, Tone, place, report_lines
 from cmp.cli._sources import Source, Unreadable, read_each
 from cmp.cli._summary import Summary
@@ -83,11 +81,8 @@ def gate_lines(
 def run_gate(args: argparse.Namespace, out: Output) -> int:
     """Each file judged once: check's failures and a form that is not canonical fail (1);
     lint's advice fails only with --strict; a file that cannot be read is exit 2."""
-    disabled = frozenset(args.lint_disable)
-    for rule in sorted(disabled - frozenset(RULE_IDS)):
-        error_line(f"{origin(args, 'lint_disable')}: no lint rule {rule!r} (the rules: {', '.join(RULE_IDS)})")
-        return EXIT_USAGE
     try:
+        disabled = disabled_lint_rules(args)
         policy = run_policy(args, baseline=True)
     except PolicyError as exc:
         error_line(str(exc))
@@ -114,8 +109,6 @@ def run_gate(args: argparse.Namespace, out: Output) -> int:
             out.line(line, tone)
     if policy.baseline is not None:  # as check lists them: the entries of these files no longer found
         for entry in policy.baseline.stale(seen, matched):
-            error_line(
-                f"{policy.baseline.path}: stale: {entry.rule} in {entry.file} ({entry.field}) is no longer found"
-            )
+            error_line(policy.baseline.stale_line(entry))
     summary.say(args, out)
     return run.status

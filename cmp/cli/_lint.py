@@ -12,12 +12,10 @@ import argparse
 from typing import TYPE_CHECKING
 
 from cmp import lint, locate
-from cmp._lint import RULE_IDS
 from cmp._pipeline import policy_of
-from cmp.cli._config import origin
 from cmp.cli._judge import check_source
 from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, JsonResults, Output, error_line
-from cmp.cli._policy import Judged, PolicyError, run_policy
+from cmp.cli._policy import Judged, PolicyError, disabled_lint_rules, run_policy
 from cmp.cli._render import Line, Tone, error_result, json_entry, place, report_json, report_lines, where
 from cmp.cli._sources import Unreadable, read_each
 from cmp.cli._summary import Summary
@@ -96,11 +94,8 @@ class _Sink:
 
 def run_lint(args: argparse.Namespace, out: Output) -> int:
     """Check each file, then lint the packet: check's failures fail (1); lint findings fail only with --strict."""
-    disabled = frozenset(args.lint_disable)
-    for rule in sorted(disabled - frozenset(RULE_IDS)):
-        error_line(f"{origin(args, 'lint_disable')}: no lint rule {rule!r} (the rules: {', '.join(RULE_IDS)})")
-        return EXIT_USAGE
     try:
+        disabled = disabled_lint_rules(args)
         policy = run_policy(args, baseline=False)
     except PolicyError as exc:
         error_line(str(exc))

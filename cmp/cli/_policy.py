@@ -159,6 +159,10 @@ class Baseline:
         seen, found = frozenset(files), frozenset(matched)
         return [entry for entry in self.entries if entry.file in seen and entry.key not in found]
 
+    def stale_line(self, entry: Entry) -> str:
+        """What a run says of a stale entry (on stderr: it fails nothing)."""
+        return f"{self.path}: stale: {entry.rule} in {entry.file} ({entry.field}) is no longer found"
+
 
 def new_baseline(path: str) -> Baseline:
     """An empty baseline for ``path``: the salt of the file already there (so unchanged findings
@@ -276,6 +280,17 @@ def refused_hits(report: Report) -> list[Redaction]:
 
 
 DEFAULT_RUN = RunPolicy()  # no rule left out, no baseline, refused packets scanned
+
+
+def disabled_lint_rules(args: Any) -> frozenset[str]:
+    """The lint rules ``args.lint_disable`` names; :class:`PolicyError` for a name that is no rule."""
+    from cmp._lint import RULE_IDS
+
+    disabled = frozenset(args.lint_disable or ())
+    for rule in sorted(disabled - frozenset(RULE_IDS)):
+        where = getattr(args, "origins", {}).get("lint_disable", "--disable")
+        raise PolicyError(f"{where}: no lint rule {rule!r} (the rules: {', '.join(RULE_IDS)})")
+    return disabled
 
 
 def run_policy(args: Any, *, baseline: bool) -> RunPolicy:
