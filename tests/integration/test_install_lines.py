@@ -133,3 +133,32 @@ def test_the_example_serves_packets_under_the_line_that_runs_it(installed: Envir
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
     assert "Traceback" not in log.read_text(errors="replace")
+
+
+def _actions_install_line() -> str:
+    """The ``pip install`` line of the GitHub Actions snippet in docs/integrations.md."""
+    page = (ROOT / "docs" / "integrations.md").read_text(encoding="utf-8")
+    (line,) = [line for line in page.splitlines() if "- run: pip install" in line and "git+" in line]
+    return line.split("- run: ", 1)[1]
+
+
+def test_the_actions_snippet_s_git_requirement_installs(installed: Environment, tmp_path: Path) -> None:
+    # The snippet installs from the project's git repository; here the same requirement names a
+    # clone of this checkout (committed work only, as from a host) at its commit, in place of main.
+    line = _actions_install_line()
+    assert line.startswith('pip install "core-memory-packet @ git+https://') and line.endswith('@main"')
+    clone = tmp_path / "repository"
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True, capture_output=True, timeout=300)
+    commit = subprocess.run(
+        ["git", "-C", str(clone), "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    url = line.split("git+", 1)[1].rsplit("@", 1)[0]
+    # file://localhost/...: pip before 23.3 takes a VCS URL only with a host in it.
+    local = line.replace(url, "file://localhost" + clone.as_posix()).replace("@main", f"@{commit}")
+    result = installed.shell(f"{local} --force-reinstall --no-deps", cwd=tmp_path, timeout=600)
+    assert result.returncode == 0, f"{local}:\n{result.stdout}\n{result.stderr}"
+    packets = tmp_path / "packets"
+    packets.mkdir()
+    shutil.copy(ROOT / "examples" / "typical-v0.2.json", packets)
+    checked = installed.shell("core-memory-packet check --format github packets/", cwd=tmp_path, timeout=120)
+    assert (checked.returncode, checked.stdout) == (0, ""), checked.stderr
