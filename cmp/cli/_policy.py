@@ -229,12 +229,16 @@ class RunPolicy:
 
     def judge(self, report: Report, file: str) -> Judged:
         """``report`` (of ``file``) as the run reports it."""
-        report = report.located()
+        refused, placed = refused_hits(report) if self.scan_refused else ([], True)
+        if refused and not placed:
+            # Placed with the report's own findings: the text is mapped once for both.
+            both = replace(report, redactions=(*report.redactions, *refused)).located()
+            kept = len(report.redactions)
+            report, refused = replace(both, redactions=both.redactions[:kept]), list(both.redactions[kept:])
+        else:
+            report = report.located()
         found = [Hit(hit, redaction_rule_id(hit.category, finder(hit))) for hit in report.redactions]
-        if self.scan_refused:
-            found += [
-                Hit(hit, redaction_rule_id(hit.category, finder(hit)), refused=True) for hit in refused_hits(report)
-            ]
+        found += [Hit(hit, redaction_rule_id(hit.category, finder(hit)), refused=True) for hit in refused]
         if self.select:
             found = [hit for hit in found if any(_names(rule, hit.rule) for rule in self.select)]
         if self.ignore:
@@ -257,14 +261,16 @@ class RunPolicy:
         return Judged(report, hits, accepted, tuple(matched))
 
 
-def refused_hits(report: Report) -> list[Redaction]:
-    """The redaction hits in the text of a packet the library refused without scanning it:
-    what lenient mode would find in its parsed JSON, or, for text that is no JSON object
-    (or not JSON at all), what each rule table finds in the whole text, placed by offset."""
+def refused_hits(report: Report) -> tuple[list[Redaction], bool]:
+    """The redaction hits in the text of a packet the library refused without scanning it,
+    and whether they are placed already: what lenient mode would find in its parsed JSON
+    (not placed: :meth:`cmp.Report.located` places them by field), or, for text that is no
+    JSON object (or not JSON at all), what each rule table finds in the whole text, placed
+    by offset."""
     if report.packet is not None or report.redactions or report.source is None:
-        return []
+        return [], True
     if report.lenient and report.schema_only:
-        return []  # lenient mode scanned it already, and found nothing
+        return [], True  # lenient mode scanned it already, and found nothing
     from cmp import _intake
     from cmp._positions import located_in_text, source_text
 
@@ -272,11 +278,10 @@ def refused_hits(report: Report) -> list[Redaction]:
     data = report.source
     parsed = _intake.parse_packet(data)[0] if isinstance(data, bytes) else None
     if isinstance(parsed, Mapping):
-        found = rule_set.redact_obj(parsed)
-        return list(Report.refused(report.policy, data, [], redactions=found).located().redactions)
+        return rule_set.redact_obj(parsed), False
     text = source_text(data)
     found = [hit for table in rule_set.tables for hit in table.scan([("$", text)])]
-    return located_in_text(data, found)
+    return located_in_text(data, found), True
 
 
 DEFAULT_RUN = RunPolicy()  # no rule left out, no baseline, refused packets scanned

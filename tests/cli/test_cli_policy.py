@@ -62,9 +62,12 @@ def test_the_library_s_verdict_on_a_refused_packet_is_unchanged(repo: Path) -> N
     data = (repo / "packets" / "refused.json").read_bytes()
     report = cmp.check(data)
     assert report.packet is None and report.redactions == ()  # what it always answered
-    hits = refused_hits(report)
+    hits, placed = refused_hits(report)
     assert [(hit.field, hit.category, hit.at) for hit in hits] == [("constraints[0]", "aws-key", 12)]
-    assert hits[0].position is not None and hits[0].position.line == _line_of(data, KEY)
+    assert not placed and hits[0].position is None  # placed when the report's findings are
+    judged = RunPolicy().judge(report, "refused.json")
+    (hit,) = judged.hits
+    assert hit.redaction.position is not None and hit.redaction.position.line == _line_of(data, KEY)
     assert cmp.check(data).redactions == ()  # scanning it for the CLI changed nothing
 
 
@@ -365,3 +368,26 @@ def test_the_run_policy_changes_no_report() -> None:
     judged = RunPolicy().judge(report, "x.json")
     assert judged.report == report.located() and judged.report.redactions == ()
     assert [hit.refused for hit in judged.hits] == [True] and judged.accepted is False
+
+
+@pytest.mark.parametrize(
+    "packet",
+    [
+        _refused_with_key(),
+        put(put(full(), "id", "x" * 80), "goal", f"a {KEY} and /home/someone/x"),
+        put(put(full(), "tags", ["Bad", "Worse"]), "notes", f"an unknown member holding {KEY}"),
+        put(put(full(), "ltm_version", "9.9"), "next_step", f"{TOKEN} then {KEY}"),
+    ],
+    ids=["tags", "id-and-goal", "unknown-member", "version"],
+)
+def test_refused_hits_placed_with_the_report_are_where_placing_them_alone_puts_them(packet: dict[str, Any]) -> None:
+    # judge() places a refused packet's hits in one pass with its findings; the long way
+    # places them on their own. Both give every hit and finding the same position.
+    data = _pretty(packet)
+    report = cmp.check(data)
+    hits, placed = refused_hits(report)
+    assert hits and not placed
+    alone = cmp.Report.refused(report.policy, data, [], redactions=hits).located().redactions
+    judged = RunPolicy().judge(report, "p.json")
+    assert [hit.redaction for hit in judged.hits] == list(alone)
+    assert judged.report == report.located()
