@@ -31,7 +31,11 @@ def run_baseline(args: argparse.Namespace, out: Output) -> int:
         error_line(str(exc))
         return EXIT_USAGE
     path = args.baseline
-    baseline = new_baseline(path if path is not None else "-")
+    try:
+        baseline = new_baseline(path if path is not None else "-")
+    except PolicyError as exc:
+        error_line(str(exc))
+        return EXIT_USAGE
     judge_policy = policy_of(rules=args.rules)
     entries: dict[Entry, None] = {}  # in the order found, each once
     files: set[str] = set()

@@ -21,6 +21,7 @@ from cmp.cli._sources import Walk
 
 TABLE = "core-memory-packet"  # [tool.core-memory-packet]
 CONFIG_VARIABLE = "CMP_CONFIG"  # names the file to read instead of the nearest pyproject.toml
+MAX_CONFIG_BYTES = 4 * 2**20  # a pyproject.toml is kilobytes; this bounds a path to something else
 _MARK = TABLE.encode()  # a pyproject.toml without it is not parsed at all (start-up time)
 _TRUE = frozenset(("1", "true", "yes", "on"))
 _FALSE = frozenset(("0", "false", "no", "off", ""))
@@ -128,9 +129,11 @@ def file_table(path: str) -> dict[str, Any]:
     """The ``[tool.core-memory-packet]`` table of ``path`` ({} when it has none)."""
     try:
         with open(path, "rb") as stream:
-            data = stream.read()
+            data = stream.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES // 2**20} MiB: not read")
     if _MARK not in data:
         return {}
     if sys.version_info >= (3, 11):
@@ -141,6 +144,8 @@ def file_table(path: str) -> dict[str, Any]:
         document = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:  # arrays or inline tables nested past the parser's depth
+        raise ConfigError(f"{path}: not valid TOML: nested too deep") from None
     tool = document.get("tool", {})
     table = tool.get(TABLE, {}) if isinstance(tool, dict) else {}
     if not isinstance(table, dict):
@@ -166,7 +171,8 @@ class Sources:
         named = environ.get(CONFIG_VARIABLE)
         file = named or find_pyproject(cwd)
         if named and not os.path.isfile(named):
-            raise ConfigError(f"{CONFIG_VARIABLE}: no such file: {named}")
+            why = "not a regular file" if os.path.exists(named) else "no such file"
+            raise ConfigError(f"{CONFIG_VARIABLE}: {why}: {named}")
         return cls(environ, file, file_table(file) if file else {})
 
 

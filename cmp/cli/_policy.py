@@ -37,6 +37,9 @@ from cmp._redaction._rules import EXTENDED, RuleSet, finder
 BASELINE_VERSION = 1
 BASELINE_TOOL = "core-memory-packet"
 _SALT_BYTES = 16
+# A baseline entry is some 250 bytes: this is a few hundred thousand findings, far past any
+# repository's, and it bounds what a path to something else (a log, /dev/zero) can cost.
+MAX_BASELINE_BYTES = 64 * 2**20
 Known = Literal["new", "unchanged"]
 
 
@@ -165,24 +168,33 @@ class Baseline:
 
 
 def new_baseline(path: str) -> Baseline:
-    """An empty baseline for ``path``: the salt of the file already there (so unchanged findings
-    keep their fingerprints and the file's diff shows only what changed), else a fresh one."""
+    """An empty baseline for ``path`` (``-``: stdout): the salt of the baseline already there
+    (so unchanged findings keep their fingerprints and the file's diff shows only what
+    changed), else a fresh one. A file there that is no baseline is a :class:`PolicyError`:
+    it is not overwritten."""
+    if path == "-" or not os.path.lexists(path):
+        return Baseline(path, secrets.token_bytes(_SALT_BYTES))
     try:
         return replace(read_baseline(path), entries=())
-    except PolicyError:
-        return Baseline(path, secrets.token_bytes(_SALT_BYTES))
+    except PolicyError as exc:
+        raise PolicyError(f"{exc}; it is not overwritten (remove it, or write the baseline elsewhere)") from None
 
 
 def read_baseline(path: str) -> Baseline:
     """The baseline file at ``path``; :class:`PolicyError` (one line) when it cannot be used."""
     try:
+        if not os.path.isfile(path) and os.path.exists(path):
+            raise PolicyError(f"{path}: not a baseline: not a regular file")  # a FIFO, a device: it never ends
         with open(path, "rb") as stream:
-            data = json.loads(stream.read().decode("utf-8"))
+            data = stream.read(MAX_BASELINE_BYTES + 1)
+        if len(data) > MAX_BASELINE_BYTES:
+            raise PolicyError(f"{path}: not a baseline: larger than {MAX_BASELINE_BYTES // 2**20} MiB")
+        data = json.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise PolicyError(f"{path}: no such baseline (the baseline command writes one)") from None
     except OSError as exc:
         raise PolicyError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: nested past the decoder's depth
         raise PolicyError(f"{path}: not a baseline: not JSON") from None
     if not isinstance(data, dict) or data.get("tool") != BASELINE_TOOL:
         raise PolicyError(f"{path}: not a baseline of {BASELINE_TOOL}")

@@ -216,3 +216,19 @@ def test_lint_reads_its_own_settings(tmp_path: Path) -> None:
     result = run_cli("lint", "--disable", "sentence", "p.json", cwd=tmp_path, text=True)
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr.startswith("cmp: --disable: no lint rule 'sentence' (the rules: sentences, transcript,")
+
+
+def test_a_configuration_nested_past_the_parser_or_not_a_file_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    _project(tmp_path, "exclude = " + "[" * 100_000 + "]" * 100_000)
+    result = run_cli("check", "--show-config", cwd=tmp_path, text=True)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == f"cmp: {tmp_path / 'pyproject.toml'}: not valid TOML: nested too deep\n"
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    monkeypatch.setenv("CMP_CONFIG", str(fifo))
+    result = run_cli("check", "--show-config", cwd=tmp_path, text=True, timeout=30)
+    assert (result.returncode, result.stderr) == (2, f"cmp: CMP_CONFIG: not a regular file: {fifo}\n")

@@ -391,3 +391,28 @@ def test_refused_hits_placed_with_the_report_are_where_placing_them_alone_puts_t
     judged = RunPolicy().judge(report, "p.json")
     assert [hit.redaction for hit in judged.hits] == list(alone)
     assert judged.report == report.located()
+
+
+def test_baseline_overwrites_no_file_that_is_not_a_baseline(repo: Path) -> None:
+    packet = repo / "packets" / "clean.json"
+    before = packet.read_bytes()
+    result = run_cli("baseline", "packets", "-o", "packets/clean.json", cwd=repo, text=True)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        "cmp: packets/clean.json: not a baseline of core-memory-packet; it is not overwritten "
+        "(remove it, or write the baseline elsewhere)\n"
+    )
+    assert packet.read_bytes() == before
+
+
+def test_a_baseline_path_to_a_fifo_or_a_huge_file_is_one_line_not_a_hang(repo: Path) -> None:
+    import os
+
+    fifo = repo / "fifo"
+    os.mkfifo(fifo)
+    result = run_cli("check", "--baseline", "fifo", "packets/clean.json", cwd=repo, text=True, timeout=30)
+    assert (result.returncode, result.stderr) == (2, "cmp: fifo: not a baseline: not a regular file\n")
+    deep = repo / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    result = run_cli("check", "--baseline", "deep.json", "packets/clean.json", cwd=repo, text=True)
+    assert (result.returncode, result.stderr) == (2, "cmp: deep.json: not a baseline: not JSON\n")
