@@ -313,6 +313,12 @@ def _add_walk(command: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_exit_zero(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--exit-zero", action="store_true", help="exit 0 even when packets fail (2 still for usage and I/O errors)"
+    )
+
+
 def _add_ignore(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--ignore",
@@ -380,9 +386,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         help="a file the baseline command wrote: its redaction findings are reported as known and do not fail "
         "the run; only new ones do (entries no longer found are listed on stderr)",
     )
-    check_cmd.add_argument(
-        "--exit-zero", action="store_true", help="exit 0 even when packets fail (2 still for usage and I/O errors)"
-    )
+    _add_exit_zero(check_cmd)
     check_cmd.add_argument(
         "--show-config", action="store_true", help="print each setting, its value and where it came from; check nothing"
     )
@@ -433,9 +437,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     _add_rules(lint_cmd)
     _add_walk(lint_cmd)
     _add_ignore(lint_cmd)
-    lint_cmd.add_argument(
-        "--exit-zero", action="store_true", help="exit 0 even when packets fail (2 still for usage and I/O errors)"
-    )
+    _add_exit_zero(lint_cmd)
 
     baseline_cmd = commands.add_parser(
         "baseline",
@@ -504,6 +506,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         help="a file the baseline command wrote: its redaction findings are reported as known and do not fail "
         "the run (as check --baseline)",
     )
+    _add_exit_zero(gate_cmd)
 
     conf_cmd = commands.add_parser(
         "conformance",

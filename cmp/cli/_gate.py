@@ -111,4 +111,4 @@ def run_gate(args: argparse.Namespace, out: Output) -> int:
         for entry in policy.baseline.stale(seen, matched):
             error_line(policy.baseline.stale_line(entry))
     summary.say(args, out)
-    return run.status
+    return run.final(exit_zero=args.exit_zero)

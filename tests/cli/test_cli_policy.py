@@ -198,6 +198,9 @@ def test_exit_zero_turns_failed_packets_into_0_but_not_usage_errors(repo: Path) 
     assert run_cli("lint", "--strict", "--exit-zero", "linty.json", cwd=folder).returncode == 0
     assert run_cli("lint", "leaky.json", cwd=folder).returncode == 1
     assert run_cli("lint", "--ignore", "redaction/aws-key", "leaky.json", cwd=folder).returncode == 0
+    assert run_cli("gate", "leaky.json", cwd=folder).returncode == 1
+    assert run_cli("gate", "--exit-zero", "leaky.json", cwd=folder).returncode == 0
+    assert run_cli("gate", "--exit-zero", "leaky.json", "gone.json", cwd=folder).returncode == 2
 
 
 # -- the baseline --------------------------------------------------------------------------
