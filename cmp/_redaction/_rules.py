@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 
-from cmp._matcher import anchored
+from cmp._matcher import anchored, without_lone_surrogates
 from cmp._messages import quote
 from cmp._patterns import CATEGORIES, PATTERNS, Pattern, shows_echo
 from cmp._redaction import _scan
@@ -105,6 +105,22 @@ class RuleSet:
         """What scrub replaces in a packet's data: (fields, the rule sets' replacers to run over them in turn)."""
         raise NotImplementedError
 
+    def replacer(self) -> Replacer:
+        """Its own table's one pass of replacements over a text (every match of every pattern)."""
+        raise NotImplementedError
+
+    def every_match(self, text: str) -> list[tuple[str, str]]:
+        """(category, match) for every match of every pattern of its own table in ``text``:
+        not only the leftmost one a finding reports (what a baseline's fingerprint reads)."""
+        found: list[tuple[str, str]] = []
+
+        def keep(pattern: Pattern, match: str, offset: int) -> str:
+            found.append((pattern.category, match))
+            return match
+
+        self.replacer()(without_lone_surrogates(text), keep)
+        return found
+
     def __repr__(self) -> str:
         return f"<rules {self.name!r}>"
 
@@ -137,6 +153,9 @@ class _Default(RuleSet):
 
     def scrub_passes(self, data: Mapping[str, Any]) -> list[ScrubPass]:
         return [(list(_scan.texts(data)), [(self, _scan.replace_matches)])]
+
+    def replacer(self) -> Replacer:
+        return _scan.replace_matches
 
 
 class _Extended(RuleSet):
@@ -179,6 +198,10 @@ class _Extended(RuleSet):
 
     def scan(self, fields: list[tuple[str, str]]) -> list[Redaction]:
         return _extended_table().walks.scan(fields)  # type: ignore[no-any-return]
+
+    def replacer(self) -> Replacer:
+        replace: Replacer = _extended_table().walks.replace_matches
+        return replace
 
     def scrub_passes(self, data: Mapping[str, Any]) -> list[ScrubPass]:
         walks = _extended_table().walks

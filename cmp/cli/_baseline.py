@@ -47,8 +47,8 @@ def run_baseline(args: argparse.Namespace, out: Output) -> int:
             continue
         judged = run.judge(check_source(source, judge_policy), source.file)
         files.add(source.file)
-        for hit in judged.hits:
-            entries[baseline.entry(source.file, hit)] = None
+        for entry in baseline.entries_of(source.file, judged):
+            entries[entry] = None
     if failed:
         error_line("no baseline written: every source must be read for it to be whole")
         return EXIT_USAGE

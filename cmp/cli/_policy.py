@@ -13,9 +13,12 @@ schema error would commit it. So the CLI scans it as lenient mode scans raw data
 string and member name of parsed JSON), or, when it is not JSON at all, its whole text,
 and reports those hits as their own stage: ``refused``.
 
-A baseline holds fingerprints, never the text: HMAC-SHA256 of the category and the match
-under the baseline's own random salt, so a reader of the file cannot test guesses
-against a table made for every baseline at once.
+A baseline holds fingerprints, never the text: HMAC-SHA256, under the baseline's own
+random salt (so a reader of the file cannot test guesses against a table made for every
+baseline at once), of the category and of every match of it in the file's text. Every
+match, not the hit's own: a finding names only the leftmost match in its field, so a
+second key written beside a known one would hide behind it. Any change to a file's
+matches of a category makes its hits of it new.
 """
 
 from __future__ import annotations
@@ -94,10 +97,26 @@ def as_judged(report: Report | Judged) -> Judged:
     return Judged(report, hits, report.accepted)
 
 
-def fingerprint(salt: bytes, redaction: Redaction) -> str:
-    """What a baseline keeps of a hit: a keyed hash of its category and match, never the match."""
-    text = f"{redaction.category}\0{redaction.found}".encode("utf-8", "surrogatepass")
+def fingerprint(salt: bytes, category: str, matches: Iterable[str]) -> str:
+    """What a baseline keeps of a hit: a keyed hash of its category and of every match of
+    that category in its file (see the module's docstring), never a match."""
+    text = "\0".join((category, *sorted(set(matches)))).encode("utf-8", "surrogatepass")
     return hmac.new(salt, text, hashlib.sha256).hexdigest()
+
+
+def matches_by_category(report: Report, hits: Iterable[Hit]) -> dict[str, set[str]]:
+    """Every match of each category in the text of ``report``'s source, by every table of
+    its rule set, and each hit's own (a match written with JSON escapes is in no raw text)."""
+    from cmp._positions import source_text
+
+    found: dict[str, set[str]] = {}
+    text = source_text(report.source) if report.source is not None else ""
+    for table in report.policy.rule_set.tables:
+        for category, match in table.every_match(text):
+            found.setdefault(category, set()).add(match)
+    for hit in hits:
+        found.setdefault(hit.redaction.category, set()).add(hit.redaction.found)
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,9 +161,19 @@ class Baseline:
             return file
         return os.path.relpath(os.path.abspath(file), self.folder).replace(os.sep, "/")
 
-    def entry(self, file: str, hit: Hit) -> Entry:
-        found = hit.redaction
-        return Entry(self.file_name(file), found.field, found.category, hit.rule, fingerprint(self.salt, found))
+    def entries_of(self, file: str, judged: Judged) -> list[Entry]:
+        """The entries of a judged report's hits (of ``file``), in their order."""
+        if not judged.hits:
+            return []
+        matches = matches_by_category(judged.report, judged.hits)
+        name = self.file_name(file)
+        return [
+            Entry(name, hit.redaction.field, hit.redaction.category, hit.rule, self._print(hit, matches))
+            for hit in judged.hits
+        ]
+
+    def _print(self, hit: Hit, matches: Mapping[str, set[str]]) -> str:
+        return fingerprint(self.salt, hit.redaction.category, matches[hit.redaction.category])
 
     def keys(self) -> frozenset[tuple[str, str, str]]:
         return self._keys
@@ -256,14 +285,14 @@ class RunPolicy:
         if self.ignore:
             found = [hit for hit in found if not any(_names(rule, hit.rule) for rule in self.ignore)]
         matched: list[tuple[str, str, str]] = []
-        if self.baseline is not None:
+        if self.baseline is not None and found:
             keys = self.baseline.keys()
+            entries = self.baseline.entries_of(file, Judged(report, tuple(found), False))
             marked = []
-            for hit in found:
-                key = self.baseline.entry(file, hit).key
-                if key in keys:
-                    matched.append(key)
-                marked.append(replace(hit, baseline="unchanged" if key in keys else "new"))
+            for hit, entry in zip(found, entries, strict=True):
+                if entry.key in keys:
+                    matched.append(entry.key)
+                marked.append(replace(hit, baseline="unchanged" if entry.key in keys else "new"))
             found = marked
         hits = tuple(found)
         # A refused packet is not accepted whatever its hits; for any other, the library's

@@ -226,8 +226,8 @@ def test_a_baseline_holds_fingerprints_never_the_text(repo: Path) -> None:
     }
     salt = bytes.fromhex(data["salt"])
     assert len(salt) == 16
-    hit = cmp.check((repo / "packets" / "leaky.json").read_bytes()).redactions[0]
-    assert {f["fingerprint"] for f in data["findings"]} == {fingerprint(salt, hit)}
+    # every file holds the one key once: each entry's fingerprint is of that key alone
+    assert {f["fingerprint"] for f in data["findings"]} == {fingerprint(salt, "aws-key", [KEY])}
     # written again, it keeps its salt: the same findings, the same file
     assert _baseline(repo) == data
 
@@ -273,6 +273,26 @@ def test_the_baseline_is_read_from_the_settings_and_is_no_packet_of_the_walk(rep
     assert ".cmp-baseline.json" not in result.stdout
     # from a subfolder the file's path is still the project's
     assert run_cli("check", "leaky.json", cwd=sub).returncode == 0
+
+
+def test_a_second_key_beside_a_known_one_is_new(repo: Path) -> None:
+    # A finding names the leftmost match of its field alone: the second key would hide behind
+    # the first if the baseline kept only what the finding names.
+    leaky = repo / "packets" / "leaky.json"
+    leaky.write_bytes(_pretty(put(full(), "goal", f"the old key {KEY} was rotated")))
+    run_cli("baseline", "packets/leaky.json", "-o", "b.json", cwd=repo)
+    assert run_cli("check", "--baseline", "b.json", "packets/leaky.json", cwd=repo).returncode == 0
+    other = "AKIAI44QH8DHBEXAMPLE"  # AWS's other documented example key
+    leaky.write_bytes(_pretty(put(full(), "goal", f"the old key {KEY} was rotated; the new one is {other}")))
+    for command in ("check", "gate"):
+        result = run_cli(command, "--baseline", "b.json", "packets/leaky.json", cwd=repo, text=True)
+        assert result.returncode == 1, (command, result.stdout)
+        assert ": redaction goal/aws-key" in result.stdout and "known" not in result.stdout
+        assert "stale: redaction/aws-key in packets/leaky.json (goal)" in result.stderr
+        assert KEY not in result.stdout + result.stderr and other not in result.stdout + result.stderr
+    # the key moved to another field is still the file's one key: known
+    leaky.write_bytes(_pretty(put(full(), "next_step", f"rotate {KEY} again")))
+    assert run_cli("check", "--baseline", "b.json", "packets/leaky.json", cwd=repo).returncode == 0
 
 
 def test_stale_entries_are_listed(repo: Path) -> None:

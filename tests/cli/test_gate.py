@@ -144,10 +144,13 @@ def test_gate_with_a_baseline_fails_only_on_new_findings(tmp_path: Path) -> None
     result = run_cli("gate", "packets/known.json", cwd=repo, text=True)
     assert result.returncode == 1
     said = [re.sub(r"^packets/known\.json:\d+:\d+: ", "", line) for line in result.stdout.splitlines()]
+    # A file's hits of a rule are known while it holds the matches of it the baseline saw:
+    # with one more key, both are new (the baseline's entry is stale).
     assert said == [
-        "known redaction constraints[0]/aws-key: AKIA… (20 chars) at 8",
+        "redaction constraints[0]/aws-key: AKIA… (20 chars) at 8",
         "redaction constraints[1]/aws-key: AKIA… (20 chars) at 12",
     ]
+    assert "stale: redaction/aws-key in packets/known.json (constraints[0])" in result.stderr
 
 
 def test_gate_ignore_and_select_choose_rules(leaky: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
