@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from cmp.cli._sources import Walk
+from cmp.cli._sources import GlobError, Walk, glob_pattern
 
 TABLE = "core-memory-packet"  # [tool.core-memory-packet]
 CONFIG_VARIABLE = "CMP_CONFIG"  # names the file to read instead of the nearest pyproject.toml
@@ -239,6 +239,12 @@ def configure(
         root = os.path.dirname(os.path.abspath(sources.file)) if sources.file else os.getcwd()
         baseline = settings.get("baseline")
         skip = frozenset((os.path.abspath(baseline.value),)) if baseline and baseline.value else frozenset()
+        for key in ("include", "exclude"):
+            for glob in settings[key].value:
+                try:
+                    glob_pattern(glob)
+                except GlobError as exc:
+                    raise ConfigError(f"{settings[key].origin}: {key} {glob!r} is no glob: {exc}") from None
         args.walk = Walk(settings["include"].value, settings["exclude"].value, root, skip)
     return settings
 

@@ -8,16 +8,20 @@ there.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 import stat
 import sys
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import Any, BinaryIO
+
+import re2
 
 from cmp import MAX_PACKET_BYTES
 from cmp._display import describe, display_name
+from cmp._matcher import without_lone_surrogates
 
 # One byte past the limit is enough to know a packet is too large.
 READ_LIMIT = MAX_PACKET_BYTES + 1
@@ -161,9 +165,67 @@ def read_source(name: str, limit: int = READ_LIMIT) -> Source:
     return Source(display_name(name), None, data, size, stamp)
 
 
-def _glob_pattern(glob: str) -> re.Pattern[str]:
-    """``glob`` as a regular expression over a ``/``-separated path: ``*`` and ``?`` stay
-    within one step, ``**/`` stands for any number of steps (none too), ``[...]`` as in fnmatch."""
+# A glob is a file name pattern: this is far past any, and bounds what compiling one costs.
+MAX_GLOB_CHARS = 1024
+
+
+def _whole_text() -> Any:
+    options = re2.Options()
+    options.dot_nl = True  # a file name may hold a newline: ** crosses it like any character
+    return options
+
+
+_WHOLE_TEXT = _whole_text()
+
+
+class GlobError(ValueError):
+    """A glob that cannot be used: the message says why (one line)."""
+
+
+def _in_class(char: str) -> str:
+    return "\\" + char if char in "\\]^-[" else char
+
+
+def _char_class(glob: str, start: int) -> tuple[str, int] | None:
+    """The set ``[...]`` at ``glob[start]`` as an RE2 class, and the index after it; None
+    when no ``]`` closes it (then ``[`` is itself). ``!`` first negates it (a negated set
+    never matches ``/``); ``]`` first is itself; ``a-z`` is a range, which must not run
+    backwards."""
+    index = start + 1
+    negated = index < len(glob) and glob[index] == "!"
+    index += negated
+    body_start = index
+    if index < len(glob) and glob[index] == "]":
+        index += 1
+    end = glob.find("]", index)
+    if end < 0:
+        return None
+    body, out, at = glob[body_start:end], [], 0
+    while at < len(body):
+        if at + 2 < len(body) and body[at + 1] == "-":
+            low, high = body[at], body[at + 2]
+            if low > high:
+                raise GlobError(f"the range {low}-{high} runs backwards")
+            out.append(f"{_in_class(low)}-{_in_class(high)}")
+            at += 3
+        else:
+            out.append(_in_class(body[at]))
+            at += 1
+    return "[" + ("^/" if negated else "") + "".join(out) + "]", end + 1
+
+
+@functools.lru_cache(maxsize=256)
+def glob_pattern(glob: str) -> Any:
+    """``glob`` as an RE2 expression over a ``/``-separated path (RE2: matching is linear in
+    the path whatever the glob, where a backtracking engine takes exponential time over
+    ``*a*a*a*a*…`` and a name that nearly matches). ``*`` and ``?`` stay within one step,
+    ``**/`` stands for any number of steps (none too), ``[...]`` is a set of characters
+    (``[!...]`` its complement). :class:`GlobError` for an empty glob, one past
+    MAX_GLOB_CHARS, or a range that runs backwards."""
+    if not glob:
+        raise GlobError("an empty glob matches nothing")
+    if len(glob) > MAX_GLOB_CHARS:
+        raise GlobError(f"longer than {MAX_GLOB_CHARS} characters")
     parts: list[str] = []
     index = 0
     while index < len(glob):
@@ -179,15 +241,13 @@ def _glob_pattern(glob: str) -> re.Pattern[str]:
         elif glob[index] == "?":
             parts.append("[^/]")
             index += 1
-        elif glob[index] == "[" and "]" in glob[index + 2 :]:
-            end = glob.index("]", index + 2)
-            inside = glob[index + 1 : end]
-            parts.append("[" + ("^" + inside[1:] if inside.startswith("!") else inside).replace("\\", "\\\\") + "]")
-            index = end + 1
+        elif glob[index] == "[" and (found := _char_class(glob, index)) is not None:
+            parts.append(found[0])
+            index = found[1]
         else:
             parts.append(re.escape(glob[index]))
             index += 1
-    return re.compile("".join(parts) + r"\Z")
+    return re2.compile(without_lone_surrogates("".join(parts)), _WHOLE_TEXT)
 
 
 @dataclass(frozen=True)
@@ -203,27 +263,28 @@ class Walk:
     root: str = ""
     # Files never read in a walk (absolute paths): the run's own baseline, a *.json that is no packet.
     skip: frozenset[str] = frozenset()
-    _include: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
-    _exclude: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
+    _include: tuple[Any, ...] = field(init=False, repr=False, compare=False)
+    _exclude: tuple[Any, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_include", tuple(_glob_pattern(glob) for glob in self.include))
-        object.__setattr__(self, "_exclude", tuple(_glob_pattern(glob) for glob in self.exclude))
+        object.__setattr__(self, "_include", tuple(glob_pattern(glob) for glob in self.include))
+        object.__setattr__(self, "_exclude", tuple(glob_pattern(glob) for glob in self.exclude))
 
     def takes(self, path: str) -> bool:
         """Whether ``path`` (a file found below a folder argument) is read."""
         if self.skip and os.path.abspath(path) in self.skip:
             return False
-        steps = os.path.relpath(os.path.abspath(path), os.path.abspath(self.root or os.curdir)).split(os.sep)
+        relative_path = os.path.relpath(os.path.abspath(path), os.path.abspath(self.root or os.curdir))
+        steps = without_lone_surrogates(relative_path).split(os.sep)  # RE2 reads UTF-8
         relative = "/".join(steps)
         pairs = zip(self.include, self._include, strict=True)
-        if not any(pattern.match(relative if "/" in glob else steps[-1]) for glob, pattern in pairs):
+        if not any(pattern.fullmatch(relative if "/" in glob else steps[-1]) for glob, pattern in pairs):
             return False
         for glob, pattern in zip(self.exclude, self._exclude, strict=True):
             if "/" in glob:
-                if pattern.match(relative):
+                if pattern.fullmatch(relative):
                     return False
-            elif any(pattern.match(step) for step in steps if step != os.pardir):
+            elif any(pattern.fullmatch(step) for step in steps if step != os.pardir):
                 return False
         return True
 

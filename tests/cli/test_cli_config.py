@@ -232,3 +232,41 @@ def test_a_configuration_nested_past_the_parser_or_not_a_file_is_one_line(
     monkeypatch.setenv("CMP_CONFIG", str(fifo))
     result = run_cli("check", "--show-config", cwd=tmp_path, text=True, timeout=30)
     assert (result.returncode, result.stderr) == (2, f"cmp: CMP_CONFIG: not a regular file: {fifo}\n")
+
+
+@pytest.mark.parametrize(
+    ("glob", "says"),
+    [
+        ("[z-a]*", "the range z-a runs backwards"),
+        ("", "an empty glob matches nothing"),
+        ("x" * 1025, "longer than 1024 characters"),
+    ],
+)
+def test_a_glob_that_cannot_be_used_is_one_line(tmp_path: Path, glob: str, says: str) -> None:
+    _tree(tmp_path)
+    for flag in ("--include", "--exclude"):
+        result = run_cli("check", flag, glob, ".", cwd=tmp_path, text=True)
+        assert (result.returncode, result.stdout) == (2, "")
+        assert result.stderr == f"cmp: {flag}: {flag[2:]} {glob!r} is no glob: {says}\n"
+
+
+def test_glob_sets_are_fnmatch_s(tmp_path: Path) -> None:
+    for name in ("a.json", "b.json", "]x.json", "[!].json", "^.json"):
+        (tmp_path / "p").mkdir(exist_ok=True)
+        (tmp_path / "p" / name).write_bytes(_good())
+
+    def chosen(glob: str) -> list[str]:
+        return _checked(run_cli("check", "--format", "json", "--include", glob, "p", cwd=tmp_path).stdout)
+
+    assert chosen("[!a].json") == ["p/^.json", "p/b.json"]  # ! negates; ^ is a character
+    assert chosen("[]]x.json") == ["p/]x.json"]  # ] first is itself
+    assert chosen("[!].json") == ["p/[!].json"]  # no ] closes the set: [ is itself
+
+
+def test_a_glob_that_would_backtrack_over_a_long_name_answers_at_once(tmp_path: Path) -> None:
+    # Matching is RE2's, linear in the name: a backtracking engine takes minutes here.
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / ("a" * 60 + ".txt")).write_text("{}")
+    result = run_cli("check", "--include", "*a" * 12 + "*.json", "w", cwd=tmp_path, text=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.startswith("cmp: w: no file below it matches an include glob")
