@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import stat
 import tempfile
 
 from cmp._pipeline import policy_of
@@ -30,7 +31,7 @@ def run_baseline(args: argparse.Namespace, out: Output) -> int:
     except PolicyError as exc:
         error_line(str(exc))
         return EXIT_USAGE
-    path = args.baseline
+    path = None if args.baseline == "-" else args.baseline  # -: stdout, as everywhere
     try:
         baseline = new_baseline(path if path is not None else "-")
     except PolicyError as exc:
@@ -73,13 +74,22 @@ def run_baseline(args: argparse.Namespace, out: Output) -> int:
 
 
 def _write_whole(path: str, text: str) -> None:
-    """``text`` into ``path`` through a file beside it, renamed over it: never half a baseline."""
-    folder = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(prefix=".baseline-", dir=folder)
+    """``text`` into ``path`` through a file beside it, renamed over it: never half a baseline.
+    A symbolic link is written through (its target is the baseline), and a file already
+    there keeps its permissions; a new one gets those a plain ``open`` would give it."""
+    target = os.path.realpath(path)
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    handle, temporary = tempfile.mkstemp(prefix=".baseline-", dir=os.path.dirname(target))
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
             stream.write(text)
-        os.replace(temporary, path)
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
     except BaseException:
         os.unlink(temporary)
         raise

@@ -227,9 +227,15 @@ def read_baseline(path: str) -> Baseline:
         raise PolicyError(f"{path}: not a baseline: not JSON") from None
     if not isinstance(data, dict) or data.get("tool") != BASELINE_TOOL:
         raise PolicyError(f"{path}: not a baseline of {BASELINE_TOOL}")
-    if data.get("version") != BASELINE_VERSION:
-        raise PolicyError(f"{path}: baseline version {data.get('version')!r} is not {BASELINE_VERSION}, the one read")
+    version = data.get("version")
+    if type(version) is not int or version != BASELINE_VERSION:  # not True, not 1.0
+        raise PolicyError(f"{path}: baseline version {version!r} is not {BASELINE_VERSION}, the one read")
+    unknown = sorted(set(data) - {"version", "tool", "salt", "findings"})
+    if unknown:
+        raise PolicyError(f"{path}: not a baseline: it has members a baseline has not ({', '.join(unknown)})")
     try:
+        if not isinstance(data.get("salt"), str) or not isinstance(data.get("findings"), list):
+            raise TypeError
         salt = bytes.fromhex(data["salt"])
         entries = tuple(Entry(**_entry_members(item)) for item in data["findings"])
     except (KeyError, TypeError, ValueError):

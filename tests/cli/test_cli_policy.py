@@ -367,6 +367,10 @@ def test_a_source_that_cannot_be_read_writes_no_baseline(repo: Path) -> None:
         ('{"tool": "core-memory-packet", "version": 2}', "baseline version 2 is not 1, the one read"),
         ('{"tool": "core-memory-packet", "version": 1, "salt": "zz", "findings": []}', "malformed"),
         ('{"tool": "core-memory-packet", "version": 1, "salt": "00", "findings": [{"file": 1}]}', "malformed"),
+        ('{"tool": "core-memory-packet", "version": true, "salt": "00", "findings": []}', "version True is not 1"),
+        ('{"tool": "core-memory-packet", "version": 1.0, "salt": "00", "findings": []}', "version 1.0 is not 1"),
+        ('{"tool": "core-memory-packet", "version": 1, "salt": "00", "findings": {}}', "malformed"),
+        ('{"tool": "core-memory-packet", "version": 1, "salt": "00", "findings": [], "x": 1}', "members a baseline"),
     ],
 )
 def test_a_baseline_that_cannot_be_used_is_one_line_exit_2(repo: Path, content: str | None, says: str) -> None:
@@ -439,3 +443,22 @@ def test_a_baseline_path_to_a_fifo_or_a_huge_file_is_one_line_not_a_hang(repo: P
     deep.write_text("[" * 100_000 + "]" * 100_000)
     result = run_cli("check", "--baseline", "deep.json", "packets/clean.json", cwd=repo, text=True)
     assert (result.returncode, result.stderr) == (2, "cmp: deep.json: not a baseline: not JSON\n")
+
+
+def test_baseline_writes_through_a_link_keeps_the_mode_and_takes_dash_for_stdout(repo: Path) -> None:
+    import os
+    import stat
+
+    (repo / "real").mkdir()
+    target = repo / "real" / "base.json"
+    assert run_cli("baseline", "packets/leaky.json", "-o", "real/base.json", cwd=repo).returncode == 0
+    os.chmod(target, 0o644)
+    (repo / "link.json").symlink_to(target)
+    (repo / "packets" / "two.json").write_bytes(_pretty(put(full(), "goal", f"ship it with {KEY} today")))
+    assert run_cli("baseline", "packets/leaky.json", "packets/two.json", "-o", "link.json", cwd=repo).returncode == 0
+    assert (repo / "link.json").is_symlink()  # still a link: the target was written
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644
+    assert len(json.loads(target.read_text())["findings"]) == 2
+    result = run_cli("baseline", "-q", "packets/leaky.json", "-o", "-", cwd=repo)
+    assert result.returncode == 0 and not (repo / "-").exists()
+    assert json.loads(result.stdout)["tool"] == "core-memory-packet"
