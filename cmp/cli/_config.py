@@ -125,8 +125,14 @@ def _value(option: Option, value: object, where: str, choices: Sequence[str], fo
     return value if folder is None else os.path.normpath(os.path.join(folder, value))
 
 
-def file_table(path: str) -> dict[str, Any]:
-    """The ``[tool.core-memory-packet]`` table of ``path`` ({} when it has none)."""
+def _named_like_the_table(key: str) -> bool:
+    return key != TABLE and key.lower().replace("_", "-") == TABLE
+
+
+def file_table(path: str, *, named: bool = False) -> dict[str, Any]:
+    """The ``[tool.core-memory-packet]`` table of ``path`` ({} when it has none). A file
+    CMP_CONFIG names (``named``) must have one, and a table named like it but not it
+    (``[tool.core_memory_packet]``) is an error: its settings would be ignored unsaid."""
     try:
         with open(path, "rb") as stream:
             data = stream.read(MAX_CONFIG_BYTES + 1)
@@ -134,7 +140,7 @@ def file_table(path: str) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if len(data) > MAX_CONFIG_BYTES:
         raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES // 2**20} MiB: not read")
-    if _MARK not in data:
+    if not named and _MARK not in data.lower().replace(b"_", b"-"):
         return {}
     if sys.version_info >= (3, 11):
         import tomllib
@@ -147,6 +153,11 @@ def file_table(path: str) -> dict[str, Any]:
     except RecursionError:  # arrays or inline tables nested past the parser's depth
         raise ConfigError(f"{path}: not valid TOML: nested too deep") from None
     tool = document.get("tool", {})
+    for key in tool if isinstance(tool, dict) else ():
+        if _named_like_the_table(key):
+            raise ConfigError(f"{path}: [tool.{key}] is not [tool.{TABLE}]: its settings would be ignored")
+    if named and not (isinstance(tool, dict) and TABLE in tool):
+        raise ConfigError(f"{path}: no [tool.{TABLE}] table in the file {CONFIG_VARIABLE} names")
     table = tool.get(TABLE, {}) if isinstance(tool, dict) else {}
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.{TABLE}] must be a table")
@@ -173,7 +184,7 @@ class Sources:
         if named and not os.path.isfile(named):
             why = "not a regular file" if os.path.exists(named) else "no such file"
             raise ConfigError(f"{CONFIG_VARIABLE}: {why}: {named}")
-        return cls(environ, file, file_table(file) if file else {})
+        return cls(environ, file, file_table(file, named=bool(named)) if file else {})
 
 
 def _choices(parser_choices: Mapping[str, Sequence[str]], option: Option) -> Sequence[str]:

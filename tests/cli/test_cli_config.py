@@ -270,3 +270,33 @@ def test_a_glob_that_would_backtrack_over_a_long_name_answers_at_once(tmp_path: 
     result = run_cli("check", "--include", "*a" * 12 + "*.json", "w", cwd=tmp_path, text=True, timeout=60)
     assert result.returncode == 2
     assert result.stderr.startswith("cmp: w: no file below it matches an include glob")
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("this is not toml [[[", "not valid TOML"),
+        ('rules = "extended"\n', "no [tool.core-memory-packet] table in the file CMP_CONFIG names"),
+        ('[tool.other]\nrules = "extended"\n', "no [tool.core-memory-packet] table in the file CMP_CONFIG names"),
+    ],
+)
+def test_the_file_cmp_config_names_must_hold_the_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, says: str
+) -> None:
+    named = tmp_path / "cmp.toml"
+    named.write_text(text)
+    monkeypatch.setenv("CMP_CONFIG", str(named))
+    result = run_cli("check", "--show-config", cwd=tmp_path, text=True)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.startswith(f"cmp: {named}: ") and says in result.stderr
+
+
+@pytest.mark.parametrize("table", ["core_memory_packet", "Core-Memory-Packet"])
+def test_a_table_named_nearly_like_ours_is_an_error(tmp_path: Path, table: str) -> None:
+    (tmp_path / "pyproject.toml").write_text(f'[tool.{table}]\nrules = "extended"\n')
+    result = run_cli("check", "--show-config", cwd=tmp_path, text=True)
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"cmp: {tmp_path / 'pyproject.toml'}: [tool.{table}] is not [tool.core-memory-packet]: "
+        "its settings would be ignored\n"
+    )
