@@ -83,7 +83,8 @@ def _lines(data: bytes) -> list[str]:
 def unified_diff(name: str, data: bytes, canonical: bytes) -> Iterator[tuple[str, Tone | None]]:
     """The unified diff of a file's bytes against its canonical bytes, as (line, tone) pairs:
     ``fail`` for a line taken out, ``ok`` for a line put in, None for the rest. Both headers
-    name the file as it is shown (``patch -p0`` applies the diff); each line is without its
+    name the file as it is shown (``patch -p0`` applies the diff where no line needed an
+    escape: the diff is for reading, ``fmt --write`` for rewriting); each line is without its
     line end, and a last line without one is followed by diff's ``\\ No newline at end of
     file``. Nothing when the two are equal.
 
