@@ -167,6 +167,9 @@ def main(argv: Sequence[str] | None = None, prog: str = CONSOLE_PROG) -> int:
             error_line(str(exc))
             return EXIT_USAGE
         if getattr(args, "show_config", False):
+            if args.files or args.jsonl:  # an argument it does not take is an error, not ignored
+                error_line("--show-config checks nothing: give it no FILE or --jsonl")
+                return EXIT_USAGE
             for line in settings_lines(settings, args.config_file):
                 out.line(line)
             return 0

@@ -300,3 +300,10 @@ def test_a_table_named_nearly_like_ours_is_an_error(tmp_path: Path, table: str) 
         f"cmp: {tmp_path / 'pyproject.toml'}: [tool.{table}] is not [tool.core-memory-packet]: "
         "its settings would be ignored\n"
     )
+
+
+def test_show_config_takes_no_file(tmp_path: Path) -> None:
+    (tmp_path / "good.json").write_bytes(_good())
+    result = run_cli("check", "--show-config", "good.json", cwd=tmp_path, text=True)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == "cmp: --show-config checks nothing: give it no FILE or --jsonl\n"
