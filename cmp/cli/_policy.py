@@ -24,11 +24,8 @@ matches of a category makes its hits of it new.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import hmac
 import json
 import os
-import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -100,6 +97,9 @@ def as_judged(report: Report | Judged) -> Judged:
 def fingerprint(salt: bytes, category: str, matches: Iterable[str]) -> str:
     """What a baseline keeps of a hit: a keyed hash of its category and of every match of
     that category in its file (see the module's docstring), never a match."""
+    import hashlib  # hashing is for baselines alone: a check without one does not load it
+    import hmac
+
     text = "\0".join((category, *sorted(set(matches)))).encode("utf-8", "surrogatepass")
     return hmac.new(salt, text, hashlib.sha256).hexdigest()
 
@@ -202,6 +202,8 @@ def new_baseline(path: str) -> Baseline:
     changed), else a fresh one. A file there that is no baseline is a :class:`PolicyError`:
     it is not overwritten."""
     if path == "-" or not os.path.lexists(path):
+        import secrets  # for a new baseline's salt alone
+
         return Baseline(path, secrets.token_bytes(_SALT_BYTES))
     try:
         return replace(read_baseline(path), entries=())

@@ -568,6 +568,8 @@ ON_FIRST_USE = (
     "cmp._reference_store",
     "cmp.integrations",
     "cmp.cli._dask",
+    "hmac",  # a baseline's fingerprints
+    "secrets",  # a new baseline's salt
 )
 
 
