@@ -313,6 +313,14 @@ def _add_walk(command: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_lint_rules(command: argparse.ArgumentParser) -> None:
+    """--[no-]strict and --disable: lint's settings (lint-strict, lint-disable), for lint and gate."""
+    command.add_argument("--strict", action=argparse.BooleanOptionalAction, help="lint findings fail too (exit 1)")
+    command.add_argument(
+        "--disable", dest="lint_disable", action="append", metavar="RULE", help="leave out a lint rule (repeatable)"
+    )
+
+
 def _add_exit_zero(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--exit-zero", action="store_true", help="exit 0 even when packets fail (2 still for usage and I/O errors)"
@@ -429,10 +437,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     lint_cmd.add_argument("files", nargs="+", metavar="FILE", help="packet files; - reads stdin")
     lint_cmd.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
     lint_cmd.add_argument("--format", choices=FORMATS, help=_LINT_FORMAT_HELP)
-    lint_cmd.add_argument("--strict", action=argparse.BooleanOptionalAction, help="lint findings fail too (exit 1)")
-    lint_cmd.add_argument(
-        "--disable", dest="lint_disable", action="append", metavar="RULE", help="leave out a lint rule (repeatable)"
-    )
+    _add_lint_rules(lint_cmd)
     _show_found(lint_cmd)
     _add_rules(lint_cmd)
     _add_walk(lint_cmd)
@@ -492,10 +497,7 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     gate_cmd.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
     # The settings of check and lint that a repository keeps in its configuration: a hook
     # must judge as the repository's own check and lint runs do.
-    gate_cmd.add_argument("--strict", action=argparse.BooleanOptionalAction, help="lint findings fail too (exit 1)")
-    gate_cmd.add_argument(
-        "--disable", dest="lint_disable", action="append", metavar="RULE", help="leave out a lint rule (repeatable)"
-    )
+    _add_lint_rules(gate_cmd)
     _show_found(gate_cmd)
     _add_rules(gate_cmd)
     _add_walk(gate_cmd)
