@@ -132,7 +132,6 @@ PUBLIC_PREFIXES: dict[str, str | None] = {
     "azure-storage-key": r"AccountKey=",
 }
 assert set(CATEGORIES) <= set(PUBLIC_PREFIXES), "every category says what it shows"
-_PREFIX_MATCHERS = {category: re.compile(regex) for category, regex in PUBLIC_PREFIXES.items() if regex is not None}
 
 
 def shows_echo(category: str) -> bool:
@@ -142,9 +141,16 @@ def shows_echo(category: str) -> bool:
 
 def public_prefix(category: str, found: str) -> str:
     """The public prefix of a match of ``category`` (``AKIA``, ``sk_live_``); "" when it has none."""
-    matcher = _PREFIX_MATCHERS.get(category)
+    matcher = _prefix_matcher(category)
     match = matcher.match(found) if matcher is not None else None
     return match.group() if match is not None else ""
+
+
+@functools.cache
+def _prefix_matcher(category: str) -> re.Pattern[str] | None:
+    # Compiled on first use: a check that finds nothing never needs one (34 regexes, ~3 ms).
+    regex = PUBLIC_PREFIXES.get(category)
+    return None if regex is None else re.compile(regex)
 
 
 class _Screen:

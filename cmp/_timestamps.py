@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import datetime as _dt
 
-from rfc3339_validator import validate_rfc3339
-
 from cmp._matcher import Matcher
 from cmp._messages import quote
 
@@ -56,6 +54,10 @@ def is_rfc3339(text: str) -> bool:
     pattern lets a final newline through, which RFC 3339 does not. Only the message
     depends on this, never a verdict.
     """
+    # Imported here: only a created_at already refused gets here, and its import (six,
+    # calendar, locale) would cost every check about 5 ms of start-up.
+    from rfc3339_validator import validate_rfc3339
+
     return not text.endswith("\n") and validate_rfc3339(text.replace("t", "T").replace("z", "Z")) is True
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from cmp import __version__
@@ -343,23 +343,7 @@ def _add_ignore(command: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
-    """The argument parser; ``prog`` is how usage, help and examples name the program.
-
-    The subcommand's name is ``command`` in the parsed arguments (None when none is given).
-    """
-    parser = _Parser(
-        prog=prog,
-        description="Validate, redact and canonically format Core Memory Packets (v0.1, v0.2).",
-        epilog=_examples(
-            prog, _CHECK_EXAMPLES, _FMT_EXAMPLES[:3], _STORE_EXAMPLES[:1], _RESUME_EXAMPLES[:1], _CONFORMANCE_EXAMPLES
-        ),
-        formatter_class=_HelpFormatter,
-    )
-    # The version names the package, however the program was started.
-    parser.add_argument("-V", "--version", action="version", version=f"{CONSOLE_PROG} {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-
+def _check_command(commands: Any, prog: str) -> None:
     check_cmd = commands.add_parser(
         "check",
         help="validate and redaction-scan packets",
@@ -399,6 +383,8 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         "--show-config", action="store_true", help="print each setting, its value and where it came from; check nothing"
     )
 
+
+def _fmt_command(commands: Any, prog: str) -> None:
     fmt_cmd = commands.add_parser(
         "fmt",
         help="print or rewrite packets in canonical form",
@@ -427,6 +413,8 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     _add_rules(fmt_cmd)
     _add_walk(fmt_cmd)
 
+
+def _lint_command(commands: Any, prog: str) -> None:
     lint_cmd = commands.add_parser(
         "lint",
         help="advise on the writing rules (sentences, code, local state, ...)",
@@ -444,6 +432,8 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     _add_ignore(lint_cmd)
     _add_exit_zero(lint_cmd)
 
+
+def _baseline_command(commands: Any, prog: str) -> None:
     baseline_cmd = commands.add_parser(
         "baseline",
         help="write the redaction findings packets hold now, for check --baseline",
@@ -469,6 +459,8 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     _add_walk(baseline_cmd)
     _add_ignore(baseline_cmd)
 
+
+def _rules_command(commands: Any, prog: str) -> None:
     rules_cmd = commands.add_parser(
         "rules",
         help="list every rule a result can name",
@@ -486,6 +478,8 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         help="text lines (default), one JSON document, or the Markdown page docs/rules.md",
     )
 
+
+def _gate_command(commands: Any, prog: str) -> None:
     gate_cmd = commands.add_parser(
         "gate",
         help="check, canonical form and lint in one pass (the pre-commit hook)",
@@ -510,6 +504,8 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     )
     _add_exit_zero(gate_cmd)
 
+
+def _conformance_command(commands: Any, prog: str) -> None:
     conf_cmd = commands.add_parser(
         "conformance",
         help="run the conformance vectors against this library or another",
@@ -541,6 +537,8 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
         "(default: discarded)",
     )
 
+
+def _chain_command(commands: Any, prog: str) -> None:
     chain_cmd = commands.add_parser(
         "chain",
         help="check how packets link up through parent_id",
@@ -565,6 +563,8 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     )
     _add_walk(chain_cmd)
 
+
+def _new_command(commands: Any, prog: str) -> None:
     new_cmd = commands.add_parser(
         "new",
         help="write a fresh packet from options",
@@ -601,6 +601,8 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     new_cmd.add_argument("--allow-unredacted", action="store_true", help="write the packet despite redaction hits")
     _add_store(new_cmd)
 
+
+def _example_command(commands: Any, prog: str) -> None:
     example_cmd = commands.add_parser(
         "example",
         help="print an example packet",
@@ -610,6 +612,8 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     )
     example_cmd.add_argument("--version", choices=SUPPORTED_VERSIONS, default="0.2", help="ltm_version (default: 0.2)")
 
+
+def _resume_command(commands: Any, prog: str) -> None:
     resume_cmd = commands.add_parser(
         "resume",
         help="print the resume block the next session starts from",
@@ -649,6 +653,8 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     _add_rules(resume_cmd)
     _add_store(resume_cmd)
 
+
+def _scrub_command(commands: Any, prog: str) -> None:
     scrub_cmd = commands.add_parser(
         "scrub",
         help="replace what the redaction pre-flight finds with placeholders",
@@ -663,6 +669,8 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     scrub_cmd.add_argument("--force", action="store_true", help=_FORCE_HELP)
     _add_rules(scrub_cmd, _SCRUB_RULES_HELP)
 
+
+def _migrate_command(commands: Any, prog: str) -> None:
     migrate_cmd = commands.add_parser(
         "migrate",
         help="bring packets to another version",
@@ -677,6 +685,8 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     migrate_cmd.add_argument("--write", action="store_true", help=_WRITE_HELP)
     migrate_cmd.add_argument("--force", action="store_true", help=_FORCE_HELP)
 
+
+def _schema_command(commands: Any, prog: str) -> None:
     schema_cmd = commands.add_parser(
         "schema",
         help="print the JSON Schema of a version",
@@ -694,6 +704,8 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     schema_form.add_argument("--annotated", action="store_true", help="descriptions and examples for every member")
     schema_form.add_argument("--draft", action="store_true", help="the draft schema for strict structured output")
 
+
+def _audit_command(commands: Any, prog: str) -> None:
     audit_cmd = commands.add_parser(
         "audit",
         help="re-check every packet a deployed store holds",
@@ -727,6 +739,8 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     _show_found(audit_cmd)
     _add_rules(audit_cmd)
 
+
+def _save_command(commands: Any, prog: str) -> None:
     save_cmd = commands.add_parser(
         "save",
         help="store a packet in the local store",
@@ -752,6 +766,8 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     save_cmd.add_argument("--allow-unredacted", action="store_true", help="store the packet despite redaction hits")
     _add_store(save_cmd)
 
+
+def _ls_command(commands: Any, prog: str) -> None:
     ls_cmd = commands.add_parser(
         "ls",
         help="list the packets in the local store",
@@ -765,6 +781,8 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     ls_cmd.add_argument("--format", choices=("text", "json"), default="text", help="text lines, or one JSON document")
     _add_store(ls_cmd)
 
+
+def _show_command(commands: Any, prog: str) -> None:
     show_cmd = commands.add_parser(
         "show",
         help="summarise one packet of the local store",
@@ -777,6 +795,8 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     show_cmd.add_argument("id", metavar="ID", help="the packet's id")
     _add_store(show_cmd)
 
+
+def _mcp_command(commands: Any, prog: str) -> None:
     mcp_cmd = commands.add_parser(
         "mcp",
         help="serve the writer's tools to an agent (Model Context Protocol, stdio)",
@@ -788,7 +808,65 @@ def build_parser(prog: str = CONSOLE_PROG) -> argparse.ArgumentParser:
     )
     mcp_cmd.add_argument("--store", metavar="PATH", help=_STORE_HELP + "; for save, ls, show, resume")
 
+
+# Each command's parser, made by its own function: a run makes only the command it runs
+# (see build_parser), since the parsers of all nineteen cost a CLI start-up about 10 ms.
+_COMMANDS: dict[str, Callable[[Any, str], None]] = {
+    "check": _check_command,
+    "fmt": _fmt_command,
+    "lint": _lint_command,
+    "baseline": _baseline_command,
+    "rules": _rules_command,
+    "gate": _gate_command,
+    "conformance": _conformance_command,
+    "chain": _chain_command,
+    "new": _new_command,
+    "example": _example_command,
+    "resume": _resume_command,
+    "scrub": _scrub_command,
+    "migrate": _migrate_command,
+    "schema": _schema_command,
+    "audit": _audit_command,
+    "save": _save_command,
+    "ls": _ls_command,
+    "show": _show_command,
+    "mcp": _mcp_command,
+}
+
+
+def build_parser(prog: str = CONSOLE_PROG, *, only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; ``prog`` is how usage, help and examples name the program.
+
+    The subcommand's name is ``command`` in the parsed arguments (None when none is given).
+    With ``only`` (a command's name, see :func:`command_in`), that command is the one choice:
+    the parser reads a command line that runs it exactly as the whole parser does.
+    """
+    parser = _Parser(
+        prog=prog,
+        description="Validate, redact and canonically format Core Memory Packets (v0.1, v0.2).",
+        epilog=_examples(
+            prog, _CHECK_EXAMPLES, _FMT_EXAMPLES[:3], _STORE_EXAMPLES[:1], _RESUME_EXAMPLES[:1], _CONFORMANCE_EXAMPLES
+        ),
+        formatter_class=_HelpFormatter,
+    )
+    # The version names the package, however the program was started.
+    parser.add_argument("-V", "--version", action="version", version=f"{CONSOLE_PROG} {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    for name, populate in _COMMANDS.items():
+        if only is None or name == only:
+            populate(commands, prog)
+
     return parser
+
+
+def command_in(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` runs, if its first word that is not an option names one.
+
+    The program's own options (-h, -V) take no value, so that word is the command.
+    """
+    word = next((arg for arg in argv if not arg.startswith("-")), None)
+    return word if word in _COMMANDS else None
 
 
 def subcommand(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:

@@ -7,16 +7,21 @@ import signal
 import sys
 from collections.abc import Callable, Sequence
 
-from cmp.cli._args import CONSOLE_PROG, build_parser, subcommand
+from cmp.cli._args import CONSOLE_PROG, build_parser, command_in, subcommand
 from cmp.cli._check import run_check
 from cmp.cli._config import ConfigError, configure, settings_lines
-from cmp.cli._fmt import run_fmt
 from cmp.cli._output import EXIT_USAGE, Output, error_line, silence_stdout
 from cmp.cli._signals import Stopped
 
-# Commands other than check and fmt are imported when they run: the conformance runner
+# Commands other than check are imported when they run: the conformance runner
 # brings subprocess, selectors and the vector loader, and the writer's commands the
 # writer's toolkit, which every check and fmt would otherwise load at start-up.
+
+
+def _run_fmt(args: argparse.Namespace, out: Output) -> int:
+    from cmp.cli._fmt import run_fmt
+
+    return run_fmt(args, out)
 
 
 def _run_conformance(args: argparse.Namespace, out: Output) -> int:
@@ -127,7 +132,7 @@ def _run_show(args: argparse.Namespace, out: Output) -> int:
 
 _COMMANDS: dict[str, Callable[[argparse.Namespace, Output], int]] = {
     "check": run_check,
-    "fmt": run_fmt,
+    "fmt": _run_fmt,
     "conformance": _run_conformance,
     "chain": _run_chain,
     "new": _run_new,
@@ -152,7 +157,7 @@ def main(argv: Sequence[str] | None = None, prog: str = CONSOLE_PROG) -> int:
     """Run the command line ``argv`` (default: this process's arguments); the exit status."""
     out = Output(sys.stdout)
     try:
-        parser = build_parser(prog)
+        parser = build_parser(prog, only=command_in(sys.argv[1:] if argv is None else argv))
         try:
             args = parser.parse_args(argv)
         except SystemExit as exc:

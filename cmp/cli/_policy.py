@@ -254,6 +254,8 @@ def _entry_members(item: object) -> dict[str, str]:
 
 def checked_rules(named: Sequence[str], where: str) -> tuple[str, ...]:
     """``named`` (--ignore's or --select's) when each names a redaction rule or a prefix of some."""
+    if not named:  # nothing to look up: a run without --select or --ignore never loads the extended table
+        return ()
     known = redaction_rule_ids()
     for rule in named:
         if not any(_names(rule, known_id) for known_id in known):

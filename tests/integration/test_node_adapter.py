@@ -8,14 +8,12 @@ a few minutes.
 
 from __future__ import annotations
 
-import atexit
 import base64
 import json
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -36,16 +34,10 @@ pytestmark = pytest.mark.skipif(NODE is None, reason="node is not on PATH (the a
 HANG_GUARD_SECONDS = 1800
 
 
-# The adapter starts a Python process per exchange, over a thousand in a full run. Where
-# the environment forbids writing bytecode (PYTHONDONTWRITEBYTECODE), each of them would
-# compile every module again; a cache folder of the test's own lets them share it.
-_BYTECODE_CACHE = tempfile.mkdtemp(prefix="cmp-node-adapter-pyc-")
-atexit.register(shutil.rmtree, _BYTECODE_CACHE, True)
-
-
+# The adapter starts a Python process per exchange, over a thousand in a full run; they
+# share one bytecode cache (tests/conftest.py), as every process the suite starts does.
 def environment(cli: str) -> dict[str, str]:
-    inherited = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    return {**inherited, "CMP_CLI": cli, "PYTHONPYCACHEPREFIX": _BYTECODE_CACHE}
+    return {**os.environ, "CMP_CLI": cli}
 
 
 # This project's CLI under the interpreter running the tests, as the adapter should find it.

@@ -1,0 +1,121 @@
+"""What a one-file check loads at start-up, and the one-command parser that keeps it short.
+
+Nothing here times anything (benchmarks/run.py does): these tests hold the module lists
+and the parser's answers, which are what the start-up figures follow from.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cmp.cli._args import _COMMANDS, build_parser, command_in
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "typical-v0.2.json"
+
+# Each of these a one-file check with the default rules never needs; the comment says who does.
+NOT_AT_START_UP = (
+    "concurrent.futures",  # worker pools (--jobs), not a run in this process
+    "logging",  # concurrent.futures's
+    "hashlib",  # state_digest, source_hash, baselines
+    "rfc3339_validator",  # the wording of a refused created_at
+    "tomllib",  # a pyproject.toml that names the project
+    "cmp.cli._fmt",
+    "cmp.cli._difference",
+    "cmp.cli._rewrite",
+    "cmp._redaction._extended",  # --rules extended, --select and --ignore
+)
+
+
+def loaded_by(argv: list[str], cwd: Path) -> tuple[int, set[str]]:
+    """The exit status of ``python -m cmp ARGV`` run in ``cwd``, and the modules it had loaded."""
+    probe = (
+        "import json, runpy, sys\n"
+        "sys.argv = ['cmp', *json.loads(sys.argv[1])]\n"
+        "try:\n"
+        "    runpy.run_module('cmp', run_name='__main__')\n"
+        "except SystemExit as exc:\n"
+        "    status = exc.code\n"
+        "sys.stderr.write(json.dumps([status, sorted(sys.modules)]))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe, json.dumps(argv)], cwd=cwd, capture_output=True, text=True, timeout=60
+    )
+    status, modules = json.loads(result.stderr.splitlines()[-1])
+    return status, set(modules)
+
+
+def test_a_one_file_check_loads_nothing_it_does_not_use(tmp_path: Path) -> None:
+    status, modules = loaded_by(["check", str(EXAMPLE)], tmp_path)
+    assert status == 0
+    assert sorted(m for m in modules if m.startswith(NOT_AT_START_UP)) == []
+    assert "cmp._pipeline" in modules  # the probe sees what the check loaded
+
+
+def test_what_the_probe_calls_unused_is_loaded_when_used(tmp_path: Path) -> None:
+    """The list above can fail: each entry is loaded by the run that needs it."""
+    leaky = ROOT / "examples" / "leaky-v0.2.json"
+    (tmp_path / "pyproject.toml").write_text('[tool.core-memory-packet]\nrules = "extended"\n', encoding="utf-8")
+    argv = ["check", "--jobs", "2", "--ignore", "redaction/aws-key", str(EXAMPLE), str(leaky)]
+    status, modules = loaded_by(argv, tmp_path)
+    assert status in (0, 1)
+    assert {"concurrent.futures", "tomllib", "cmp._redaction._extended"} <= modules
+    _, modules = loaded_by(["fmt", "--diff", str(EXAMPLE)], tmp_path)
+    assert {"cmp.cli._fmt", "cmp.cli._difference"} <= modules
+
+
+# Command lines for each command, good and bad; the one-command parser must read each as the whole one does.
+COMMAND_LINES = [
+    ["check", "a.json", "--format", "json", "-q", "--jobs", "2", "--no-lenient", "--ignore", "redaction/aws-key"],
+    ["check", "-", "--jsonl", "b.jsonl", "--rules", "extended", "--show-found", "--exit-zero"],
+    ["check", "--show-config"],
+    ["check", "--format", "yaml", "a.json"],
+    ["check", "--bogus"],
+    ["fmt", "--write", "--force", "a.json"],
+    ["fmt", "--check", "--diff", "a.json"],
+    ["fmt"],
+    ["lint", "a.json", "--strict", "--disable", "one-line-goal"],
+    ["conformance", "--filter", "versioning", "--format", "junit"],
+    ["new", "--goal", "Ship it"],
+    ["schema", "--version", "0.1"],
+    ["save", "a.json", "--store", "s"],
+    ["ls", "--store", "s"],
+    ["audit", "--jobs", "3"],
+    ["rules"],
+    ["mcp", "--store", "s", "extra"],
+]
+
+
+def parsed(argv: list[str], *, only: str | None) -> tuple[str, object]:
+    try:
+        return "ok", vars(build_parser("cmp", only=only).parse_args(argv))
+    except SystemExit as exc:
+        return "exit", exc.code
+
+
+@pytest.mark.parametrize("argv", COMMAND_LINES, ids=lambda argv: " ".join(argv))
+def test_the_one_command_parser_reads_what_the_whole_parser_reads(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert command_in(argv) == argv[0]
+    whole = parsed(argv, only=None)
+    whole_err = capsys.readouterr().err
+    one = parsed(argv, only=command_in(argv))
+    assert one == whole
+    assert capsys.readouterr().err == whole_err
+
+
+def test_every_command_has_its_parser_and_only_a_command_picks_one() -> None:
+    whole = build_parser("cmp")
+    (choices,) = (action.choices for action in whole._actions if getattr(action, "choices", None))
+    assert choices is not None
+    assert sorted(choices) == sorted(_COMMANDS)
+    assert command_in(["-V"]) is None
+    assert command_in(["--help"]) is None
+    assert command_in(["chek", "a.json"]) is None  # the whole parser answers: its choices, listed
+    assert command_in(["check", "fmt"]) == "check"
