@@ -343,7 +343,7 @@ def _add_ignore(command: argparse.ArgumentParser) -> None:
     )
 
 
-def _check_command(commands: Any, prog: str) -> None:
+def _check_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
     check_cmd = commands.add_parser(
         "check",
         help="validate and redaction-scan packets",
@@ -384,7 +384,7 @@ def _check_command(commands: Any, prog: str) -> None:
     )
 
 
-def _fmt_command(commands: Any, prog: str) -> None:
+def _fmt_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
     fmt_cmd = commands.add_parser(
         "fmt",
         help="print or rewrite packets in canonical form",
@@ -414,7 +414,7 @@ def _fmt_command(commands: Any, prog: str) -> None:
     _add_walk(fmt_cmd)
 
 
-def _lint_command(commands: Any, prog: str) -> None:
+def _lint_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
     lint_cmd = commands.add_parser(
         "lint",
         help="advise on the writing rules (sentences, code, local state, ...)",
@@ -433,7 +433,7 @@ def _lint_command(commands: Any, prog: str) -> None:
     _add_exit_zero(lint_cmd)
 
 
-def _baseline_command(commands: Any, prog: str) -> None:
+def _baseline_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
     baseline_cmd = commands.add_parser(
         "baseline",
         help="write the redaction findings packets hold now, for check --baseline",
@@ -460,7 +460,7 @@ def _baseline_command(commands: Any, prog: str) -> None:
     _add_ignore(baseline_cmd)
 
 
-def _rules_command(commands: Any, prog: str) -> None:
+def _rules_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
     rules_cmd = commands.add_parser(
         "rules",
         help="list every rule a result can name",
@@ -479,7 +479,7 @@ def _rules_command(commands: Any, prog: str) -> None:
     )
 
 
-def _gate_command(commands: Any, prog: str) -> None:
+def _gate_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
     gate_cmd = commands.add_parser(
         "gate",
         help="check, canonical form and lint in one pass (the pre-commit hook)",
@@ -505,7 +505,7 @@ def _gate_command(commands: Any, prog: str) -> None:
     _add_exit_zero(gate_cmd)
 
 
-def _conformance_command(commands: Any, prog: str) -> None:
+def _conformance_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
     conf_cmd = commands.add_parser(
         "conformance",
         help="run the conformance vectors against this library or another",
@@ -538,7 +538,7 @@ def _conformance_command(commands: Any, prog: str) -> None:
     )
 
 
-def _chain_command(commands: Any, prog: str) -> None:
+def _chain_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
     chain_cmd = commands.add_parser(
         "chain",
         help="check how packets link up through parent_id",
@@ -564,7 +564,7 @@ def _chain_command(commands: Any, prog: str) -> None:
     _add_walk(chain_cmd)
 
 
-def _new_command(commands: Any, prog: str) -> None:
+def _new_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
     new_cmd = commands.add_parser(
         "new",
         help="write a fresh packet from options",
@@ -602,7 +602,7 @@ def _new_command(commands: Any, prog: str) -> None:
     _add_store(new_cmd)
 
 
-def _example_command(commands: Any, prog: str) -> None:
+def _example_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
     example_cmd = commands.add_parser(
         "example",
         help="print an example packet",
@@ -613,7 +613,7 @@ def _example_command(commands: Any, prog: str) -> None:
     example_cmd.add_argument("--version", choices=SUPPORTED_VERSIONS, default="0.2", help="ltm_version (default: 0.2)")
 
 
-def _resume_command(commands: Any, prog: str) -> None:
+def _resume_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
     resume_cmd = commands.add_parser(
         "resume",
         help="print the resume block the next session starts from",
@@ -654,7 +654,7 @@ def _resume_command(commands: Any, prog: str) -> None:
     _add_store(resume_cmd)
 
 
-def _scrub_command(commands: Any, prog: str) -> None:
+def _scrub_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
     scrub_cmd = commands.add_parser(
         "scrub",
         help="replace what the redaction pre-flight finds with placeholders",
@@ -670,7 +670,7 @@ def _scrub_command(commands: Any, prog: str) -> None:
     _add_rules(scrub_cmd, _SCRUB_RULES_HELP)
 
 
-def _migrate_command(commands: Any, prog: str) -> None:
+def _migrate_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
     migrate_cmd = commands.add_parser(
         "migrate",
         help="bring packets to another version",
@@ -686,7 +686,7 @@ def _migrate_command(commands: Any, prog: str) -> None:
     migrate_cmd.add_argument("--force", action="store_true", help=_FORCE_HELP)
 
 
-def _schema_command(commands: Any, prog: str) -> None:
+def _schema_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
     schema_cmd = commands.add_parser(
         "schema",
         help="print the JSON Schema of a version",
@@ -705,7 +705,7 @@ def _schema_command(commands: Any, prog: str) -> None:
     schema_form.add_argument("--draft", action="store_true", help="the draft schema for strict structured output")
 
 
-def _audit_command(commands: Any, prog: str) -> None:
+def _audit_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
     audit_cmd = commands.add_parser(
         "audit",
         help="re-check every packet a deployed store holds",
@@ -740,7 +740,7 @@ def _audit_command(commands: Any, prog: str) -> None:
     _add_rules(audit_cmd)
 
 
-def _save_command(commands: Any, prog: str) -> None:
+def _save_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
     save_cmd = commands.add_parser(
         "save",
         help="store a packet in the local store",
@@ -767,7 +767,7 @@ def _save_command(commands: Any, prog: str) -> None:
     _add_store(save_cmd)
 
 
-def _ls_command(commands: Any, prog: str) -> None:
+def _ls_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
     ls_cmd = commands.add_parser(
         "ls",
         help="list the packets in the local store",
@@ -782,7 +782,7 @@ def _ls_command(commands: Any, prog: str) -> None:
     _add_store(ls_cmd)
 
 
-def _show_command(commands: Any, prog: str) -> None:
+def _show_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
     show_cmd = commands.add_parser(
         "show",
         help="summarise one packet of the local store",
@@ -796,7 +796,7 @@ def _show_command(commands: Any, prog: str) -> None:
     _add_store(show_cmd)
 
 
-def _mcp_command(commands: Any, prog: str) -> None:
+def _mcp_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
     mcp_cmd = commands.add_parser(
         "mcp",
         help="serve the writer's tools to an agent (Model Context Protocol, stdio)",
@@ -811,7 +811,7 @@ def _mcp_command(commands: Any, prog: str) -> None:
 
 # Each command's parser, made by its own function: a run makes only the command it runs
 # (see build_parser), since the parsers of all nineteen cost a CLI start-up about 10 ms.
-_COMMANDS: dict[str, Callable[[Any, str], None]] = {
+_PARSERS: dict[str, Callable[[argparse._SubParsersAction[_Parser], str], None]] = {
     "check": _check_command,
     "fmt": _fmt_command,
     "lint": _lint_command,
@@ -853,7 +853,7 @@ def build_parser(prog: str = CONSOLE_PROG, *, only: str | None = None) -> argpar
     parser.add_argument("-V", "--version", action="version", version=f"{CONSOLE_PROG} {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    for name, populate in _COMMANDS.items():
+    for name, populate in _PARSERS.items():
         if only is None or name == only:
             populate(commands, prog)
 
@@ -866,7 +866,7 @@ def command_in(argv: Sequence[str]) -> str | None:
     The program's own options (-h, -V) take no value, so that word is the command.
     """
     word = next((arg for arg in argv if not arg.startswith("-")), None)
-    return word if word in _COMMANDS else None
+    return word if word in _PARSERS else None
 
 
 def subcommand(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:

@@ -15,7 +15,7 @@ from cmp.cli._signals import Stopped
 
 # Commands other than check are imported when they run: the conformance runner
 # brings subprocess, selectors and the vector loader, and the writer's commands the
-# writer's toolkit, which every check and fmt would otherwise load at start-up.
+# writer's toolkit, which every check would otherwise load at start-up.
 
 
 def _run_fmt(args: argparse.Namespace, out: Output) -> int:

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from cmp.cli._args import _COMMANDS, build_parser, command_in
+from cmp.cli._args import build_parser, command_in
+from cmp.cli._main import _COMMANDS
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "typical-v0.2.json"
@@ -110,7 +111,7 @@ def test_the_one_command_parser_reads_what_the_whole_parser_reads(
     assert capsys.readouterr().err == whole_err
 
 
-def test_every_command_has_its_parser_and_only_a_command_picks_one() -> None:
+def test_every_command_that_runs_has_its_parser_and_only_a_command_picks_one() -> None:
     whole = build_parser("cmp")
     (choices,) = (action.choices for action in whole._actions if getattr(action, "choices", None))
     assert choices is not None
