@@ -9,7 +9,10 @@ ones, never higher, and the graph has no cycle.
 from __future__ import annotations
 
 import ast
+import functools
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 
@@ -133,13 +136,16 @@ def _imports(path: Path, known: set[str]) -> set[str]:
     return found & known
 
 
-def _graph() -> dict[str, set[str]]:
+# Parsed once a test process: the parametrized test below asks for it once a module, and
+# parsing the whole package every time cost about half a second each (40 s of the suite).
+@functools.cache
+def _graph() -> Mapping[str, frozenset[str]]:
     """Every module's imports, less the facade edges (which the test below holds apart)."""
     modules = _modules()
     graph = {name: _imports(path, set(modules)) - {name} for name, path in modules.items()}
     for source, target in FACADE_EDGES:
         graph[source].discard(target)
-    return graph
+    return MappingProxyType({name: frozenset(targets) for name, targets in graph.items()})
 
 
 def test_the_facade_edges_exist_and_are_imports_inside_functions() -> None:
