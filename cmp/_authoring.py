@@ -8,13 +8,13 @@ with its canonical bytes already written, so :func:`cmp.dumps` returns them at o
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
 import hashlib
 from collections.abc import Mapping
 from typing import Any
 
 from cmp._canonical import judged
+from cmp._record import fields
 from cmp._validation import validate
 from cmp.findings import Finding, PacketError
 from cmp.model import Known, Packet, build, from_obj, to_obj
@@ -55,7 +55,7 @@ def replace(packet: Packet, changes: Mapping[str, Any]) -> Packet:
     """See :meth:`Packet.replace`."""
     # The whole packet built again from its members with the changes over them: nested
     # mappings are converted and unknown names refused exactly as in new().
-    current = {f.name: getattr(packet, f.name) for f in dataclasses.fields(packet) if f.init}
+    current = {f.name: getattr(packet, f.name) for f in fields(packet) if f.init}
     return certified(build({**current, **changes}, "Packet"))
 
 

@@ -12,13 +12,13 @@ schema change cannot silently weaken it. The generated source is defined by
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from cmp import _timestamps
 from cmp._codegen import define, draft_class
 from cmp._matcher import Matcher
+from cmp._record import MISSING, fields, is_record
 
 _IGNORED = {"$schema", "$id", "title", "description"}
 _KNOWN = _IGNORED | {
@@ -145,8 +145,10 @@ class _Compiler:
         cls = self.classes.get(where)
         if cls is None:
             raise ValueError(f"the schema compiler has no model class for {where}")
-        fields = {f.name for f in dataclasses.fields(cls)}
-        stray = set(properties) - fields
+        if not is_record(cls):
+            raise ValueError(f"the schema compiler builds records (cmp._record), and {cls.__name__} is none")
+        names = {f.name for f in fields(cls)}
+        stray = set(properties) - names
         if stray:
             raise ValueError(f"{cls.__name__} has no field for {sorted(stray)} of {where}")
         return cls
@@ -155,7 +157,7 @@ class _Compiler:
         draft = self.constant(draft_class(cls))
         built = self.variable()
         self.emit(indent, f"{built} = _new({draft})")
-        for field in dataclasses.fields(cls):
+        for field in fields(cls):
             if field.name in members:
                 value = members[field.name]
             elif field.name in marks:
@@ -197,9 +199,9 @@ class _Compiler:
 
 
 def _default(cls: type, name: str) -> Any:
-    for field in dataclasses.fields(cls):
+    for field in fields(cls):
         if field.name == name:
-            if field.default is dataclasses.MISSING:
+            if field.default is MISSING:
                 raise ValueError(f"{cls.__name__}.{name} is optional in the schema but has no default")
             return field.default
     raise ValueError(f"{cls.__name__} has no field {name}")

@@ -25,16 +25,15 @@ cut name, a long path) the first one written is taken.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from cmp import _intake
 from cmp._messages import BoundedPath, member_step, member_steps
+from cmp._record import field, record, replace
 from cmp._redaction._hit import Redaction
 from cmp._redaction._rules import rule_set
 from cmp.findings import Finding, Position
@@ -56,7 +55,7 @@ class _Node(NamedTuple):
     string: str | None
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class _Frame:
     """An open array or object: its path, the next item's index, or the member whose value
     comes next and the names its object has had so far."""
@@ -66,22 +65,22 @@ class _Frame:
     index: int = 0
     name: str = ""
     name_at: int = 0
-    seen: set[str] = dataclasses.field(default_factory=set)
+    seen: set[str] = field(default_factory=set)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class _Map:
     """The document's values by rendered path: the first written; the first string (a
     redaction hit is in one, and a path cut short may render like its ancestors'); the
     second writing of a name within one object (a duplicate); and each object's member
     names with where each is written."""
 
-    first: dict[str, _Node] = dataclasses.field(default_factory=dict)
+    first: dict[str, _Node] = field(default_factory=dict)
     # Every writing under a path that more than one value renders as (a cut or masked name).
-    more: dict[str, list[_Node]] = dataclasses.field(default_factory=dict)
-    strings: dict[str, _Node] = dataclasses.field(default_factory=dict)
-    repeats: dict[str, _Node] = dataclasses.field(default_factory=dict)
-    names: dict[str, list[tuple[str, int, str]]] = dataclasses.field(default_factory=dict)
+    more: dict[str, list[_Node]] = field(default_factory=dict)
+    strings: dict[str, _Node] = field(default_factory=dict)
+    repeats: dict[str, _Node] = field(default_factory=dict)
+    names: dict[str, list[tuple[str, int, str]]] = field(default_factory=dict)
 
 
 def _decoded(token: str) -> str:
@@ -413,8 +412,8 @@ def _located(item: Located, source: _Text) -> Located:
         # file's), so the same place said twice, or wrongly, is dropped from the message.
         said = _DECODER_PLACE.search(item.message)
         if said is not None and (int(said["line"]), int(said["column"])) == (position.line, position.column):
-            return dataclasses.replace(item, message=item.message[: said.start()], position=position)
-    return dataclasses.replace(item, position=position)
+            return replace(item, message=item.message[: said.start()], position=position)
+    return replace(item, position=position)
 
 
 def locate(data: bytes | str, items: Iterable[Located]) -> list[Located]:
@@ -443,7 +442,7 @@ def located_in_text(data: bytes | str, redactions: Iterable[Redaction]) -> list[
     """Hits of a scan over the whole source text (invalid UTF-8 read as U+FFFD, as everywhere
     here), each ``at`` an offset in that text, with the position it is at."""
     source = _Text(data)
-    return [dataclasses.replace(hit, position=source.position(hit.at)) for hit in redactions]
+    return [replace(hit, position=source.position(hit.at)) for hit in redactions]
 
 
 def source_text(data: bytes | str) -> str:

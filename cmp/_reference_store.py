@@ -35,7 +35,6 @@ import sqlite3
 import stat
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote as url_quote
 
@@ -43,6 +42,7 @@ from cmp._canonical import dumps
 from cmp._display import describe, one_line
 from cmp._intake import MAX_PACKET_BYTES
 from cmp._messages import credential_in, quote
+from cmp._record import record
 from cmp._timestamps import instant
 from cmp.findings import Finding
 
@@ -96,7 +96,7 @@ class StoreChanged(StoreError):
         self.retry = retry
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Identity:
     """Which file a store's path names: its inode, and its device where devices can be
     compared (None on a cluster, whose machines number their devices each their own way)."""
@@ -112,7 +112,7 @@ class Identity:
         return info.st_ino == self.inode and (self.device is None or info.st_dev == self.device)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Limits:
     """What may cut a statement short: ``deadline`` (a ``time.time()``), and ``stopping``,
     asked every PROGRESS_STEPS steps whether a stop signal is pending."""
@@ -124,7 +124,11 @@ class Limits:
         return self.deadline is not None and time.time() >= self.deadline
 
 
-@dataclass(frozen=True, slots=True)
+# No deadline and no stop signal: the default of every reader (a record is frozen, so one serves all).
+NO_LIMITS = Limits()
+
+
+@record
 class Row:
     """A row as text and bytes; ``body`` None when the column holds no bytes to check:
     ``body_kind`` says what it holds instead, ``body_size`` how many bytes a body too
@@ -246,7 +250,7 @@ class Store:
         path: str,
         identity: Identity,
         stamp: tuple[int, int] | None,
-        limits: Limits = Limits(),
+        limits: Limits = NO_LIMITS,
     ) -> None:
         self.connection = connection
         self.limits = limits
@@ -338,7 +342,7 @@ def _opening_error(exc: sqlite3.Error, real: str) -> StoreError:
     return StoreError(f"not a readable SQLite database ({words})")
 
 
-def open_store(path: str, *, limits: Limits = Limits(), identity: Identity | None = None) -> Store:
+def open_store(path: str, *, limits: Limits = NO_LIMITS, identity: Identity | None = None) -> Store:
     """The store, opened read-only; :class:`StoreError` for anything that is not such a store.
 
     With ``identity``, the path must still name that file (else :class:`StoreChanged`):
@@ -463,7 +467,7 @@ def rows(
     last: int | None = None,
     *,
     include_deleted: bool = False,
-    limits: Limits = Limits(),
+    limits: Limits = NO_LIMITS,
 ) -> Generator[tuple[int, Row], None, None]:
     """The rows whose rowid is in ``[first, last]`` (None: no bound), one at a time in
     rowid order, each with its rowid; deleted ones only with ``include_deleted``.

@@ -36,11 +36,11 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Literal, get_args
 
 from cmp._canonical import dumps
 from cmp._pipeline import redact
+from cmp._record import record
 from cmp._redaction._hit import Redaction, RedactionError
 from cmp._redaction._rules import Rules, placeholder
 from cmp._scrub import scrubbed_data
@@ -118,7 +118,7 @@ def field_text(text: str, style: Style) -> str:
     return line
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Section:
     """One section of the block: a paragraph (``text``), a list of plain items (``items``,
     each an ``item_tag`` in xml), a list of records (``records``: each a record's
@@ -173,7 +173,7 @@ DROP_ORDER: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ResumeBlock:
     """What :func:`render` wrote: ``text``, its size in characters (``chars``) and an
     estimate of its tokens (``tokens``: a quarter token per ASCII character, one per
@@ -469,8 +469,8 @@ def _markdown(packet: Packet, sections: Sequence[Section], framing: Sequence[str
         if section.text is not None:  # an item, like every field: no text starts a line alone
             out.append(f"- {field_text(section.text, 'markdown')}")
         out += [f"- {field_text(item, 'markdown')}" for item in section.items]
-        for record in section.records:
-            (_, label, text), *rest = record
+        for fields_of_one in section.records:
+            (_, label, text), *rest = fields_of_one
             out.append(f"- **{label}:** {field_text(text, 'markdown')}")
             out += [f"  - **{label}:** {field_text(text, 'markdown')}" for _, label, text in rest]
         out += [f"- **{label}:** {field_text(text, 'markdown')}" for _, label, text in section.details]
@@ -493,9 +493,9 @@ def _xml(packet: Packet, sections: Sequence[Section], framing: Sequence[str]) ->
         if section.text is not None:
             out.append(field_text(section.text, "xml"))
         out += [element(section.item_tag, item, "  ") for item in section.items]
-        for record in section.records:
+        for fields_of_one in section.records:
             out.append(f"  <{section.item_tag}>")
-            out += [element(tag, text, "    ") for tag, _, text in record]
+            out += [element(tag, text, "    ") for tag, _, text in fields_of_one]
             out.append(f"  </{section.item_tag}>")
         out += [element(tag, text, "  ") for tag, _, text in section.details]
         out.append(f"</{section.key}>")

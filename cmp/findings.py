@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal, get_args
+
+from cmp._record import record
 
 # Stable finding codes. Renaming one is a breaking change: the CLI's JSON output,
 # the conformance vectors and other implementations' harnesses all key on them.
@@ -46,7 +47,7 @@ ECHO_LIMIT = 32
 MAX_FINDINGS = 100
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@record(order=True)
 class Position:
     """Where in a packet's source text a finding is: 1-based ``line`` and ``column``.
 
@@ -61,7 +62,7 @@ class Position:
         return f"{self.line}:{self.column}"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Finding:
     """One reason a packet is not conforming, or one piece of advice about it.
 

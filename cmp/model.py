@@ -1,4 +1,4 @@
-"""Typed packets: frozen dataclasses over the union of v0.1 and v0.2.
+"""Typed packets: frozen records (dataclasses, to the standard library) over the union of v0.1 and v0.2.
 
 Empty means absent, as in the reference's Go structs: an optional text member that
 is ``""``, an array that is ``()`` and ``locked=False`` are not written by
@@ -15,16 +15,15 @@ schema accepted, which are of these types.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from cmp import _timestamps
 from cmp._messages import quote
+from cmp._record import field, fields, record
 from cmp.findings import Finding
 from cmp.schema import members
 
@@ -71,7 +70,7 @@ def _rules(cls: type) -> tuple[tuple[str, _Rule], ...]:
     rules = _RULES.get(cls)
     if rules is None:
         hints = typing.get_type_hints(cls)
-        rules = _RULES[cls] = tuple((f.name, _rule(hints[f.name])) for f in dataclasses.fields(cls) if f.init)
+        rules = _RULES[cls] = tuple((f.name, _rule(hints[f.name])) for f in fields(cls) if f.init)
     return rules
 
 
@@ -107,8 +106,10 @@ def _refusal(self: object, member: str, expected: str, value: object) -> TypeErr
     return TypeError(f"{type(self).__name__}.{member} must be {expected}, not {found}")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Project:
+    """``project``: what the work is on (``name``) and where (``ref``)."""
+
     name: str = ""
     ref: str = ""
 
@@ -116,8 +117,10 @@ class Project:
         _check_members(self)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Decision:
+    """One of ``decisions``: what was decided, why, and what follows from it."""
+
     what: str
     why: str
     consequences: str = ""
@@ -127,8 +130,10 @@ class Decision:
         _check_members(self)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Method:
+    """One of ``methods`` (v0.2): a way of working, when it applies and how."""
+
     name: str
     when_applicable: str
     how: str
@@ -137,8 +142,10 @@ class Method:
         _check_members(self)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Attempt:
+    """One of ``attempts``: what was tried, how it came out, and what was learned."""
+
     tried: str
     outcome: Outcome
     learned: str = ""
@@ -148,8 +155,10 @@ class Attempt:
         _check_members(self)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Provenance:
+    """``provenance``: who wrote the packet (a model, a person) and the hash of its source."""
+
     author_model: str = ""
     author_human: str = ""
     source_hash: str = ""
@@ -182,7 +191,7 @@ class Known(NamedTuple):
 CONFORMING = Known(conforming=True)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Packet:
     """One Core Memory Packet. Build with :meth:`new`, or get one from :func:`cmp.loads`."""
 

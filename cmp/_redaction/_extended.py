@@ -32,9 +32,7 @@ screen is anchored, so the quick path's fact 2 holds for this table too
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import is_dataclass
 from typing import TYPE_CHECKING, Any
 
 # The patterns, their checks and screens are cmp._extended_patterns' (the bottom layer,
@@ -42,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from cmp._extended_patterns import EXTENDED_PATTERNS, JOIN, SET, matches, screen
 from cmp._matcher import without_lone_surrogates
 from cmp._patterns import Pattern
+from cmp._record import is_dataclass_like, replace
 from cmp._redaction._hit import Redaction
 from cmp._redaction._scan import credentials, lenient_texts, member_of, other_texts, texts
 
@@ -117,12 +116,12 @@ def extra_texts(packet: Any) -> Iterator[tuple[str, str]]:
         if "[]." in spec:
             if isinstance(value, (list, tuple)):
                 for index, item in enumerate(value):
-                    if isinstance(item, Mapping) or is_dataclass(item):
+                    if isinstance(item, Mapping) or is_dataclass_like(item):
                         text = member_of(item, member)
                         if isinstance(text, str):
                             yield f"{top}[{index}].{member}", text
             continue
-        if isinstance(value, Mapping) or is_dataclass(value):
+        if isinstance(value, Mapping) or is_dataclass_like(value):
             text = member_of(value, member)
             if isinstance(text, str):
                 yield spec, text
@@ -158,7 +157,7 @@ def _typed_values(packet: Packet) -> list[str]:
 def redact_default_credentials(packet: Packet) -> list[Redaction]:
     """The default table's credential patterns over :data:`EXTRA_FIELDS`, marked
     ``profile="extended"``: the format's own pre-flight does not read these fields."""
-    return [dataclasses.replace(hit, profile=NAME) for hit in credentials(list(extra_texts(packet)))]
+    return [replace(hit, profile=NAME) for hit in credentials(list(extra_texts(packet)))]
 
 
 def redact_extended(packet: Packet | Mapping[str, Any]) -> list[Redaction]:

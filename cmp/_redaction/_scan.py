@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import is_dataclass
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +27,7 @@ from cmp._patterns import (
     searches,
     shows_echo,
 )
+from cmp._record import is_dataclass_like
 from cmp._redaction._hit import Redaction, make_redaction
 
 if TYPE_CHECKING:
@@ -136,7 +136,7 @@ def texts(packet: Any) -> Iterator[tuple[str, str]]:
                 if isinstance(item, str):
                     yield f"{top}[{index}]", item
                 continue
-            if isinstance(item, Mapping) or is_dataclass(item):
+            if isinstance(item, Mapping) or is_dataclass_like(item):
                 for member in members:
                     text = member_of(item, member)
                     if isinstance(text, str):

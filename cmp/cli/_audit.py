@@ -27,7 +27,6 @@ checked only).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import math
 import os
 import signal
@@ -35,7 +34,6 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import closing
-from dataclasses import dataclass
 from typing import Any, Literal, NoReturn
 
 from cmp import Report, dumps
@@ -44,6 +42,7 @@ from cmp._display import display_name
 from cmp._intake import size_finding
 from cmp._messages import unquoted
 from cmp._pipeline import DEFAULT_POLICY, Policy, judge, policy_of
+from cmp._record import field, record, replace
 from cmp._reference_store import (
     Identity,
     Limits,
@@ -99,7 +98,7 @@ def label(value: str | None) -> str | None:
     return shown if len(shown) <= NAME_LIMIT else shown[:NAME_LIMIT] + "…"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class AuditOptions:
     """How ``audit`` judges (its --rules, as a policy) and renders: its --format, --show-found, --by, and
     whether text lines are coloured."""
@@ -133,7 +132,7 @@ def _stop_now() -> NoReturn:
     raise Stopped(pending_stop() or signal.SIGINT)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class StoreShare:
     """The rows of a store whose rowid is in ``[first, last]`` (None: no bound), read by
     whoever audits them, in rowid order (the order the server stored them in)."""
@@ -150,7 +149,7 @@ class StoreShare:
         return self.name, None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FilesShare:
     """Packet files of an export, read by whoever audits them: ``paths`` as the user named
     them (and as they are printed), relative to ``base``."""
@@ -194,12 +193,12 @@ def _cut(store: Store, share: StoreShare, runner: Runner) -> Iterator[StoreShare
         raise
     except StoreError:
         last = None  # reading the rows will say what is wrong
-    whole = dataclasses.replace(share, last=last)
+    whole = replace(share, last=last)
     if not runner.parallel:
         yield whole
         return
     rows = SHARE_ROWS * max(1, runner.share_bytes // SHARE_BYTES)
-    whole = dataclasses.replace(whole, rows=rows)
+    whole = replace(whole, rows=rows)
     step = "SELECT rowid FROM packets WHERE rowid >= ? AND rowid <= ? ORDER BY rowid LIMIT 1 OFFSET ?"
     first = None
     try:
@@ -209,13 +208,13 @@ def _cut(store: Store, share: StoreShare, runner: Runner) -> Iterator[StoreShare
             found = store.one(step, (first, last, rows))
             if found is None or found[0] <= first:
                 break
-            yield dataclasses.replace(whole, first=first, last=found[0] - 1)
+            yield replace(whole, first=first, last=found[0] - 1)
             first = found[0]
     except (StoreStopped, StoreDeadline):
         raise
     except StoreError:
         pass
-    yield dataclasses.replace(whole, first=first)
+    yield replace(whole, first=first)
 
 
 def audit_share(share: StoreShare | FilesShare | JsonlShare, options: AuditOptions) -> Block:
@@ -239,16 +238,16 @@ def audit_share(share: StoreShare | FilesShare | JsonlShare, options: AuditOptio
     return tally.block(options)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class _Tally:
     """What auditing a share found so far: its verdicts, counts and problems."""
 
-    reading: ShareReading = dataclasses.field(default_factory=ShareReading)
-    kinds: Counter[str] = dataclasses.field(default_factory=Counter)
-    groups: Counter[str | None] = dataclasses.field(default_factory=Counter)
-    verdicts: list[Verdict] = dataclasses.field(default_factory=list)
+    reading: ShareReading = field(default_factory=ShareReading)
+    kinds: Counter[str] = field(default_factory=Counter)
+    groups: Counter[str | None] = field(default_factory=Counter)
+    verdicts: list[Verdict] = field(default_factory=list)
     packets: int = 0
-    problems: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+    problems: list[tuple[str, str]] = field(default_factory=list)
 
     def read(self, share: StoreShare | FilesShare | JsonlShare, options: AuditOptions) -> None:
         """Audit the share; StoreChanged when its store changed under it."""
@@ -316,7 +315,7 @@ def _store_items(share: StoreShare, options: AuditOptions, reading: ShareReading
         with closing(read):
             for count, (rowid, row) in enumerate(read):
                 if count >= share.rows or reading.rendered >= SHARE_BYTES:
-                    reading.rest = dataclasses.replace(share, first=rowid)
+                    reading.rest = replace(share, first=rowid)
                     break
                 yield _audited_row(share, row, options)
         store.verify()
@@ -357,7 +356,7 @@ def _file_items(share: FilesShare, options: AuditOptions) -> Iterator[Audited | 
         except SourceError as exc:
             yield Unreadable(name, str(exc))
             continue
-        source = packet_in_file(dataclasses.replace(read, file=name))
+        source = packet_in_file(replace(read, file=name))
         report = check_source(source, options.policy).located()
         found = []
         if report.packet is not None and file_bytes(dumps(report.packet)) != read.data:
@@ -393,7 +392,7 @@ def _verdict(item: Audited, options: AuditOptions) -> Verdict:
     return Verdict(item.where, False, lines=tuple(lines))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Audited:
     """One packet judged: where it is, its report, and what its row disagrees on."""
 
@@ -476,7 +475,7 @@ def _run(args: argparse.Namespace, out: Output, runner: Runner, options: AuditOp
             return EXIT_USAGE
         # Each reader checks that the path still names this file; a cluster's machines number
         # their devices each their own way, so there only the inode is compared.
-        identity = store.identity if args.dask is None else dataclasses.replace(store.identity, device=None)
+        identity = store.identity if args.dask is None else replace(store.identity, device=None)
         whole = StoreShare(os.path.abspath(args.store), name, None, None, args.include_deleted, identity=identity)
         shares = store_shares(store, whole, runner, options)
     run = ExitStatus()

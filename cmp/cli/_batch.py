@@ -14,14 +14,13 @@ blocks are in memory.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
 from cmp._display import describe, display_name
+from cmp._record import record, replace
 from cmp.cli._render import Block
 from cmp.cli._sources import (
     EVERY_JSON,
@@ -293,14 +292,14 @@ def merged(
         if file is not None and file in broken:
             # A later share of a file that changed under the run may have been read before
             # the change: its results would follow a gap. Nothing after the problem counts.
-            yield dataclasses.replace(block, output=b"", entries=0, packets=0, failed=0, problems=(), rest=None)
+            yield replace(block, output=b"", entries=0, packets=0, failed=0, problems=(), rest=None)
             return
         if block.problems:
             new = tuple(problem for problem in block.problems if problem not in said)
             said.update(new)
             broken.update(problem_file for problem_file, _ in block.problems)
             if new != block.problems:
-                block = dataclasses.replace(block, problems=new)
+                block = replace(block, problems=new)
         yield block
         if block.rest is not None and not out.rest_out:
             window.appendleft(hand_out(cast(Share, block.rest)))
@@ -362,7 +361,7 @@ def merged(
         runner.close(completed=completed)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class _Out:
     """A share in the window: handed out (or why it could not be, or None for an Unreadable),
     and whether its rest, if it has one, is already in the window right behind it."""

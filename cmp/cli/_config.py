@@ -14,9 +14,9 @@ import argparse
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
+from cmp._record import record
 from cmp.cli._sources import GlobError, Walk, glob_pattern
 
 TABLE = "core-memory-packet"  # [tool.core-memory-packet]
@@ -34,7 +34,7 @@ class ConfigError(Exception):
     """A setting that cannot be used: the message is one line naming where it came from."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Option:
     """One setting: ``key`` in the file, ``dest`` the argument it fills, ``commands`` that read it."""
 
@@ -72,7 +72,7 @@ OPTIONS: tuple[Option, ...] = (
 OPTIONS_BY_KEY = {option.key: option for option in OPTIONS}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Setting:
     """A setting's value and where it came from: its flag, ``CMP_X``, a file's path, or ``default``."""
 
@@ -168,7 +168,7 @@ def file_table(path: str, *, named: bool = False) -> dict[str, Any]:
     return table
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Sources:
     """Where settings come from besides flags: the environment, and the file (its path, or None)."""
 

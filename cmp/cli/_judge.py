@@ -8,12 +8,12 @@ share of the input and hands back bytes to print, not reports.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from cmp import MAX_PACKET_BYTES, Report
 from cmp._intake import size_finding
 from cmp._pipeline import DEFAULT_POLICY, Policy, policy_of
 from cmp._pipeline import judge as judge_data
+from cmp._record import record
 from cmp.cli._output import JsonResults, coloured_line
 from cmp.cli._policy import DEFAULT_RUN, RunPolicy
 from cmp.cli._render import Block, Format, Line, file_line, json_entry, report_json, report_lines, where
@@ -31,7 +31,7 @@ from cmp.findings import Position, first_of
 from cmp.model import Packet
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CheckOptions:
     """How ``check`` judges (its --lenient, --allow-unredacted and --rules, as one policy) and
     renders: its --format, --show-found and --quiet (a source that is accepted prints nothing); ``colour`` colours
@@ -46,7 +46,7 @@ class CheckOptions:
     run: RunPolicy = DEFAULT_RUN
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Verdict:
     """A judged source, reduced to what the CLI prints.
 
@@ -145,7 +145,7 @@ def render_verdicts(verdicts: list[Verdict], format: Format, *, colour: bool = F
     return b"".join(lines), 0
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class ShareReading:
     """How reading a JSON Lines share went: filled in by :func:`jsonl_sources` as it reads.
 

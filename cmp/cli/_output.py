@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass
 from typing import Any, TextIO
 
 from cmp._display import visible
+from cmp._record import record
 
 # SGR colours by a line's tone (cmp.cli._render.Tone): red, yellow, green.
 _COLOURS = {"fail": b"\x1b[31m", "warn": b"\x1b[33m", "ok": b"\x1b[32m"}
@@ -170,7 +170,7 @@ class JsonResults:
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
-@dataclass
+@record(frozen=False)
 class ExitStatus:
     """The exit status of one command, the worst so far, as sources are read and judged."""
 

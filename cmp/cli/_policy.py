@@ -23,14 +23,13 @@ matches of a category makes its hits of it new.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from cmp import Report
+from cmp._record import field, fields, record, replace
 from cmp._redaction._hit import Redaction
 from cmp._redaction._rules import EXTENDED, RuleSet, finder
 
@@ -57,7 +56,7 @@ class PolicyError(Exception):
     """A policy that cannot be used (an unknown rule, an unreadable baseline): one line, exit 2."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Hit:
     """A redaction hit as the CLI reports it: ``redaction`` (placed where the text allows),
     its ``rule`` id, whether it was found in a ``refused`` packet, and, with a baseline,
@@ -73,7 +72,7 @@ class Hit:
         return self.baseline == "unchanged"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Judged:
     """A report and what the CLI makes of its hits: ``hits`` (none left out by --ignore),
     ``accepted`` for the run (known hits do not fail it), and ``matched``: the baseline
@@ -119,7 +118,7 @@ def matches_by_category(report: Report, hits: Iterable[Hit]) -> dict[str, set[st
     return found
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Entry:
     """One baseline finding: the file (relative to the baseline's folder, ``/``-separated),
     the field, category, rule and fingerprint of the hit."""
@@ -136,10 +135,10 @@ class Entry:
         return (self.file, self.rule, self.fingerprint)
 
     def to_json(self) -> dict[str, str]:
-        return dataclasses.asdict(self)
+        return {member.name: getattr(self, member.name) for member in fields(self)}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Baseline:
     """The findings a repository already holds: read from (or to be written to) ``path``."""
 
@@ -246,7 +245,7 @@ def read_baseline(path: str) -> Baseline:
 
 
 def _entry_members(item: object) -> dict[str, str]:
-    names = {member.name for member in dataclasses.fields(Entry)}
+    names = {member.name for member in fields(Entry)}
     if not isinstance(item, dict) or set(item) != names or not all(isinstance(v, str) for v in item.values()):
         raise ValueError(item)
     return item
@@ -267,7 +266,7 @@ def _names(rule: str, rule_id: str) -> bool:
     return rule_id == rule or rule_id.startswith(rule.rstrip("/") + "/")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RunPolicy:
     """How the CLI reports hits (it travels to worker processes): only the rules ``select``
     names, when it names any, less those ``ignore`` names; ``baseline`` marks hits as known;

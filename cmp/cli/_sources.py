@@ -7,14 +7,12 @@ there.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 import re
 import stat
 import sys
 from collections.abc import Generator, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 import re2
@@ -22,6 +20,7 @@ import re2
 from cmp import MAX_PACKET_BYTES
 from cmp._display import describe, display_name
 from cmp._matcher import without_lone_surrogates
+from cmp._record import field, record, replace
 
 # One byte past the limit is enough to know a packet is too large.
 READ_LIMIT = MAX_PACKET_BYTES + 1
@@ -31,7 +30,7 @@ ANOTHER_FILE = "changed while it was read: another file took its name"
 CUT_SHORT = "changed while it was read: it was cut short"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Stamp:
     """What identifies one state of a file: ``fmt --write`` compares it before replacing the file."""
 
@@ -45,7 +44,7 @@ class Stamp:
         return cls(info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Source:
     """Bytes read from one source: a FILE, stdin, or one line of a JSON Lines file.
 
@@ -66,7 +65,7 @@ class Source:
         return self.file if self.line is None else f"{self.file}:{self.line}"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Unreadable:
     """A source that could not be read. It travels with the sources so that it is reported in input order."""
 
@@ -81,7 +80,7 @@ def packet_in_file(source: Source) -> Source:
     still that packet (cmp._canonical.file_bytes writes it without the newline).
     """
     if source.data.endswith(b"\n") and source.size == len(source.data):
-        return dataclasses.replace(source, data=source.data[:-1], size=source.size - 1)
+        return replace(source, data=source.data[:-1], size=source.size - 1)
     return source
 
 
@@ -250,7 +249,11 @@ def glob_pattern(glob: str) -> Any:
     return re2.compile(without_lone_surrogates("".join(parts)), _WHOLE_TEXT)
 
 
-@dataclass(frozen=True)
+# What a folder argument reads when nothing says otherwise.
+DEFAULT_INCLUDE = ("*.json",)
+
+
+@record
 class Walk:
     """Which files below a folder argument are read: those matching an ``include`` glob and
     no ``exclude`` glob. A glob without ``/`` matches a name: for ``include`` the file's, for
@@ -258,7 +261,7 @@ class Walk:
     path from ``root`` (the configuration file's folder, else the working folder), with
     ``**/`` for any number of folders. A file named as an argument is always read."""
 
-    include: tuple[str, ...] = ("*.json",)
+    include: tuple[str, ...] = DEFAULT_INCLUDE
     exclude: tuple[str, ...] = ()
     root: str = ""
     # Files never read in a walk (absolute paths): the run's own baseline, a *.json that is no packet.
@@ -290,7 +293,7 @@ class Walk:
 
     def nothing_found(self) -> str:
         """Why a folder stands for no file: none matches (the globs are named when they are not the default)."""
-        if self.include == Walk.include and not self.exclude:
+        if self.include == DEFAULT_INCLUDE and not self.exclude:
             return "no *.json file below it"
         excluded = f" and no exclude glob ({', '.join(self.exclude)})" if self.exclude else ""
         return f"no file below it matches an include glob ({', '.join(self.include)}){excluded}"
@@ -435,7 +438,7 @@ SHARE_BYTES = 1 << 20
 SHARE_PACKETS = 100
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SourcesShare:
     """Sources the parent read (FILE arguments, stdin's lines), handed to a worker as they are."""
 
@@ -470,7 +473,7 @@ def shares_of(items: Iterable[Source | Unreadable], *, one_by_one: bool) -> Iter
         yield SourcesShare(tuple(chunk))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class JsonlShare:
     """A part of a JSON Lines file that a worker reads by itself: the lines that start in ``[start, end)``.
 

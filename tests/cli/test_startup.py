@@ -26,6 +26,8 @@ NOT_AT_START_UP = (
     "hashlib",  # state_digest, source_hash, baselines
     "rfc3339_validator",  # the wording of a refused created_at
     "tomllib",  # a pyproject.toml that names the project
+    "dataclasses",  # records are made without it (cmp._record); dataclasses.fields() on one loads it
+    "inspect",  # dataclasses's
     "cmp.cli._fmt",
     "cmp.cli._difference",
     "cmp.cli._rewrite",
