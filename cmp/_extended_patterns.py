@@ -11,7 +11,6 @@ rules know. Loaded on first use: a default check of a good packet never pays for
 from __future__ import annotations
 
 import functools
-import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -103,6 +102,8 @@ BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 def base62_crc32(body: str) -> str:
     """The six base62 digits of the CRC32 of ``body`` (ASCII), zero-padded on the left."""
+    import zlib  # here: only a candidate token gets this far
+
     number = zlib.crc32(body.encode("ascii"))
     digits = []
     for _ in range(6):
@@ -189,13 +190,18 @@ def matches_anywhere(text: str | bytes) -> bool:
 # The default table's screens and this table's in one set: a set reports every pattern
 # of it that matches, so it matches a text exactly when one of the two sets does. The
 # quick path with the extended rules reads a packet's text once with it, not twice.
-_EITHER = compile_set([*(p.screened_by for p in PATTERNS), *(p.screened_by for p in EXTENDED_PATTERNS)])
+@functools.cache
+def _either() -> Any:
+    # Compiled on first use (about 1 ms): masking a file name, which every check does, reads
+    # the two sets of this table alone, and only the quick path with the extended rules and
+    # messages read this one.
+    return compile_set([*(p.screened_by for p in PATTERNS), *(p.screened_by for p in EXTENDED_PATTERNS)])
 
 
 def matches_either(text: str | bytes) -> bool:
     """Whether any default or extended screen matches somewhere in ``text``: False rules
     it clean for both rule sets (the quick path's fact 3)."""
-    return bool(_EITHER.Match(text))
+    return bool(_either().Match(text))
 
 
 def matches(index: int, text: str) -> Iterator[Any]:

@@ -15,17 +15,19 @@ schema accepted, which are of these types.
 
 from __future__ import annotations
 
-import datetime as _dt
 import types
 import typing
 from collections.abc import Mapping
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from cmp import _timestamps
 from cmp._messages import quote
 from cmp._record import field, fields, record
 from cmp.findings import Finding
 from cmp.schema import members
+
+if TYPE_CHECKING:
+    import datetime as _dt
 
 Outcome = Literal["succeeded", "failed", "partial"]
 Confidence = Literal["low", "medium", "high", ""]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -213,9 +215,36 @@ _CONFORMANCE_DESCRIPTION = (
 )
 
 
+def terminal_columns() -> int:
+    """How wide help text may be, as ``shutil.get_terminal_size().columns`` answers: the
+    COLUMNS variable when it is a positive number, else the width of the terminal on
+    standard output, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        columns = 0
+    return columns or 80
+
+
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """Text already laid out in lines (examples, notes) is kept as written; a one-paragraph
     description, such as the conformance subcommand's, is wrapped."""
+
+    def __init__(
+        self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None
+    ) -> None:
+        # argparse asks shutil for the width, and shutil loads bz2, lzma and zlib: about 4 ms
+        # of every run, help or not, since argparse makes a formatter for each option it
+        # adds. terminal_columns gives shutil's answer from os (a test holds the two together).
+        if width is None:
+            width = terminal_columns() - 2
+        super().__init__(prog, indent_increment, max_help_position, width)
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         if "\n" in text.strip("\n"):

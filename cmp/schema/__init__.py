@@ -9,7 +9,6 @@ supported schema, for the writers of :mod:`cmp.model` and :mod:`cmp._canonical`.
 
 from __future__ import annotations
 
-import copy
 import functools
 import json
 import os
@@ -142,6 +141,8 @@ def annotated_schema(version: str) -> dict[str, Any]:
     words come from ``annotations.json`` beside this file, keyed by location (``$.goal``,
     ``$.decisions[].why``); a location without words is a ValueError.
     """
+    import copy  # here: only these two copies use it, and a check never asks for one
+
     schema = copy.deepcopy(load_schema(version))
     schema["title"] = f"{schema.get('title', 'Core Memory Packet')} (annotated)"
     _annotate(schema, "$", version)
@@ -241,6 +242,8 @@ def draft_schema(version: str = "0.2") -> dict[str, Any]:
     is spelt out in each member's description, from the annotated schema's words, and
     checked when the draft becomes a packet. Each call returns a fresh copy.
     """
+    import copy
+
     return copy.deepcopy(_draft(version))
 
 

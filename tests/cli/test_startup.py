@@ -7,13 +7,14 @@ and the parser's answers, which are what the start-up figures follow from.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from cmp.cli._args import build_parser, command_in
+from cmp.cli._args import build_parser, command_in, terminal_columns
 from cmp.cli._main import _COMMANDS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,6 +29,11 @@ NOT_AT_START_UP = (
     "tomllib",  # a pyproject.toml that names the project
     "dataclasses",  # records are made without it (cmp._record); dataclasses.fields() on one loads it
     "inspect",  # dataclasses's
+    "shutil",  # argparse's help width (cmp.cli._args.terminal_columns answers as it does)
+    "threading",  # the parser's per-thread state is _thread's local, threading.local itself
+    "datetime",  # Packet.created_at_datetime
+    "copy",  # the annotated and draft schemas' copies
+    "zlib",  # the extended rules' checksummed tokens
     "cmp.cli._fmt",
     "cmp.cli._difference",
     "cmp.cli._rewrite",
@@ -56,8 +62,17 @@ def loaded_by(argv: list[str], cwd: Path) -> tuple[int, set[str]]:
 def test_a_one_file_check_loads_nothing_it_does_not_use(tmp_path: Path) -> None:
     status, modules = loaded_by(["check", str(EXAMPLE)], tmp_path)
     assert status == 0
-    assert sorted(m for m in modules if m.startswith(NOT_AT_START_UP)) == []
+    packages = tuple(f"{name}." for name in NOT_AT_START_UP)  # a module, or one inside it
+    assert sorted(m for m in modules if m in NOT_AT_START_UP or m.startswith(packages)) == []
     assert "cmp._pipeline" in modules  # the probe sees what the check loaded
+
+
+def test_the_parsers_thread_state_is_threading_local() -> None:
+    import threading
+
+    from cmp import _intake
+
+    assert _intake.thread_local is threading.local
 
 
 def test_what_the_probe_calls_unused_is_loaded_when_used(tmp_path: Path) -> None:
@@ -122,3 +137,34 @@ def test_every_command_that_runs_has_its_parser_and_only_a_command_picks_one() -
     assert command_in(["--help"]) is None
     assert command_in(["chek", "a.json"]) is None  # the whole parser answers: its choices, listed
     assert command_in(["check", "fmt"]) == "check"
+
+
+@pytest.mark.parametrize("columns", [None, "100", " 72 ", "0", "-5", "wide", ""])
+def test_the_help_width_is_what_shutil_says(columns: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert terminal_columns() == shutil.get_terminal_size().columns
+
+
+def test_the_help_width_of_a_terminal_is_what_shutil_says() -> None:
+    """On a pseudo-terminal of 97 columns, with COLUMNS unset: both ask the terminal."""
+    import pty
+
+    probe = (
+        "import fcntl, shutil, struct, sys, termios\n"
+        "fcntl.ioctl(sys.stdout.fileno(), termios.TIOCSWINSZ, struct.pack('HHHH', 30, 97, 0, 0))\n"
+        "from cmp.cli._args import terminal_columns\n"
+        "sys.stderr.write(f'{terminal_columns()} {shutil.get_terminal_size().columns}')\n"
+    )
+    leader, follower = pty.openpty()
+    environment = {key: value for key, value in os.environ.items() if key != "COLUMNS"}
+    result = subprocess.run(
+        [sys.executable, "-c", probe], stdout=follower, stderr=subprocess.PIPE, env=environment, timeout=60
+    )
+    os.close(follower)
+    os.close(leader)
+    assert result.stderr.decode().split() == ["97", "97"]
