@@ -12,8 +12,8 @@ Why not ``dataclasses`` itself: a one-file ``check`` defines about 40 such class
 it reads a byte. ``dataclasses`` writes each class's methods as source text and compiles
 it, about 1 ms a class here, and its import (inspect, ast, dis, tokenize) about 10 ms:
 most of what a check's start-up cost. A record writes the same kind of source text
-(cheap), and takes its compiled form from :mod:`cmp._record_methods`, a module generated
-from these very texts (``python tools/generate_record_methods.py``), whose bytecode
+(cheap), and takes its compiled form from :mod:`cmp._precompiled`, a module generated
+from these very texts (``python tools/generate_precompiled.py``), whose bytecode
 Python caches as it does any module's.
 
 The invariant: the methods a record gets are always the compiled form of exactly the
@@ -34,7 +34,7 @@ from collections.abc import Callable
 from reprlib import recursive_repr
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from cmp._record_methods import COMPILED
+from cmp._precompiled import RECORD_METHODS
 
 if TYPE_CHECKING:
     from typing_extensions import dataclass_transform
@@ -262,8 +262,8 @@ def _make(cls: type[T], *, frozen: bool, eq: bool, order: bool, repr: bool, kw_o
 
     source, values = _source(made, members, frozen=frozen, eq=eq, order=order, repr=repr and "__repr__" not in own)
     MADE[made.__module__, made.__qualname__] = source
-    factory = COMPILED.get(source)
-    if factory is None:  # a record changed since cmp/_record_methods.py was generated
+    factory = RECORD_METHODS.get(source)
+    if factory is None:  # a record changed since cmp/_precompiled.py was generated
         namespace: dict[str, Any] = {}
         exec(compile(source, f"<record {made.__qualname__}>", "exec"), {}, namespace)
         factory = namespace["_make"]

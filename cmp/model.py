@@ -372,8 +372,10 @@ SCHEMA_CLASSES: dict[str, type] = {
     "$.attempts[]": Attempt,
     "$.provenance": Provenance,
 }
-for _model in SCHEMA_CLASSES.values():
-    _rules(_model)  # now, so that an annotation without a type rule fails at import
+# Each class's type rules are worked out on its first construction, not at import (they
+# evaluate every annotation: about 2 ms, and a check builds its packets without __init__);
+# tests/unit/test_model.py works them out for every class, so an annotation without a type
+# rule fails there.
 
 
 def to_obj(packet: Packet) -> dict[str, Any]:

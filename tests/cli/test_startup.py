@@ -34,6 +34,8 @@ NOT_AT_START_UP = (
     "datetime",  # Packet.created_at_datetime
     "copy",  # the annotated and draft schemas' copies
     "zlib",  # the extended rules' checksummed tokens
+    "linecache",  # the lines of a builder compiled at run time (the shipped ones are precompiled)
+    "tokenize",  # linecache's
     "cmp.cli._fmt",
     "cmp.cli._difference",
     "cmp.cli._rewrite",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import textwrap
 import types
 from typing import Any
 
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 import cmp
 from cmp import model
 from cmp._writer import compile_writer, shipped_writer
-from cmp.schema import Member
+from cmp.schema import Member, members
 from tests.support.packets import GENERATOR, encode, full, hand_built, minimal
 from tests.support.strategies import mutated, packets, renderings
 
@@ -461,14 +462,20 @@ def test_the_writer_refuses_a_rule_it_does_not_know() -> None:
             compile_writer(objects)  # type: ignore[arg-type]
 
 
-def test_the_writers_generated_source_can_be_read_back() -> None:
+def test_the_writers_generated_source_can_be_read_back(monkeypatch: pytest.MonkeyPatch) -> None:
     import inspect
 
-    write = shipped_writer()
-    source = inspect.getsource(write)
+    from cmp import _codegen
+
+    write = shipped_writer()  # precompiled: its lines are cmp/_precompiled.py's
+    source = inspect.getsource(write).lstrip()
     assert source.startswith("def write(packet, identity, ")
-    assert write.__code__.co_filename.startswith("<cmp compiled canonical writer #")
+    assert write.__code__.co_filename.endswith("_precompiled.py")
     assert '"next_step": "' in source and "if identity:" in source
+    monkeypatch.setattr(_codegen, "DEFINITIONS", {})  # the long way: compiled here
+    compiled_here = compile_writer(members())
+    assert compiled_here.__code__.co_filename.startswith("<cmp compiled canonical writer #")
+    assert inspect.getsource(compiled_here) == textwrap.dedent(inspect.getsource(write))
 
 
 # --- escaping what the text's escapes wrote (cmp.model.Known.escaped, cmp._quick fact 4) ---

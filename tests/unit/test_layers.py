@@ -20,8 +20,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "cmp"
 
 # Lowest first.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    # records: the data classes every layer defines, and their methods compiled ahead
-    ("cmp._record_methods", "cmp._record"),
+    # code compiled ahead (records' methods, the shipped builders and writer); records
+    ("cmp._precompiled", "cmp._record"),
     # the leaves: the public finding types, the bounded memo, generated code, the redaction patterns (both tables)
     (
         "cmp.findings",

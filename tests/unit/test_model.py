@@ -13,6 +13,7 @@ from ulid import ULID
 
 import cmp
 from cmp import model
+from cmp._record import fields
 from tests.support.packets import encode, full
 
 
@@ -410,3 +411,10 @@ def test_from_obj_and_to_obj_are_inverse_on_canonical_data() -> None:
     for version in ("0.1", "0.2"):
         obj = json.loads(cmp.dumps(cmp.loads(encode(full(version)))))
         assert model.to_obj(model.from_obj(obj)) == obj
+
+
+@pytest.mark.parametrize("cls", sorted(model.SCHEMA_CLASSES.values(), key=lambda cls: cls.__name__))
+def test_every_model_class_has_a_type_rule_for_each_member(cls: type) -> None:
+    """What importing cmp.model used to check: each member's annotation has a type rule."""
+    rules = dict(model._rules(cls))
+    assert set(rules) == {member.name for member in fields(cls) if member.init}

@@ -1,10 +1,9 @@
-"""Records (cmp._record) against dataclasses, and the generated module against compiling.
+"""Records (cmp._record) against dataclasses.
 
 A record must behave as ``dataclasses.dataclass(slots=True, ...)`` with the same options
 does: the class shapes below are generated, each made both ways from one body, and every
-behaviour a caller can see is compared. The generated module (cmp/_record_methods.py) is
-the fast path; compiling a record's source text here is the long way, and the two must
-give the same code.
+behaviour a caller can see is compared. (tests/unit/test_precompiled.py holds the
+precompiled methods to their texts.)
 """
 
 from __future__ import annotations
@@ -27,8 +26,8 @@ from hypothesis import strategies as st
 
 import cmp
 from cmp import _record
+from cmp._precompiled import RECORD_METHODS
 from cmp._record import field, is_dataclass_like, is_record, record, replace
-from cmp._record_methods import COMPILED
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,33 +46,6 @@ def _package_records() -> list[type]:
 
 
 PACKAGE_RECORDS = _package_records()
-
-
-def test_the_generated_module_is_current() -> None:
-    result = subprocess.run(
-        [sys.executable, "tools/generate_record_methods.py", "--check"], cwd=ROOT, capture_output=True, text=True
-    )
-    assert result.returncode == 0, result.stderr
-
-
-def test_every_record_of_the_package_takes_its_methods_from_the_generated_module() -> None:
-    assert len(PACKAGE_RECORDS) > 40
-    made = [text for (module, _), text in _record.MADE.items() if module.split(".")[0] == "cmp"]
-    assert len(made) == len(PACKAGE_RECORDS)
-    assert all(text in COMPILED for text in made)
-
-
-def _code_shape(code: Any) -> tuple[Any, ...]:
-    """What a code object does, less its name and where it was compiled."""
-    consts = tuple(_code_shape(c) if inspect.iscode(c) else c for c in code.co_consts)
-    return (code.co_code, consts, code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars)
-
-
-@pytest.mark.parametrize("text", sorted(COMPILED), ids=lambda text: text.split("\n")[0][:60])
-def test_each_generated_function_is_the_compiled_text(text: str) -> None:
-    namespace: dict[str, Any] = {}
-    exec(compile(text, "<long way>", "exec"), {}, namespace)
-    assert _code_shape(COMPILED[text].__code__) == _code_shape(namespace["_make"].__code__)
 
 
 @pytest.mark.parametrize("cls", PACKAGE_RECORDS, ids=lambda cls: f"{cls.__module__}.{cls.__qualname__}")
@@ -307,5 +279,5 @@ def test_is_dataclass_like_needs_no_dataclasses_for_a_record() -> None:
 
 def test_a_record_not_in_the_generated_module_is_compiled_and_the_same() -> None:
     made = _build({"frozen": True}, [_member("alpha", default=1)], ours=True)
-    assert _record.MADE[__name__, "Shape"] not in COMPILED
+    assert _record.MADE[__name__, "Shape"] not in RECORD_METHODS
     assert repr(made()) == "Shape(alpha=1)" and made(2) == made(alpha=2)
