@@ -69,6 +69,22 @@ def test_a_one_file_check_loads_nothing_it_does_not_use(tmp_path: Path) -> None:
     assert "cmp._pipeline" in modules  # the probe sees what the check loaded
 
 
+def test_importing_the_package_loads_nothing_but_the_package() -> None:
+    """Without site (which loads typing and more for an editable install), so the list can fail."""
+    probe = "import sys; before = set(sys.modules); import cmp; print(' '.join(sorted(set(sys.modules) - before)))"
+    result = subprocess.run(
+        [sys.executable, "-S", "-c", probe], env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    loaded = set(result.stdout.split())
+    assert "cmp" in loaded
+    # The import machinery that a first import through importlib brings, and nothing else.
+    assert loaded - {"cmp", "__future__", "importlib", "warnings"} <= {
+        "importlib._bootstrap",
+        "importlib._bootstrap_external",
+    }
+
+
 def test_the_parsers_thread_state_is_threading_local() -> None:
     import threading
 
