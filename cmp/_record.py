@@ -276,6 +276,7 @@ def _make(cls: type[T], *, frozen: bool, eq: bool, order: bool, repr: bool, kw_o
     if eq and not frozen:
         made.__hash__ = None  # mutable and compared by value: unhashable, as a dataclass is
     type.__setattr__(made, "__match_args__", tuple(m.name for m in members if m.init and not m.kw_only))
+    made.__replace__ = replace  # copy.replace (3.13), as a dataclass has it
     made.__record_fields__ = tuple(members)
     made.__record_options__ = {"frozen": frozen, "eq": eq, "order": order, "repr": repr, "kw_only": kw_only}
     made.__dataclass_fields__ = _AsDataclass("__dataclass_fields__")

@@ -200,6 +200,8 @@ def test_a_record_behaves_as_the_dataclass_of_the_same_body(
         changes = {m["name"]: 1 for m in members[:1] if m["init"]}
         assert dataclasses.asdict(replace(a, **changes)) == dataclasses.asdict(dataclasses.replace(b, **changes))
         assert dataclasses.asdict(dataclasses.replace(a, **changes)) == dataclasses.asdict(replace(a, **changes))
+        if hasattr(theirs, "__replace__"):  # copy.replace, 3.13
+            assert dataclasses.asdict(a.__replace__(**changes)) == dataclasses.asdict(b.__replace__(**changes))
         for m in members:
             assignment = _outcome(lambda a=a, m=m: setattr(a, m["name"], 2))
             assert assignment[0] == _outcome(lambda b=b, m=m: setattr(b, m["name"], 2))[0]
