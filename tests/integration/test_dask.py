@@ -67,18 +67,54 @@ def big(shards: Path) -> Path:
 
 _cli = partial(run_cli, timeout=300)
 
+# `python -m cmp` with the cluster's shares SMALL_SHARE_BYTES long, not DASK_SHARE_BYTES: a
+# file of several shares is then 4 MiB, not 48, and judging it twice takes seconds, not a
+# minute. The share size is the client's alone; the workers judge the ranges they are sent.
+SMALL_SHARE_BYTES = SHARE_BYTES
+SMALL_SHARES = (
+    "import sys\n"
+    "from cmp.cli import _dask\n"
+    "_dask.DaskCluster.share_bytes = int(sys.argv.pop(1))\n"
+    "from cmp.cli import module_exit\n"
+    "module_exit()\n"
+)
+
+
+def _cli_small_shares(*args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-c", SMALL_SHARES, str(SMALL_SHARE_BYTES), *args], capture_output=True, timeout=300
+    )
+
+
+@pytest.fixture(scope="module")
+def several(shards: Path) -> Path:
+    """A file of several small cluster shares (SMALL_SHARE_BYTES each)."""
+    part = (shards / "part-0.jsonl").read_bytes()
+    path = shards.parent / "several.jsonl"
+    path.write_bytes(part * (4 * SMALL_SHARE_BYTES // len(part) + 1))
+    return path
+
 
 @pytest.mark.parametrize("format", ["text", "json", "sarif"])
 def test_check_on_a_cluster_prints_what_a_local_run_prints(
-    scheduler: str, shards: Path, big: Path, format: str
+    scheduler: str, shards: Path, several: Path, format: str
 ) -> None:
     # Several cluster shares of one file in text; the documents over the smaller shards.
-    paths = [*sorted(shards.glob("*.jsonl")), *([big] if format == "text" else [])]
+    paths = [*sorted(shards.glob("*.jsonl")), *([several] if format == "text" else [])]
     files = [arg for path in paths for arg in ("--jsonl", str(path))]
     local = _cli("check", "--format", format, *files)
-    cluster = _cli("check", "--format", format, "--dask", scheduler, *files)
+    cluster = _cli_small_shares("check", "--format", format, "--dask", scheduler, *files)
     assert local.returncode == 1
     assert (cluster.returncode, cluster.stdout, cluster.stderr) == (1, local.stdout, local.stderr)
+
+
+def test_the_small_shares_are_shares_of_the_cluster(scheduler: str, several: Path) -> None:
+    """The launcher above changes the share size and nothing else: a cluster run through it
+    prints what ``python -m cmp`` prints, and its file is several of its shares."""
+    assert several.stat().st_size > 3 * SMALL_SHARE_BYTES
+    assert DASK_SHARE_BYTES > SMALL_SHARE_BYTES
+    argv = ("check", "--format", "json", "--dask", scheduler, "--jsonl", str(several))
+    assert _cli_small_shares(*argv).stdout == _cli(*argv).stdout
 
 
 def test_audit_on_a_cluster_over_json_lines_shards(scheduler: str, shards: Path) -> None:
