@@ -56,13 +56,18 @@ def shards(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+def _repeated_shard(shards: Path, name: str, size: int) -> Path:
+    """The first shard written again and again into ``name``, until the file is over ``size`` bytes."""
+    part = (shards / "part-0.jsonl").read_bytes()
+    path = shards.parent / name
+    path.write_bytes(part * (size // len(part) + 1))
+    return path
+
+
 @pytest.fixture(scope="module")
 def big(shards: Path) -> Path:
     """A file of several cluster shares (DASK_SHARE_BYTES each), long enough to kill a worker in the middle of."""
-    part = (shards / "part-0.jsonl").read_bytes()
-    path = shards.parent / "big.jsonl"
-    path.write_bytes(part * (3 * DASK_SHARE_BYTES // len(part) + 1))
-    return path
+    return _repeated_shard(shards, "big.jsonl", 3 * DASK_SHARE_BYTES)
 
 
 _cli = partial(run_cli, timeout=300)
@@ -89,10 +94,7 @@ def _cli_small_shares(*args: str) -> subprocess.CompletedProcess[bytes]:
 @pytest.fixture(scope="module")
 def several(shards: Path) -> Path:
     """A file of several small cluster shares (SMALL_SHARE_BYTES each)."""
-    part = (shards / "part-0.jsonl").read_bytes()
-    path = shards.parent / "several.jsonl"
-    path.write_bytes(part * (4 * SMALL_SHARE_BYTES // len(part) + 1))
-    return path
+    return _repeated_shard(shards, "several.jsonl", 4 * SMALL_SHARE_BYTES)
 
 
 @pytest.mark.parametrize("format", ["text", "json", "sarif"])
