@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from cmp.cli._dask import DASK_SHARE_BYTES
+from cmp.cli._dask import CONNECT_SECONDS, DASK_SHARE_BYTES
 from cmp.cli._sources import SHARE_BYTES
 from tests.support.cli import run_cli
 from tests.support.extras import require
@@ -64,37 +64,52 @@ def _repeated_shard(shards: Path, name: str, size: int) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def big(shards: Path) -> Path:
-    """A file of several cluster shares (DASK_SHARE_BYTES each), long enough to kill a worker in the middle of."""
-    return _repeated_shard(shards, "big.jsonl", 3 * DASK_SHARE_BYTES)
-
-
 _cli = partial(run_cli, timeout=300)
 
 # `python -m cmp` with the cluster's shares SMALL_SHARE_BYTES long, not DASK_SHARE_BYTES: a
 # file of several shares is then 4 MiB, not 48, and judging it twice takes seconds, not a
 # minute. The share size is the client's alone; the workers judge the ranges they are sent.
+# The launcher also sets how long the client waits for a scheduler or a worker: the tests of
+# a cluster that never answers wait SHORT_WAIT_SECONDS for it, not CONNECT_SECONDS.
 SMALL_SHARE_BYTES = SHARE_BYTES
-SMALL_SHARES = (
+SHORT_WAIT_SECONDS = 2.0
+LAUNCHER = (
     "import sys\n"
     "from cmp.cli import _dask\n"
     "_dask.DaskCluster.share_bytes = int(sys.argv.pop(1))\n"
+    "_dask.CONNECT_SECONDS = float(sys.argv.pop(1))\n"
     "from cmp.cli import module_exit\n"
     "module_exit()\n"
 )
 
 
-def _cli_small_shares(*args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-c", SMALL_SHARES, str(SMALL_SHARE_BYTES), *args], capture_output=True, timeout=300
-    )
+def _launcher(share_bytes: int, wait_seconds: float) -> tuple[str, ...]:
+    return ("-c", LAUNCHER, str(share_bytes), str(wait_seconds))
+
+
+SMALL_SHARES_LAUNCHER = _launcher(SMALL_SHARE_BYTES, CONNECT_SECONDS)
+SHORT_WAIT_LAUNCHER = _launcher(DASK_SHARE_BYTES, SHORT_WAIT_SECONDS)
+
+
+def _cli_launched(launcher: tuple[str, ...], *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, *launcher, *args], capture_output=True, timeout=300)
+
+
+_cli_small_shares = partial(_cli_launched, SMALL_SHARES_LAUNCHER)
+_cli_short_wait = partial(_cli_launched, SHORT_WAIT_LAUNCHER)
 
 
 @pytest.fixture(scope="module")
 def several(shards: Path) -> Path:
     """A file of several small cluster shares (SMALL_SHARE_BYTES each)."""
     return _repeated_shard(shards, "several.jsonl", 4 * SMALL_SHARE_BYTES)
+
+
+@pytest.fixture(scope="module")
+def big(shards: Path) -> Path:
+    """A file of many small cluster shares, long enough to kill a worker in the middle of: its
+    results fill the pipe of a run left unread many times over (tests.support.running)."""
+    return _repeated_shard(shards, "big.jsonl", 12 * SMALL_SHARE_BYTES)
 
 
 @pytest.mark.parametrize("format", ["text", "json", "sarif"])
@@ -111,12 +126,14 @@ def test_check_on_a_cluster_prints_what_a_local_run_prints(
 
 
 def test_the_small_shares_are_shares_of_the_cluster(scheduler: str, several: Path) -> None:
-    """The launcher above changes the share size and nothing else: a cluster run through it
-    prints what ``python -m cmp`` prints, and its file is several of its shares."""
+    """The launcher above changes the share size and the wait and nothing else: a cluster run
+    through it prints what ``python -m cmp`` prints, and its file is several of its shares."""
     assert several.stat().st_size > 3 * SMALL_SHARE_BYTES
-    assert DASK_SHARE_BYTES > SMALL_SHARE_BYTES
+    assert DASK_SHARE_BYTES > SMALL_SHARE_BYTES and CONNECT_SECONDS > SHORT_WAIT_SECONDS
     argv = ("check", "--format", "json", "--dask", scheduler, "--jsonl", str(several))
-    assert _cli_small_shares(*argv).stdout == _cli(*argv).stdout
+    expected = _cli(*argv).stdout
+    assert _cli_small_shares(*argv).stdout == expected
+    assert _cli_short_wait(*argv).stdout == expected
 
 
 def test_audit_on_a_cluster_over_json_lines_shards(scheduler: str, shards: Path) -> None:
@@ -134,7 +151,7 @@ def _worker_pids(scheduler: str) -> list[int]:
 
 def test_a_worker_killed_mid_run_leaves_the_results_whole(scheduler: str, big: Path) -> None:
     local = _cli("check", "--jsonl", str(big))
-    process, first = under_way("check", "--dask", scheduler, "--jsonl", str(big))
+    process, first = under_way("check", "--dask", scheduler, "--jsonl", str(big), launcher=SMALL_SHARES_LAUNCHER)
     try:
         victim = _worker_pids(scheduler)[0]
         os.kill(victim, signal.SIGKILL)
@@ -153,7 +170,7 @@ def test_a_worker_killed_mid_run_leaves_the_results_whole(scheduler: str, big: P
 
 
 def test_an_unreachable_scheduler_is_one_line_exit_2(shards: Path) -> None:
-    result = _cli("check", "--dask", "tcp://127.0.0.1:9", "--jsonl", str(shards / "part-1.jsonl"))
+    result = _cli_short_wait("check", "--dask", "tcp://127.0.0.1:9", "--jsonl", str(shards / "part-1.jsonl"))
     assert result.returncode == 2 and result.stdout == b""
     assert result.stderr.decode().startswith("cmp: cannot reach the Dask scheduler at tcp://127.0.0.1:9 (")
     assert result.stderr.count(b"\n") == 1
@@ -198,7 +215,7 @@ def test_an_address_that_is_no_scheduler_is_one_line_at_once(shards: Path) -> No
 def test_a_cluster_with_no_workers_is_one_line(shards: Path) -> None:
     cluster = distributed.LocalCluster(n_workers=0, dashboard_address=":0", silence_logs=logging.CRITICAL)
     try:
-        result = _cli("check", "--dask", cluster.scheduler_address, "--jsonl", str(shards / "part-1.jsonl"))
+        result = _cli_short_wait("check", "--dask", cluster.scheduler_address, "--jsonl", str(shards / "part-1.jsonl"))
     finally:
         cluster.close()
     assert result.returncode == 2 and result.stdout == b""
@@ -225,7 +242,16 @@ def test_losing_the_scheduler_mid_run_is_one_line_and_a_whole_document(big: Path
     assert cluster.stdout is not None
     try:
         address = cluster.stdout.readline().decode().strip()
-        run, first = under_way("check", "--format", format, "--dask", address, "--jsonl", str(big))
+        run, first = under_way(
+            "check",
+            "--format",
+            format,
+            "--dask",
+            address,
+            "--jsonl",
+            str(big),
+            launcher=_launcher(SMALL_SHARE_BYTES, SHORT_WAIT_SECONDS),  # the client waits no longer for it
+        )
         os.killpg(cluster.pid, signal.SIGKILL)  # the scheduler and its workers, at once
         rest, err = run.communicate(timeout=120)
     finally:

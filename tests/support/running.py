@@ -6,12 +6,14 @@ import os
 import select
 import subprocess
 import sys
+from collections.abc import Sequence
 
 
-def under_way(*args: str) -> tuple[subprocess.Popen[bytes], bytes]:
-    """``python -m cmp ARGS`` started with piped output, once its first results are out
-    (what they were, read off the pipe). Left unread, the pipe then holds the run up."""
-    run = subprocess.Popen([sys.executable, "-m", "cmp", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def under_way(*args: str, launcher: Sequence[str] = ("-m", "cmp")) -> tuple[subprocess.Popen[bytes], bytes]:
+    """``python -m cmp ARGS`` (or ``python LAUNCHER... ARGS``) started with piped output, once
+    its first results are out (what they were, read off the pipe). Left unread, the pipe
+    then holds the run up."""
+    run = subprocess.Popen([sys.executable, *launcher, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert run.stdout is not None
     ready, _, _ = select.select([run.stdout], [], [], 120)
     if not ready:
