@@ -5,6 +5,8 @@ slow (schemas compiled, patterns built), so no example has a deadline and slow d
 generation is no failure. Each test still says how many examples it wants, and every
 run, the quick one too, runs that many: the quick subset leaves the slowest property
 tests out (they are marked ``slow``) rather than running every one of them thinner.
+The one exception is CI's quick runs on the other Python versions, which take a share
+of each count (``CMP_TEST_EXAMPLE_SHARE``, :mod:`tests.support.examples`).
 
 The markers (registered in pyproject.toml, where ``--strict-markers`` refuses others):
 

@@ -20,6 +20,7 @@ from cmp.cli._batch import merged
 from cmp.cli._judge import CheckOptions, check_share
 from cmp.cli._render import Block
 from cmp.cli._sources import SHARE_BYTES, JsonlShare, Source, SourceError, count_newlines, read_jsonl
+from tests.support.examples import examples
 from tests.support.packets import encode, full, minimal, put
 from tests.support.running import under_way
 
@@ -57,7 +58,7 @@ def in_shares(path: Path, cuts: list[int]) -> list[Source]:
     return sources
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(
     lines=st.lists(LINE_KINDS, max_size=12),
     crlf=st.lists(st.booleans(), min_size=12, max_size=12),
@@ -77,7 +78,7 @@ def test_shares_read_what_one_reading_reads(
     assert in_shares(path, [*cuts, len(data) // 2, len(data) - 1]) == whole(path)
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(lines=st.lists(LINE_KINDS, min_size=1, max_size=10), stop_after=st.integers(min_value=1, max_value=10))
 def test_a_share_picked_up_where_it_stopped_reads_on_the_same(
     tmp_path_factory: pytest.TempPathFactory, lines: list[bytes], stop_after: int

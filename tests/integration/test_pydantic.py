@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cmp
+from tests.support.examples import examples
 from tests.support.extras import require
 from tests.support.packets import full, put
 
@@ -199,7 +200,7 @@ def _placed(secret: str, where: str, key: str) -> Any:
     return secret if where == "text" else [key, secret]
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(
     secret=st.sampled_from(SECRETS),
     where=st.sampled_from(["value", "name", "nested name", "list item", "nested list", "text", "list"]),

@@ -16,6 +16,7 @@ import cmp
 from cmp import model
 from cmp._writer import compile_writer, shipped_writer
 from cmp.schema import Member, members
+from tests.support.examples import examples
 from tests.support.packets import GENERATOR, encode, full, hand_built, minimal
 from tests.support.strategies import mutated, packets, renderings
 
@@ -149,14 +150,14 @@ def test_always_written_members_even_when_empty() -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(packets())
 def test_matches_the_independent_oracle(packet: cmp.Packet) -> None:
     assert cmp.dumps(packet) == oracle(packet)
 
 
 @pytest.mark.slow
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.data())
 def test_idempotent_over_any_rendering(data: st.DataObject) -> None:
     packet = data.draw(packets())
@@ -170,7 +171,7 @@ def test_idempotent_over_any_rendering(data: st.DataObject) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(packets(version="0.1"))
 def test_v01_never_gains_v02_members(packet: cmp.Packet) -> None:
     obj = json.loads(cmp.dumps(packet))
@@ -275,7 +276,7 @@ def test_state_digest_ignores_id_and_created_at_only() -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.data())
 def test_every_writing_path_matches_the_oracle(data: st.DataObject) -> None:
     """Hand-built, read from escape-free text (no escaping pass) and read from escaped text."""
@@ -329,7 +330,7 @@ ESCAPE_LOOKALIKES = ["\\u007f", "\\u2028", "\\u003c", "\\n", "\\\\", '\\"', "\\"
 
 
 @pytest.mark.slow
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(
     st.lists(st.lists(st.sampled_from(ESCAPE_LOOKALIKES), max_size=6).map("".join), min_size=3, max_size=3),
     st.booleans(),
@@ -354,7 +355,7 @@ def test_the_reported_crash() -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.data())
 def test_whatever_check_calls_conforming_dumps_writes_and_check_accepts_again(data: st.DataObject) -> None:
     """`ok` (indeed `conforming`) always means dumps succeeds, and its bytes conform."""
@@ -441,7 +442,7 @@ def _value(draw: st.DrawFn, objects: dict[str, tuple[Member, ...]], location: st
 
 
 @pytest.mark.slow
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.data())
 def test_the_generated_writer_lays_out_any_layout_as_json_indent_2(data: st.DataObject) -> None:
     objects = data.draw(_layouts())
@@ -482,7 +483,7 @@ def test_the_writers_generated_source_can_be_read_back(monkeypatch: pytest.Monke
 
 
 @pytest.mark.slow
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(packets())
 def test_the_layout_holds_no_character_to_escape_but_quote_and_line_break(packet: cmp.Packet) -> None:
     """What lets cmp._canonical escape the strings' other characters throughout the text at once."""
@@ -503,7 +504,7 @@ _ESCAPED_CHAR = st.one_of(_OUTSIDE_LAYOUT, st.sampled_from(['"', "\n"]))
 
 
 @pytest.mark.slow
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.data())
 def test_every_set_of_escaped_characters_writes_the_oracles_bytes(data: st.DataObject) -> None:
     """Read the quick way, a packet knows which characters its text's escapes wrote; escaping only

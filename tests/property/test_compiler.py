@@ -18,6 +18,7 @@ from cmp._validation import builder
 from cmp.conformance import load_vectors, vector_input
 from cmp.findings import Finding
 from cmp.schema import load_schema
+from tests.support.examples import examples
 from tests.support.packets import full, put, strings_in
 from tests.support.strategies import packets
 from tests.support.vectors import FOLDER as VECTORS
@@ -131,7 +132,7 @@ def edited(obj: dict[str, Any], edits: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 @pytest.mark.slow
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(st.sampled_from(["0.1", "0.2"]), st.lists(st.tuples(st.sampled_from(PATHS), JSON_VALUES), max_size=3))
 def test_same_verdict_on_mutated_packets(version: str, edits: list[tuple[str, Any]]) -> None:
     obj = edited(full(version), edits)
@@ -139,7 +140,7 @@ def test_same_verdict_on_mutated_packets(version: str, edits: list[tuple[str, An
 
 
 @pytest.mark.slow
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(packets())
 def test_generated_packets_pass_both(packet: Any) -> None:
     obj = model.to_obj(packet)

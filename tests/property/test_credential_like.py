@@ -18,6 +18,7 @@ from cmp._extended_patterns import EXTENDED_PATTERNS
 from cmp._extended_patterns import credential_like as extended_like
 from cmp._matcher import without_word_assertions
 from cmp._patterns import PATTERNS, Pattern, credential_like, credential_like_forms, shows_echo
+from tests.support.examples import examples
 
 CREDENTIALS = [p for p in (*PATTERNS, *EXTENDED_PATTERNS) if not shows_echo(p.category)]
 
@@ -41,7 +42,7 @@ def _like(pattern: Pattern) -> Callable[[str], str | None]:
 
 @pytest.mark.property
 @pytest.mark.parametrize("pattern", CREDENTIALS, ids=lambda p: p.category)
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     data=st.data(), before=st.sampled_from(["", " ", "x", "_", "9"]), after=st.sampled_from(["", " ", "x", "_", "9"])
 )

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import cmp
 from cmp.schema import SUPPORTED_VERSIONS, draft_schema
+from tests.support.examples import examples
 from tests.support.packets import parse_path
 from tests.support.schema_documents import documents
 from tests.support.strategies import packets
@@ -36,7 +37,7 @@ def _exists(draft: Any, path: str) -> bool:
     return True
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_ANY_DRAFT)
 def test_every_draft_the_schema_accepts_is_a_packet_or_findings_by_path(drawn: tuple[str, dict[str, Any]]) -> None:
     version, draft = drawn
@@ -68,7 +69,7 @@ def _as_drafted(value: Any, node: dict[str, Any]) -> Any:
     return None if nullable(node) and value in ("", False, [], None) else value
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(packets())
 def test_a_packets_draft_makes_the_packet_again(packet: cmp.Packet) -> None:
     draft = packet.to_draft()

@@ -15,6 +15,7 @@ from cmp.findings import MAX_FINDINGS, Finding
 from cmp.schema import load_schema
 from tests.property.test_compiler import JSON_VALUES, PATHS, edited, routed_objects
 from tests.support import schema_oracle
+from tests.support.examples import examples
 from tests.support.packets import encode, full, minimal, put
 from tests.support.strategies import packets
 
@@ -42,14 +43,14 @@ def test_agrees_with_jsonschema_on_every_conformance_vector() -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(st.sampled_from(["0.1", "0.2"]), st.lists(st.tuples(st.sampled_from(PATHS), JSON_VALUES), max_size=4))
 def test_agrees_with_jsonschema_on_mutated_packets(version: str, edits: list[tuple[str, Any]]) -> None:
     assert_agrees(edited(full(version), edits), version)
 
 
 @pytest.mark.slow
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(packets())
 def test_generated_packets_have_nothing_to_explain(packet: cmp.Packet) -> None:
     from cmp import model
@@ -198,7 +199,7 @@ def assert_counts_agree(obj: dict[str, Any], version: str) -> None:
             assert explain.tally(below.items, items) == sum(each)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(
     st.sampled_from(["0.1", "0.2"]),
     st.sampled_from(ARRAYS),
@@ -214,7 +215,7 @@ def test_counts_agree_with_the_long_way_on_arrays_of_anything(
 
 
 @pytest.mark.slow
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.sampled_from(["0.1", "0.2"]), st.lists(st.tuples(st.sampled_from(PATHS), JSON_VALUES), max_size=4))
 def test_counts_agree_with_the_long_way_on_mutated_packets(version: str, edits: list[tuple[str, Any]]) -> None:
     assert_counts_agree(edited(full(version), edits), version)
@@ -299,7 +300,7 @@ def test_the_schemas_patterns_are_read_by_python_alike() -> None:
         assert explain.python_pattern(pattern) is None, pattern
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(
     st.sampled_from(ALIKE_PATTERNS),
     st.one_of(

@@ -15,10 +15,11 @@ import cmp
 from cmp._intake import MAX_DEPTH
 from cmp._timestamps import canonical
 from cmp.cli import main
+from tests.support.examples import examples
 from tests.support.packets import encode, full
 from tests.support.strategies import mutated, packets
 
-SETTINGS = settings(max_examples=300)
+SETTINGS = settings(max_examples=examples(300))
 SECRET = "ghp_" + "Z9y8X7w6" * 6  # 52 characters: a whole one must never be echoed
 MESSAGE_LIMIT = 400
 
@@ -97,7 +98,7 @@ SECRET_SITES = [
 ]
 
 
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(st.sampled_from(SECRET_SITES), st.sampled_from(["", "x ", "Bad "]), st.booleans())
 def test_no_message_echoes_a_whole_secret(site: str, prefix: str, as_key: bool) -> None:
     from tests.support.packets import put
@@ -116,7 +117,7 @@ def test_no_message_echoes_a_whole_secret(site: str, prefix: str, as_key: bool) 
 
 
 @pytest.mark.slow
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(st.binary(max_size=600))
 def test_cli_main_on_arbitrary_files(tmp_path_factory: pytest.TempPathFactory, data: bytes) -> None:
     path = tmp_path_factory.mktemp("cli") / "x.json"
@@ -182,7 +183,7 @@ def test_finding_paths_cost_the_same_at_any_depth(kind: str) -> None:
     assert large < 2.5 * small  # twice the document, about twice the work (was four times)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.lists(st.one_of(st.integers(0, 10**6), st.text(max_size=40)), max_size=60))
 def test_bounded_paths_grown_step_by_step_equal_the_whole_path_bounded(keys: list[str | int]) -> None:
     from cmp._messages import BoundedPath, bounded_path, path_join
@@ -194,7 +195,7 @@ def test_bounded_paths_grown_step_by_step_equal_the_whole_path_bounded(keys: lis
         assert grown.length == len(whole)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(
     st.lists(st.one_of(st.integers(0, 10**6), st.text(max_size=40)), max_size=40),
     st.integers(0, 200),
@@ -224,7 +225,7 @@ def test_paths_grown_in_one_go_equal_paths_grown_step_by_step(
 SECRET_NAMES = [AWS := "AKIAIOSFODNN7EXAMPLE", "ghp_" + "a1B2c3D4e5" * 4, "x/home/dev/y", "C:\\Users\\x"]
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(
     st.lists(st.one_of(st.text(max_size=40), st.sampled_from([*SECRET_NAMES, "a", "é", "it's", "a" * 40])), max_size=8),
     st.lists(st.sampled_from(["", " ", "goal", AWS, "ghp_" + "Z" * 36, "eyJa.b.c"]), max_size=3),

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from cmp import _deepjson, _intake
 from tests.support import intake_oracle
+from tests.support.examples import examples
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -142,7 +143,7 @@ def assert_same_reading(text: str) -> None:
     assert flat(value) == flat(expected_value)
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(json_texts())
 def test_parse_json_reads_as_the_long_way(text: str) -> None:
     assert_same_reading(text)
@@ -158,7 +159,7 @@ def _reading(read: Any) -> tuple[str, Any]:
         return "number", str(exc)
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(json_texts(), st.integers(1, 8), st.sampled_from([1, 2, 5, 200]), st.integers(-1, 3))
 def test_the_iterative_parser_reads_as_the_token_by_token_one(
     text: str, max_depth: int, c_levels: int, slack: int

@@ -28,6 +28,7 @@ from cmp._pipeline import Report, check, check_long
 from cmp._redaction._hit import Redaction
 from cmp.conformance import load_vectors, vector_input
 from cmp.findings import Finding, Position
+from tests.support.examples import examples
 from tests.support.strategies import mutated, packets, renderings
 from tests.support.vectors import FOLDER
 
@@ -217,7 +218,7 @@ def test_every_vector_finding_points_at_its_text(raw: bytes, lenient: bool, rule
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(mutated())
 def test_every_finding_of_a_mutated_packet_points_at_its_text(raw: bytes) -> None:
     assert_points_at(check_long(raw, lenient=True, rules="extended"), raw)
@@ -227,7 +228,7 @@ _SECRETS = ("AKIAIOSFODNN7EXAMPLE", "C:\\Users\\me\\x", "/home/me/notes")
 
 
 @pytest.mark.slow
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.data())
 def test_a_hit_after_escapes_points_at_the_match(data: st.DataObject) -> None:
     packet = data.draw(packets(version="0.2"))

@@ -23,6 +23,7 @@ from markdown_it import MarkdownIt
 
 import cmp
 from cmp._render import field_text, one_line
+from tests.support.examples import examples
 from tests.support.strategies import packets
 
 NOW = _dt.datetime(2026, 12, 2, tzinfo=_dt.timezone.utc)
@@ -237,7 +238,7 @@ def _structure(tokens: list[Any]) -> list[tuple[str, str, int, str]]:
 _PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(hostile_pairs())
 def test_markdown_structure_is_the_renderers_own(pair: tuple[cmp.Packet, cmp.Packet, dict[str, str]]) -> None:
     bad, twin, texts = pair
@@ -255,7 +256,7 @@ def _tree(element: ET.Element, depth: int = 0) -> list[tuple[int, str]]:
     return [(depth, element.tag)] + [node for child in element for node in _tree(child, depth + 1)]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(hostile_pairs())
 def test_xml_structure_is_the_renderers_own(pair: tuple[cmp.Packet, cmp.Packet, dict[str, str]]) -> None:
     bad, twin, texts = pair
@@ -287,7 +288,7 @@ def _opening(text: str, style: str) -> str:
     return text.split("\n## ", 1)[0]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     packets(),
     st.sampled_from(["markdown", "xml"]),
@@ -307,7 +308,7 @@ def test_the_block_says_it_is_an_earlier_sessions_record(packet: cmp.Packet, sty
     assert "redaction pre-flight" not in opening
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     packets(version="0.2"),
     st.sampled_from(["goal", "next_step", "constraints", "learned"]),

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import cmp
 from cmp import _timestamps as timestamps
 from cmp._chain import RULES
+from tests.support.examples import examples
 
 T0 = "2026-01-01T10:00:00Z"
 T1 = "2026-01-01T11:00:00Z"
@@ -86,7 +87,7 @@ def test_no_instant_for_an_invalid_created_at(text: str) -> None:
     assert timestamps.instant(text) is None
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(
     st.datetimes(min_value=dt.datetime(1, 1, 2), max_value=dt.datetime(9999, 12, 30)),
     st.integers(min_value=-(23 * 60 + 59), max_value=23 * 60 + 59),
@@ -424,7 +425,7 @@ def forests(draw: st.DrawFn) -> list[cmp.Packet]:
 
 
 @pytest.mark.slow
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(forests())
 def test_a_forest_has_no_findings_and_the_model_heads_and_roots(packets: list[cmp.Packet]) -> None:
     report = cmp.chain(packets)
@@ -447,7 +448,7 @@ def test_a_forest_has_no_findings_and_the_model_heads_and_roots(packets: list[cm
 
 
 @pytest.mark.slow
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(forests(), st.data())
 def test_one_back_edge_makes_exactly_one_cycle(packets: list[cmp.Packet], data: st.DataObject) -> None:
     ids = [p.id for p in packets]

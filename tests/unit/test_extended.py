@@ -30,6 +30,7 @@ from cmp._redaction import _extended
 from cmp._redaction._extended import scan
 from cmp.conformance import load_vectors, vector_input
 from tests.support.cli import run_cli
+from tests.support.examples import examples
 from tests.support.packets import encode, full, put
 from tests.support.strategies import packets
 from tests.support.vectors import FOLDER as VECTORS
@@ -328,7 +329,7 @@ _BOTH_TABLES = [
 ]
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.lists(st.sampled_from([*_BOTH_TABLES, "", " ", "é", "\n", "x", "_"]), max_size=6).map("".join))
 def test_one_pass_with_both_screens_matches_exactly_when_either_table_does(text: str) -> None:
     """The quick path's one pass over a packet's text with both rule sets (cmp._extended_patterns.matches_either)."""
@@ -435,7 +436,7 @@ def test_the_benchmark_corpus_gives_no_extended_finding_but_the_dirty_key_header
 
 
 @pytest.mark.slow
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(packets())
 def test_generated_packets_give_no_extended_finding(packet: cmp.Packet) -> None:
     assert _extended.redact_extended(packet) == []
@@ -589,7 +590,7 @@ def test_cli_scrub_rules_extended(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(packets())
 def test_the_fast_clean_rule_reads_the_same_texts_as_the_named_walk(packet: cmp.Packet) -> None:
     named = [text for _, text in _extended.extended_texts(packet)]

@@ -12,6 +12,7 @@ import cmp
 from cmp._intake import MAX_DEPTH, MAX_PACKET_BYTES
 from cmp._quick import parse_counted
 from cmp.findings import Finding
+from tests.support.examples import examples
 from tests.support.packets import encode, full, minimal, put, strings_in
 
 
@@ -289,7 +290,7 @@ def _depth_oracle(value: object) -> int:
 
 
 @pytest.mark.slow
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(
     st.recursive(
         st.text(alphabet='[]{}"\\ax', max_size=6) | st.integers(),

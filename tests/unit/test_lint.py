@@ -22,6 +22,7 @@ from cmp.cli import main
 from cmp.findings import Finding
 from tests.support import strategies
 from tests.support.cli import run_cli
+from tests.support.examples import examples
 from tests.support.packets import encode, put
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -362,7 +363,7 @@ def realistic_packets(draw: st.DrawFn) -> cmp.Packet:
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(realistic_packets())
 def test_realistic_packets_have_no_lint_finding(packet: cmp.Packet) -> None:
     assert cmp.check(cmp.dumps(packet)).ok
@@ -395,7 +396,7 @@ _MIXED = st.lists(_FRAGMENTS, max_size=6).map("".join)
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(strategies.packets(version="0.2"), st.lists(_MIXED, min_size=5, max_size=5), st.booleans())
 def test_the_screen_hides_nothing(packet: cmp.Packet, texts: list[str], with_ref: bool) -> None:
     decisions = tuple(dataclasses.replace(d, why=texts[2]) for d in packet.decisions)
@@ -411,7 +412,7 @@ def test_the_screen_hides_nothing(packet: cmp.Packet, texts: list[str], with_ref
 
 
 @pytest.mark.slow
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(strategies.packets())
 def test_lint_takes_any_packet_and_quotes_little(packet: cmp.Packet) -> None:
     for finding in cmp.lint(packet):

@@ -23,6 +23,7 @@ from cmp._local_store import (
     UnredactedPacket,
     default_store_path,
 )
+from tests.support.examples import examples
 from tests.support.strategies import packets
 
 KEY = "AKIAIOSFODNN7EXAMPLE"  # AWS's documented example key: synthetic
@@ -513,7 +514,7 @@ def test_two_writers_of_different_packets_under_the_same_ids_store_one_of_each(t
 # Round trip.
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(packets(), st.integers(min_value=0, max_value=10**8 - 1))
 def test_what_is_saved_is_what_get_gives(tmp_path_factory: pytest.TempPathFactory, item: cmp.Packet, n: int) -> None:
     item = dataclasses.replace(item, id=ulid(n))

@@ -14,6 +14,7 @@ import cmp
 from cmp import _quick
 from cmp._pipeline import check_long
 from cmp.conformance import load_vectors, vector_input
+from tests.support.examples import examples
 from tests.support.packets import encode, full, hand_built, minimal, put
 from tests.support.strategies import mutated, packets, renderings
 from tests.support.vectors import FOLDER as VECTORS
@@ -187,7 +188,7 @@ def test_quick_path_gives_the_same_report_on_every_vector() -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.data())
 def test_quick_path_gives_the_same_report_on_any_rendering(data: st.DataObject) -> None:
     packet = data.draw(packets(plain=data.draw(st.booleans())))
@@ -195,7 +196,7 @@ def test_quick_path_gives_the_same_report_on_any_rendering(data: st.DataObject) 
 
 
 @pytest.mark.slow
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(mutated(), st.sampled_from(["default", "extended"]))
 def test_quick_path_gives_the_same_report_on_mutated_text(data: bytes, rules: str) -> None:
     assert_same_both_ways(data, rules=rules)

@@ -23,6 +23,7 @@ from cmp._precompiled import DEFINITIONS, RECORD_METHODS
 from cmp.model import CONFORMING, SCHEMA_CLASSES, to_obj
 from cmp.schema import SUPPORTED_VERSIONS, load_schema
 from tests.property.test_compiler import routed_objects
+from tests.support.examples import examples
 from tests.support.strategies import packets
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -103,7 +104,7 @@ def test_the_precompiled_builders_answer_as_the_long_way_on_every_vector(long_wa
     assert built > 300
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(packet=packets())
 def test_the_precompiled_builder_and_writer_answer_as_the_long_way(long_way: dict[str, Any], packet: Any) -> None:
     obj = to_obj(packet)

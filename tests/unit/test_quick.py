@@ -13,6 +13,7 @@ from cmp._extended_patterns import EXTENDED_PATTERNS
 from cmp._matcher import anchored
 from cmp._quick import parse_counted
 from cmp._redaction._scan import PATTERNS
+from tests.support.examples import examples
 from tests.support.packets import encode, full
 from tests.support.strategies import packets, renderings
 
@@ -70,7 +71,7 @@ def _strings(value: object) -> int:
 
 
 @pytest.mark.slow
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.data())
 def test_counting_from_the_first_backslash_counts_what_the_whole_text_holds(data: st.DataObject) -> None:
     """parse_counted reads escapes from the first backslash on: the same escapes, strings and
@@ -106,7 +107,7 @@ def test_decode_plain_answers_as_the_decoder_does(text: bytes) -> None:
     assert repr(decode_plain(text)) == repr(expected)  # NaN is not equal to itself
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.text(alphabet=' \t\n\r{}[]",:0123456789.eEtrufalsn-x\\', max_size=24))
 def test_decode_plain_answers_as_the_decoder_does_on_any_text(text: str) -> None:
     from cmp._intake import _QUICK_DECODER, decode_plain

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import cmp
 from cmp._pipeline import check_long
+from tests.support.examples import examples
 from tests.support.packets import (
     AWS,
     SLACK_TAG,
@@ -146,7 +147,7 @@ _JSON = st.recursive(
 
 
 @pytest.mark.property
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.dictionaries(st.sampled_from(["id", "tags", "notes", "goal", "project", AWS]), _JSON, max_size=5))
 def test_lenient_reading_of_the_other_members_takes_its_shortcut_exactly(obj: dict[str, Any]) -> None:
     """The screen over the bare texts (cmp._redaction._scan.other_values) rules them clean

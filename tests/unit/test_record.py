@@ -28,6 +28,7 @@ import cmp
 from cmp import _record
 from cmp._precompiled import RECORD_METHODS
 from cmp._record import field, is_dataclass_like, is_record, record, replace
+from tests.support.examples import examples
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -166,7 +167,7 @@ def _calls(members: list[dict[str, Any]]) -> st.SearchStrategy[tuple[list[Any], 
     )
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(shape=shapes(), data=st.data())
 def test_a_record_behaves_as_the_dataclass_of_the_same_body(
     shape: tuple[dict[str, Any], list[dict[str, Any]]], data: st.DataObject

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import cmp
 from cmp._redaction._scan import PATTERNS, matches_anywhere, other_texts, redact_obj, scan
 from cmp._redaction._scan import texts as texts_of
+from tests.support.examples import examples
 from tests.support.packets import encode, full, minimal, put
 from tests.support.vectors import assert_passes, params
 
@@ -254,13 +255,13 @@ FRAGMENTS = [
 ]
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(st.lists(st.sampled_from(FRAGMENTS), max_size=12).map("".join))
 def test_agrees_with_independent_oracle(text: str) -> None:
     assert [(r.category, r.found) for r in scan([("goal", text)])] == oracle(text)
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(st.lists(st.lists(st.sampled_from(FRAGMENTS), max_size=6).map("".join), min_size=1, max_size=8))
 def test_joined_prefilter_never_hides_a_field_hit(texts: list[str]) -> None:
     fields = [(f"open_questions[{i}]", t) for i, t in enumerate(texts)]
@@ -325,7 +326,7 @@ def test_lenient_scanning_of_deep_values_stays_linear() -> None:
     assert len(hit.field) <= 201
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(
     st.lists(st.lists(st.sampled_from(FRAGMENTS), max_size=6).map("".join), min_size=1, max_size=6),
     st.sampled_from(["goal", "next_step", "constraints", "decisions", "project", "tags"]),
@@ -360,7 +361,7 @@ def test_a_clean_source_never_hides_a_field_hit(texts: list[str], site: str) -> 
     assert [(r.field, r.category, r.found) for r in report.redactions] == expected
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(st.lists(st.sampled_from([*FRAGMENTS, "-AIza", "AIza", "0123456789abcdefghijABCDEFGHIJ_-xyz"]), max_size=12))
 def test_the_screen_agrees_with_one_search_per_pattern(parts: list[str]) -> None:
     from cmp._redaction._scan import _SCREEN
@@ -371,7 +372,7 @@ def test_the_screen_agrees_with_one_search_per_pattern(parts: list[str]) -> None
     assert _SCREEN.hits(text.encode()) == expected
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.lists(st.sampled_from([*FRAGMENTS, "-AIza", "AIza", "0123456789abcdefghijABCDEFGHIJ_-xyz"]), max_size=12))
 def test_a_loose_screen_matches_wherever_its_pattern_does(parts: list[str]) -> None:
     text = "".join(parts)
@@ -388,7 +389,7 @@ def test_a_screen_flag_without_a_match_reports_nothing() -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(
     st.lists(
         st.sampled_from(
@@ -480,7 +481,7 @@ def _found(redactions: list[Any]) -> list[tuple[str, str, str, int, int]]:
 
 
 @pytest.mark.slow
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(st.lists(st.one_of(_FIELD_TEXT, st.just("")), min_size=1, max_size=8))
 def test_the_joined_scan_finds_what_a_search_of_each_field_finds(texts: list[str]) -> None:
     fields = [(f"constraints[{i}]", text) for i, text in enumerate(texts)]
@@ -488,7 +489,7 @@ def test_the_joined_scan_finds_what_a_search_of_each_field_finds(texts: list[str
 
 
 @pytest.mark.slow
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.lists(_FIELD_TEXT, min_size=1, max_size=6), st.data())
 def test_a_field_that_holds_a_nul_is_scanned_alone(texts: list[str], data: st.DataObject) -> None:
     """A NUL inside a field is no separator: the scan reads that packet field by field."""
@@ -500,7 +501,7 @@ def test_a_field_that_holds_a_nul_is_scanned_alone(texts: list[str], data: st.Da
 
 
 @pytest.mark.slow
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.data())
 def test_redact_on_a_typed_packet_agrees_with_the_slow_way(data: st.DataObject) -> None:
     from tests.support.strategies import packets
@@ -512,7 +513,7 @@ def test_redact_on_a_typed_packet_agrees_with_the_slow_way(data: st.DataObject) 
 
 
 @pytest.mark.slow
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(st.lists(st.sampled_from(_NEAR), max_size=16).map("".join))
 def test_every_match_starts_where_its_seek_matches(text: str) -> None:
     """The invariant stated with Pattern.seek: wherever a pattern matches from s, its seek
@@ -528,7 +529,7 @@ def test_every_match_starts_where_its_seek_matches(text: str) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(st.lists(st.sampled_from(_NEAR), max_size=16).map("".join), st.data())
 def test_first_match_is_the_leftmost_search_from_there(text: str, data: st.DataObject) -> None:
     from cmp._redaction._scan import _SCREEN
@@ -595,7 +596,7 @@ def test_spans_answer_as_search_does(fast: bool) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(st.lists(st.sampled_from(_NEAR), max_size=16).map("".join))
 def test_a_pattern_behind_a_boundary_is_its_seek_after_a_non_word_byte(text: str) -> None:
     """Pattern.seek's second invariant: for a pattern that is its seek behind \\b or \\B, it
@@ -656,14 +657,14 @@ _PLANTED = st.lists(st.sampled_from([*_SECRETS, *_NEAR, " ", "é ", "words and m
 
 
 @pytest.mark.slow
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(st.lists(_PLANTED, min_size=1, max_size=8))
 def test_planted_secrets_are_found_as_one_search_per_field_and_pattern_finds_them(texts: list[str]) -> None:
     fields = [(f"constraints[{i}]", text) for i, text in enumerate(texts)]
     assert _found(scan(fields)) == _one_search_per_field_and_pattern(fields)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.lists(_PLANTED, min_size=1, max_size=8))
 def test_a_nul_free_scan_finds_what_the_careful_one_finds(texts: list[str]) -> None:
     """``nul_free`` only skips looking for a NUL inside a field; told truly, nothing changes."""
@@ -674,7 +675,7 @@ def test_a_nul_free_scan_finds_what_the_careful_one_finds(texts: list[str]) -> N
 
 
 @pytest.mark.slow
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(st.lists(_PLANTED, min_size=2, max_size=8))
 def test_the_repeated_flag_says_whether_a_pattern_matches_in_two_fields(texts: list[str]) -> None:
     """The field screen's second member per pattern: set exactly when two fields or more hold a
@@ -725,7 +726,7 @@ def test_a_packet_read_the_quick_way_is_scanned_without_looking_for_a_nul() -> N
 
 
 @pytest.mark.slow
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.lists(_PLANTED, min_size=1, max_size=8))
 def test_past_the_repeats_limit_every_pattern_found_is_searched_field_to_field(texts: list[str]) -> None:
     """Over _REPEATS_SCREENED bytes the scan takes the table's own screen (no repeated

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import cmp
 from cmp import _timestamps as timestamps
+from tests.support.examples import examples
 from tests.support.packets import encode, full, put
 from tests.support.vectors import assert_passes, packet_of, params
 
@@ -62,7 +63,7 @@ def _expected(year: int, month: int, day: int, hms: tuple[int, int, int], sep: s
 
 
 @pytest.mark.slow
-@settings(max_examples=1000)
+@settings(max_examples=examples(1000))
 @given(
     st.integers(0, 9999),
     st.integers(0, 13),
