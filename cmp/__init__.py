@@ -37,7 +37,7 @@ The public API, all of it:
 
 from __future__ import annotations
 
-import importlib
+import sys
 
 # typing.TYPE_CHECKING, without loading typing (about 6 ms, with re and enum): ``import cmp``
 # loads nothing but the package itself; the first name used loads what it needs.
@@ -92,6 +92,14 @@ _DEFINED_IN: dict[str, tuple[str, str]] = {
 }
 
 
+def _module(name: str) -> Any:
+    """The module ``name``, imported as an import statement imports it: not through
+    importlib (``import cmp`` then loads neither it nor warnings, and ``python -X importtime``
+    shows every module a name loads, where it shows none loaded by importlib.import_module)."""
+    __import__(name)
+    return sys.modules[name]
+
+
 def __getattr__(name: str) -> Any:
     where = _DEFINED_IN.get(name)
     if where is None:
@@ -99,9 +107,9 @@ def __getattr__(name: str) -> Any:
         from importlib.util import find_spec
 
         if not name.startswith("__") and find_spec(f"cmp.{name}") is not None:
-            return importlib.import_module(f"cmp.{name}")
+            return _module(f"cmp.{name}")
         raise AttributeError(f"module 'cmp' has no attribute {name!r}")
-    value = getattr(importlib.import_module(where[0]), where[1])
+    value = getattr(_module(where[0]), where[1])
     globals()[name] = value  # found directly from now on
     return value
 

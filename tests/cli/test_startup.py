@@ -85,12 +85,7 @@ def test_importing_the_package_loads_nothing_but_the_package() -> None:
     )
     assert result.returncode == 0, result.stderr
     loaded = set(result.stdout.split())
-    assert "cmp" in loaded
-    # The import machinery that a first import through importlib brings, and nothing else.
-    assert loaded - {"cmp", "__future__", "importlib", "warnings"} <= {
-        "importlib._bootstrap",
-        "importlib._bootstrap_external",
-    }
+    assert loaded == {"cmp", "__future__"}
 
 
 def test_the_parsers_thread_state_is_threading_local() -> None:
@@ -195,3 +190,35 @@ def test_the_help_width_of_a_terminal_is_what_shutil_says() -> None:
     os.close(follower)
     os.close(leader)
     assert result.stderr.decode().split() == ["97", "97"]
+
+
+# main replaced before the entry point runs it: what the collector's state is once the program is loaded.
+_GC_PROBE = """
+import gc, sys
+from cmp.cli import _main
+def probe(**_):
+    print(gc.isenabled(), gc.get_freeze_count() > 0)
+    return 0
+_main.main = probe
+from cmp.cli import module_exit
+module_exit()
+"""
+
+
+@pytest.mark.parametrize("collecting", [True, False])
+def test_the_program_loads_without_collections_and_runs_with_the_collector_as_it_was(collecting: bool) -> None:
+    """cmp.cli._load: the objects loading makes are frozen, and main runs with the
+    collector on (off only where the process had turned it off)."""
+    probe = ("" if collecting else "import gc; gc.disable()\n") + _GC_PROBE
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert (result.returncode, result.stdout, result.stderr) == (0, f"{collecting} True\n", "")
+
+
+def test_loading_the_program_starts_no_collection() -> None:
+    probe = (
+        "import gc; from cmp.cli import _load\n"
+        "started = []; gc.callbacks.append(lambda phase, info: started.append(phase))\n"
+        "_load(); print(started.count('start'))"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "0\n", "")
