@@ -15,7 +15,8 @@ The markers (registered in pyproject.toml, where ``--strict-markers`` refuses ot
   in the other folders on the tests that start the conformance runner or an implementation
   in a subprocess, and on the property tests whose examples take a second or more.
   ``python -m pytest -m "not slow"`` is the quick subset: the unit, property and
-  conformance tests left, in about a minute. ``python -m pytest`` runs everything.
+  conformance tests left, in about a minute (tests/cli and tests/integration are then
+  not collected at all: :func:`pytest_ignore_collect`). ``python -m pytest`` runs everything.
 - ``integration``, given here to every test in ``tests/integration/``: the real MCP SDK
   client, FastAPI's test client, a Dask cluster, pre-commit, a built wheel, Node.
 - ``property``, given here to every hypothesis test, wherever its file is.
@@ -58,6 +59,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
         if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
             item.add_marker(pytest.mark.property)
+
+
+# The quick subset's marker expression, as the README and .ci/run write it.
+QUICK_SUBSET = "not slow"
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under ``-m "not slow"``, tests/cli and tests/integration are not even imported.
+
+    Every test in them is slow (above), so that expression deselects them all; importing
+    their modules (the MCP SDK, Dask, FastAPI, pre-commit's helpers) only to deselect
+    them took each worker of the quick subset some 5 of its 15 s of collection. Any other
+    expression, or none, collects them as usual.
+    """
+    if (config.getoption("markexpr") or "").strip() != QUICK_SUBSET:
+        return None
+    if collection_path in (CLI, INTEGRATION) or not {CLI, INTEGRATION}.isdisjoint(collection_path.parents):
+        return True
+    return None
 
 
 @pytest.fixture(autouse=True)
