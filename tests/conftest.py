@@ -52,10 +52,16 @@ CLI, INTEGRATION = HERE / "cli", HERE / "integration"
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    folders: dict[Path, tuple[bool, bool]] = {}  # each test file's, found once, not once a test
     for item in items:
-        if INTEGRATION in item.path.parents:
+        found = folders.get(item.path)
+        if found is None:
+            parents = item.path.parents
+            found = folders[item.path] = (INTEGRATION in parents, CLI in parents)
+        in_integration, in_cli = found
+        if in_integration:
             item.add_marker(pytest.mark.integration)
-        if CLI in item.path.parents or INTEGRATION in item.path.parents:
+        if in_cli or in_integration:
             item.add_marker(pytest.mark.slow)
         if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
             item.add_marker(pytest.mark.property)

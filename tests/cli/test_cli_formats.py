@@ -23,7 +23,7 @@ from cmp.cli._sarif import rules
 from tests.support.cli import run_cli
 from tests.support.extras import require
 from tests.support.packets import encode, full, put
-from tests.support.vectors import FOLDER
+from tests.support.vectors import committed_vectors
 
 AWS = "AKIAIOSFODNN7EXAMPLE"
 
@@ -73,10 +73,10 @@ def test_text_lines_are_placed_where_the_library_locates_each_finding(
 
 def test_every_refused_vector_is_placed_in_the_text_output(tmp_path: Path) -> None:
     """Each vector's refusal, from the CLI: every finding line carries a line and column."""
-    from cmp.conformance import load_vectors, vector_input
+    from cmp.conformance import vector_input
 
     paths = []
-    for index, vector in enumerate(load_vectors(FOLDER, ())):
+    for index, vector in enumerate(committed_vectors()):
         if vector["expect"].get("conforming") is False:
             path = tmp_path / f"{index:04}.json"
             path.write_bytes(vector_input(vector))

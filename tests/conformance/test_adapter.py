@@ -13,8 +13,9 @@ import pytest
 
 from cmp.adapter import answer
 from cmp.cli import main
-from cmp.conformance import load_vectors, respond, vector_input
-from tests.conformance.test_conformance import ROOT, VECTORS
+from cmp.conformance import respond, vector_input
+from tests.conformance.test_conformance import ROOT
+from tests.support.vectors import committed_vectors
 
 pytestmark = pytest.mark.slow  # every test starts the adapter in a subprocess
 
@@ -23,7 +24,7 @@ ADAPTER = [sys.executable, "-m", "cmp.adapter"]
 
 def test_the_adapter_passes_every_vector(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["conformance", "--impl", shlex.join(ADAPTER)]) == 0
-    assert capsys.readouterr().out.splitlines() == [f"{len(load_vectors(VECTORS))} passed, 0 failed"]
+    assert capsys.readouterr().out.splitlines() == [f"{len(committed_vectors())} passed, 0 failed"]
 
 
 def exchange(*lines: bytes) -> list[dict[str, object]]:
@@ -38,7 +39,7 @@ def request(vector_id: object, data: object) -> bytes:
 
 
 def test_it_answers_with_the_library_verdict() -> None:
-    vector = next(v for v in load_vectors(VECTORS, ["versioning"]) if v["id"] == "versioning/full-0.2")
+    vector = next(v for v in committed_vectors(["versioning"]) if v["id"] == "versioning/full-0.2")
     data = vector_input(vector)
     [got] = exchange(request(vector["id"], base64.b64encode(data).decode()))
     assert got == {"id": vector["id"], **respond(data)}

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from cmp.cli import main
-from cmp.conformance import load_vectors
+from tests.support.vectors import committed_vectors
 
 ROOT = Path(__file__).resolve().parents[2]
 VECTORS = ROOT / "conformance-vectors"
@@ -24,12 +24,12 @@ VECTORS = ROOT / "conformance-vectors"
 def test_library_passes_every_vector(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["conformance"]) == 0
     out = capsys.readouterr().out.splitlines()
-    total = len(load_vectors(VECTORS))
+    total = len(committed_vectors())
     assert out == [f"{total} passed, 0 failed"]
 
 
 def test_enough_vectors_in_every_area() -> None:
-    vectors = load_vectors(VECTORS)
+    vectors = committed_vectors()
     assert len(vectors) >= 400
     areas = {v["area"] for v in vectors}
     assert areas == {"intake", "versioning", "schema-v0.1", "schema-v0.2", "created-at", "redaction", "canonical"}
@@ -38,7 +38,7 @@ def test_enough_vectors_in_every_area() -> None:
 def test_readme_counts_match_the_vector_files() -> None:
     """The README's totals, its table of files and its table of differences from the reference."""
     text = (VECTORS / "README.md").read_text("utf-8")
-    vectors = load_vectors(VECTORS)
+    vectors = committed_vectors()
     assert f"{len(vectors)} vectors in seven areas" in text
     files = re.findall(r"^\| `[a-z0-9.-]+\.json` \| ([a-z0-9.-]+) \| (\d+) \|", text, re.MULTILINE)
     assert {area: int(count) for area, count in files} == Counter(v["area"] for v in vectors)
@@ -100,7 +100,7 @@ def test_wrong_answers_are_reported_per_vector(tmp_path: Path) -> None:
     )
     code, out = run_against(command)
     assert code == 1
-    total = len(load_vectors(VECTORS, ["versioning"]))
+    total = len(committed_vectors(["versioning"]))
     assert out[-1] == f"0 passed, {total} failed"
     minimal = next(line for line in out if line.startswith("FAIL versioning/minimal-0.2: "))
     assert re.fullmatch(
@@ -129,7 +129,7 @@ def test_a_canonical_difference_is_shown_where_it_is(tmp_path: Path) -> None:
     )
     code, out = run_against(command)
     assert code == 1
-    full = next(v for v in load_vectors(VECTORS, ["versioning"]) if v["id"] == "versioning/full-0.2")
+    full = next(v for v in committed_vectors(["versioning"]) if v["id"] == "versioning/full-0.2")
     size = len(full["expect"]["canonical"].encode())
     line = next(line for line in out if line.startswith("FAIL versioning/full-0.2: "))
     assert line.startswith(
@@ -163,7 +163,7 @@ def test_crash_on_one_vector_fails_only_that_vector(tmp_path: Path) -> None:
     code, out = run_against(command)
     assert code == 1
     assert out[0] == "FAIL versioning/absent: implementation exited (status 3) without answering"
-    total = len(load_vectors(VECTORS, ["versioning"]))
+    total = len(committed_vectors(["versioning"]))
     assert out[-1] == f"{total - 1} passed, 1 failed"
 
 
@@ -202,7 +202,7 @@ def test_missing_command_is_one_line_and_exit_2_not_a_traceback() -> None:
 def test_json_format_and_filter(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["conformance", "--filter", "created-at", "--format", "json"]) == 0
     document = json.loads(capsys.readouterr().out)
-    assert document == {"passed": len(load_vectors(VECTORS, ["created-at"])), "failed": 0, "failures": []}
+    assert document == {"passed": len(committed_vectors(["created-at"])), "failed": 0, "failures": []}
 
 
 def test_unknown_area_and_bad_folder_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -220,7 +220,7 @@ def test_malformed_vector_file_is_refused(tmp_path: Path, capsys: pytest.Capture
 
 def test_a_wrong_expectation_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shutil.copy(VECTORS / "vectors.schema.json", tmp_path)
-    vector = load_vectors(VECTORS, ["versioning"])[0]
+    vector = committed_vectors(["versioning"])[0]
     vector.pop("area")
     vector["expect"] = {"conforming": True, "redactions": [], "canonical": "{}"}
     (tmp_path / "one.json").write_text(json.dumps({"area": "one", "vectors": [vector]}))

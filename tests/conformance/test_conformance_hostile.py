@@ -18,9 +18,10 @@ from typing import Any
 import pytest
 
 from cmp.cli import main
-from cmp.conformance import MAX_VECTOR_FILE_BYTES, compare, load_vectors
+from cmp.conformance import MAX_VECTOR_FILE_BYTES, compare
 from tests.conformance.test_conformance import ROOT, VECTORS, run_against, write_adapter
 from tests.support.cli import run_cli
+from tests.support.vectors import committed_vectors
 
 pytestmark = pytest.mark.slow  # nearly every test runs the runner, or an implementation, in a subprocess
 
@@ -292,7 +293,7 @@ def test_deeply_nested_answer_fails_the_vector_and_restarts(tmp_path: Path) -> N
     code, out = run_against(command)
     assert code == 1
     assert out[0] == 'FAIL versioning/absent: answer is not JSON (nested too deeply): "' + "[" * 80 + '"…'
-    total = len(load_vectors(VECTORS, ["versioning"]))
+    total = len(committed_vectors(["versioning"]))
     assert out[-1] == f"{total - 1} passed, 1 failed"
     assert (tmp_path / "broken.py.starts").read_text() == "xx"  # started again after the bad answer
 
@@ -334,7 +335,7 @@ def test_compare_survives_values_too_deep_to_render() -> None:
     deep: Any = "leaf"
     for _ in range(100_000):
         deep = [deep]
-    want = load_vectors(VECTORS, ["versioning"])[0]
+    want = committed_vectors(["versioning"])[0]
     problems = compare(want, {"conforming": deep, "errors": [deep, {"code": deep}], "redactions": deep})
     assert problems[0] == "conforming: expected false, got <list too deep or too large to show>"
     assert problems[1].startswith("errors: missing required")
@@ -344,7 +345,7 @@ def test_compare_survives_values_too_deep_to_render() -> None:
 
 def test_string_none_is_not_null() -> None:
     """Findings were compared through str(), so the string "None" matched an expected null keyword."""
-    want = next(v for v in load_vectors(VECTORS, ["versioning"]) if v["id"] == "versioning/absent")
+    want = next(v for v in committed_vectors(["versioning"]) if v["id"] == "versioning/absent")
     errors = [dict(e, keyword="None") for e in want["expect"]["errors"]]
     problems = compare(want, {"conforming": False, "errors": errors})
     assert problems == [

@@ -26,12 +26,13 @@ from typing import Any
 import pytest
 
 from cmp.cli import main
-from cmp.conformance import compare, default_vector_dir, load_vectors, respond, vector_input
+from cmp.conformance import compare, default_vector_dir, respond, vector_input
 from tests.conformance.test_conformance import ROOT, VECTORS, run_against, write_adapter
 from tests.conformance.test_conformance_hostile import SCHEMA, assert_one_line, cli, fake, folder_with, starts, vector
 from tests.support.signals import default_stop_signals
+from tests.support.vectors import committed_vectors
 
-ALL = {v["id"]: v for v in load_vectors(VECTORS)}
+ALL = {v["id"]: v for v in committed_vectors()}
 CHOICE = "schema-v0.2/method-name-129-chars"
 NAME_PATH = "$.methods[0].name"
 
@@ -322,7 +323,7 @@ def test_an_error_answer_fails_its_vector_and_the_implementation_keeps_running(t
         'FAIL versioning/missing-number: the implementation answered with an error: {"why": 1}',
         'FAIL versioning/missing-integer: answer is for id "someone-else", not "versioning/missing-integer"',
     ]
-    total = len(load_vectors(VECTORS, ["versioning"]))
+    total = len(committed_vectors(["versioning"]))
     assert out[-1] == f"{total - 4} passed, 4 failed"
     # Started once, and once more only after the wrongly labelled answer.
     assert (tmp_path / "broken.py.starts").read_text() == "xx"
@@ -338,7 +339,7 @@ def test_an_implementation_that_answers_only_errors_is_never_given_up_on(tmp_pat
         """,
     )
     code, out = run_against(command)
-    total = len(load_vectors(VECTORS, ["versioning"]))
+    total = len(committed_vectors(["versioning"]))
     assert code == 1 and out[-1] == f"0 passed, {total} failed"
     assert all(line.endswith(": the implementation answered with an error: not implemented") for line in out[:-1])
     assert starts(tmp_path) == 1
@@ -395,7 +396,7 @@ def test_implementation_stderr_is_discarded_by_default(tmp_path: Path) -> None:
 def test_implementation_stderr_passed_through(tmp_path: Path) -> None:
     result = cli("--filter", "versioning", "--impl", fake(tmp_path, NOISY), "--impl-stderr", "-")
     assert result.returncode == 1
-    total = len(load_vectors(VECTORS, ["versioning"]))
+    total = len(committed_vectors(["versioning"]))
     assert result.stderr.count("noise for ") == total
     assert "noise for versioning/absent\n" in result.stderr
 
@@ -407,7 +408,7 @@ def test_implementation_stderr_appended_to_a_file(tmp_path: Path) -> None:
     result = cli("--filter", "versioning", "--impl", fake(tmp_path, NOISY), "--impl-stderr", str(log))
     assert result.returncode == 1 and result.stderr == ""
     lines = log.read_text().splitlines()
-    total = len(load_vectors(VECTORS, ["versioning"]))
+    total = len(committed_vectors(["versioning"]))
     # Kept what was there, and holds what both processes wrote (one before and one after the crash).
     assert lines[0] == "earlier" and len(lines) == 1 + total
     assert lines[1] == "noise for versioning/absent" and starts(tmp_path) == 2
@@ -438,7 +439,7 @@ def test_junit_report_of_a_passing_run() -> None:
     result = cli("--filter", "versioning", "--filter", "created-at", "--format", "junit")
     assert result.returncode == 0, result.stderr
     root = ET.fromstring(result.stdout.encode("utf-8"))
-    vectors = load_vectors(VECTORS, ["versioning", "created-at"])
+    vectors = committed_vectors(["versioning", "created-at"])
     assert root.tag == "testsuites" and root.get("tests") == str(len(vectors)) and root.get("failures") == "0"
     assert [s.get("name") for s in root] == ["created-at", "versioning"]
     cases = [(c.get("classname"), c.get("name")) for c in root.iter("testcase")]
@@ -529,7 +530,7 @@ def test_an_installed_package_uses_its_package_data(tmp_path: Path, init: bool) 
     )
     assert where.stdout.strip() == str(site / "cmp" / "vectors"), where.stderr
     result = from_site(site, tmp_path, "-m", "cmp", "conformance", "--filter", "versioning")
-    total = len(load_vectors(VECTORS, ["versioning"]))
+    total = len(committed_vectors(["versioning"]))
     assert (result.returncode, result.stdout, result.stderr) == (0, f"{total} passed, 0 failed\n", "")
 
 

@@ -15,18 +15,18 @@ from cmp import model
 from cmp._compiler import compile_builder
 from cmp._explain import explain
 from cmp._validation import builder
-from cmp.conformance import load_vectors, vector_input
+from cmp.conformance import vector_input
 from cmp.findings import Finding
 from cmp.schema import load_schema
 from tests.support.examples import examples
 from tests.support.packets import full, put, strings_in
 from tests.support.strategies import packets
-from tests.support.vectors import FOLDER as VECTORS
+from tests.support.vectors import committed_vectors
 
 
 def routed_objects() -> list[tuple[str, dict[str, Any], str]]:
     out = []
-    for vector in load_vectors(VECTORS):
+    for vector in committed_vectors():
         obj, _ = intake.parse_packet(vector_input(vector))
         if obj is None:
             continue

@@ -26,11 +26,11 @@ from cmp._intake import MAX_DEPTH, MAX_PACKET_BYTES
 from cmp._messages import path_join
 from cmp._pipeline import Report, check, check_long
 from cmp._redaction._hit import Redaction
-from cmp.conformance import load_vectors, vector_input
+from cmp.conformance import vector_input
 from cmp.findings import Finding, Position
 from tests.support.examples import examples
 from tests.support.strategies import mutated, packets, renderings
-from tests.support.vectors import FOLDER
+from tests.support.vectors import FOLDER, committed_vectors
 
 _DECODER = json.JSONDecoder(object_pairs_hook=lambda pairs: ("object", pairs))
 _WHITESPACE = " \t\n\r"
@@ -202,7 +202,7 @@ def _quotes_before(text: str, offset: int) -> Iterator[int]:
 
 
 def _vector_reports() -> Iterator[Any]:
-    for vector in load_vectors(FOLDER, ()):
+    for vector in committed_vectors():
         raw = vector_input(vector)
         for lenient in (False, True):
             for rules in ("default", "extended"):

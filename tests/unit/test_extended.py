@@ -28,12 +28,12 @@ from cmp._extended_patterns import EXTENDED_CATEGORIES, EXTENDED_PATTERNS, base6
 from cmp._matcher import anchored
 from cmp._redaction import _extended
 from cmp._redaction._extended import scan
-from cmp.conformance import load_vectors, vector_input
+from cmp.conformance import vector_input
 from tests.support.cli import run_cli
 from tests.support.examples import examples
 from tests.support.packets import encode, full, put
 from tests.support.strategies import packets
-from tests.support.vectors import FOLDER as VECTORS
+from tests.support.vectors import committed_vectors
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -512,7 +512,7 @@ def test_lenient_extended_mode_reads_every_string_and_member_name() -> None:
 @pytest.mark.slow
 def test_the_default_profile_is_unchanged_on_every_vector() -> None:
     found_by_extended = 0
-    for vector in load_vectors(VECTORS):
+    for vector in committed_vectors():
         data = vector_input(vector)
         for lenient in (False, True):
             default = cmp.check(data, lenient=lenient)

@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 import cmp
 from cmp import _quick
 from cmp._pipeline import check_long
-from cmp.conformance import load_vectors, vector_input
+from cmp.conformance import vector_input
 from tests.support.examples import examples
 from tests.support.packets import encode, full, hand_built, minimal, put
 from tests.support.strategies import mutated, packets, renderings
-from tests.support.vectors import FOLDER as VECTORS
+from tests.support.vectors import committed_vectors
 
 
 def test_conforming_clean_packet() -> None:
@@ -180,7 +180,7 @@ def assert_same_both_ways(data: bytes, **options: Any) -> bool:
 @pytest.mark.slow
 def test_quick_path_gives_the_same_report_on_every_vector() -> None:
     quick = 0
-    vectors = load_vectors(VECTORS)
+    vectors = committed_vectors()
     for vector in vectors:
         for options in ({}, {"lenient": True}, {"rules": "extended"}, {"lenient": True, "rules": "extended"}):
             quick += assert_same_both_ways(vector_input(vector), **options)
