@@ -7,7 +7,6 @@ Both compare the bytes a file holds with the bytes ``fmt --write`` would write
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 
 from cmp._display import visible
@@ -91,6 +90,8 @@ def unified_diff(name: str, data: bytes, canonical: bytes) -> Iterator[tuple[str
     Characters that could end a line or disguise one (a CR, a C1 control, a bidi override)
     are written as escapes (``\\r``), as in every text line the command line prints.
     """
+    import difflib  # here: fmt without --diff never loads it (nor heapq), some 2 ms of its start-up
+
     diff = difflib.unified_diff(_lines(data), _lines(canonical), fromfile=name, tofile=name)
     for number, line in enumerate(diff):
         text = line[:-1] if line.endswith("\n") else line

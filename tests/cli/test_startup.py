@@ -222,3 +222,14 @@ def test_loading_the_program_starts_no_collection() -> None:
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert (result.returncode, result.stdout, result.stderr) == (0, "0\n", "")
+
+
+def test_fmt_loads_the_differ_only_to_show_a_difference(tmp_path: Path) -> None:
+    """fmt printing a packet's canonical bytes (what implementers' adapters run per vector)
+    loads no diff machinery; --diff does."""
+    status, modules = loaded_by(["fmt", str(EXAMPLE)], tmp_path)
+    assert status == 0 and "difflib" not in modules and "cmp.cli._fmt" in modules
+    bare = tmp_path / "bare.json"
+    bare.write_bytes((EXAMPLE).read_bytes().rstrip(b"\n"))  # not canonical: no final newline
+    status, modules = loaded_by(["fmt", "--diff", str(bare)], tmp_path)
+    assert status == 1 and "difflib" in modules
