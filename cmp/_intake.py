@@ -16,7 +16,6 @@ from itertools import accumulate, compress, repeat
 from operator import itemgetter
 from typing import Any
 
-from cmp import _deepjson
 from cmp._matcher import compile_set
 from cmp._messages import BoundedPath, member_step, member_steps, quote, truncated
 from cmp.findings import MAX_FINDINGS, Finding
@@ -377,9 +376,21 @@ def decode_text(raw: bytes) -> str | Finding:
 def _decode_deep(
     text: str, decoder: json.JSONDecoder, duplicates: list[tuple[dict[str, Any], set[str]]], nesting: int
 ) -> Any:
+    from cmp import _deepjson  # see _deep_json_error
+
     duplicates.clear()
     # Both decoders' object hook is _record_duplicates (it builds the dict, and notes names).
     return _deepjson.loads(text, decoder, MAX_DEPTH, nesting, names_hook=True)
+
+
+def _deep_json_error() -> type[ValueError]:
+    """The iterative parser's error. The parser (cmp._deepjson, about 2 ms of start-up) is
+    loaded only by a text nested deeper than the C decoder reads, so an except clause
+    names its error through this call, which runs only for an exception the clauses
+    before it did not take."""
+    from cmp._deepjson import DeepJSONError
+
+    return DeepJSONError
 
 
 def _decode(
@@ -464,7 +475,7 @@ def parse_json(text: str, raw: bytes) -> tuple[Any, list[Finding]]:
     except json.JSONDecodeError as exc:
         # Some of the decoder's messages end in "at" themselves ("Unterminated string starting at").
         return None, [_json_finding(f"{exc.msg.removesuffix(' at')} at line {exc.lineno} column {exc.colno}")]
-    except _deepjson.DeepJSONError as exc:
+    except _deep_json_error() as exc:
         return None, [_json_finding(str(exc))]
 
     # One regex pass: on text thick with backslashes a substring test first is slower.
@@ -497,6 +508,8 @@ def refused_at(text: str, raw: bytes) -> int | None:
             raise RecursionError
         _PLAIN_DECODER.decode(text)
     except RecursionError:
+        from cmp import _deepjson
+
         try:
             _deepjson.loads(text, _PLAIN_DECODER, MAX_DEPTH, depth)
         except _deepjson.DeepJSONError as exc:
@@ -513,6 +526,8 @@ def refused_at(text: str, raw: bytes) -> int | None:
 def _first_refused_value(text: str) -> int | None:
     """The first number or constant the decoder refuses, in the order it reads them (it
     reads one before whatever follows it, ``1e999x`` included)."""
+    from cmp import _deepjson
+
     for match in TEXT_TOKEN.finditer(text):
         token = match.group()
         if token.startswith(_deepjson.CONSTANTS):

@@ -40,6 +40,7 @@ NOT_AT_START_UP = (
     "cmp.cli._difference",
     "cmp.cli._rewrite",
     "cmp._redaction._extended",  # --rules extended, --select and --ignore
+    "cmp._deepjson",  # a text nested deeper than the C decoder reads
 )
 
 
@@ -107,6 +108,10 @@ def test_what_the_probe_calls_unused_is_loaded_when_used(tmp_path: Path) -> None
     assert {"concurrent.futures", toml, "cmp._redaction._extended"} <= modules
     _, modules = loaded_by(["fmt", "--diff", str(EXAMPLE)], tmp_path)
     assert {"cmp.cli._fmt", "cmp.cli._difference"} <= modules
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"goal": ' + "[" * 12_000 + "]" * 12_000 + "}", encoding="utf-8")
+    status, modules = loaded_by(["check", str(deep)], tmp_path)
+    assert status == 1 and "cmp._deepjson" in modules
 
 
 # Command lines for each command, good and bad; the one-command parser must read each as the whole one does.
