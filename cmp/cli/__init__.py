@@ -20,6 +20,8 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
+from cmp import _module  # names load as cmp's own do (seen by python -X importtime)
+
 if TYPE_CHECKING:
     from cmp.cli._args import CONSOLE_PROG, MODULE_PROG, build_parser
     from cmp.cli._main import main
@@ -43,8 +45,7 @@ def __getattr__(name: str) -> Any:
     module = _DEFINED_IN.get(name)
     if module is None:
         raise AttributeError(f"module 'cmp.cli' has no attribute {name!r}")
-    __import__(module)  # as cmp.__getattr__ imports: seen by python -X importtime
-    value = getattr(sys.modules[module], name)
+    value = getattr(_module(module), name)
     globals()[name] = value
     return value
 
@@ -59,8 +60,9 @@ def module_exit() -> None:
     _exit(None, "MODULE_PROG")
 
 
-def _load() -> None:
-    """Import the whole program (some 50 ms of imports) with the cyclic garbage collector off.
+def _load() -> tuple[Any, Any]:
+    """The whole program (cmp.cli._args, cmp.cli._main: some 50 ms of imports), imported
+    with the cyclic garbage collector off.
 
     Loading it makes some 12,000 objects the collector tracks (functions, classes, their
     dicts, compiled tables) that live as long as the process does: the twenty-odd
@@ -72,18 +74,17 @@ def _load() -> None:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        from cmp.cli import _args, _main  # noqa: F401
+        from cmp.cli import _args, _main
     finally:
         gc.freeze()
         if collecting:
             gc.enable()
+    return _args, _main
 
 
 def _exit(prog: str | None, default: str) -> None:
     try:
-        _load()
-        from cmp.cli import _args, _main
-
+        _args, _main = _load()
         status = _main.main(prog=prog if prog is not None else getattr(_args, default))
     except KeyboardInterrupt:  # before main could take it: while the program loads
         if sys.stderr is not None:
