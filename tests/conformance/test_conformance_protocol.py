@@ -30,7 +30,7 @@ from cmp.conformance import compare, default_vector_dir, respond, vector_input
 from tests.conformance.test_conformance import ROOT, VECTORS, run_against, write_adapter
 from tests.conformance.test_conformance_hostile import SCHEMA, assert_one_line, cli, fake, folder_with, starts, vector
 from tests.support.signals import default_stop_signals
-from tests.support.vectors import committed_vectors
+from tests.support.vectors import committed_vectors, vector_folder
 
 ALL = {v["id"]: v for v in committed_vectors()}
 CHOICE = "schema-v0.2/method-name-129-chars"
@@ -43,16 +43,7 @@ def finding(path: str, keyword: str | None, code: str = "schema") -> dict[str, A
 
 def real_vectors(tmp_path: Path, *ids: str) -> Path:
     """A vector folder holding the real schema and these shipped vectors, one file per area."""
-    folder = tmp_path / "vectors"
-    folder.mkdir()
-    shutil.copy(SCHEMA, folder)
-    areas: dict[str, list[dict[str, Any]]] = {}
-    for vid in ids:
-        kept = {k: v for k, v in ALL[vid].items() if k != "area"}
-        areas.setdefault(ALL[vid]["area"], []).append(kept)
-    for area, vectors in areas.items():
-        (folder / f"{area}.json").write_text(json.dumps({"area": area, "vectors": vectors}), "utf-8")
-    return folder
+    return vector_folder(tmp_path / "vectors", [ALL[vid] for vid in ids])
 
 
 def planned(tmp_path: Path, plan: dict[str, dict[str, Any]]) -> str:

@@ -2,8 +2,9 @@
 
 The adapter wraps a command-line implementation; here that is this project's CLI, run by
 the test interpreter, so a full run checks the example end to end: runner, protocol,
-adapter, CLI. Every exchange starts one or two Python processes, so the full run takes
-a few minutes; it runs an area at a time, so that the suite's two processes share it.
+adapter, CLI. Every exchange starts one or two Python processes, so the runner is given a
+vector of every kind of answer in every area (about fifty), not all of them: every vector
+goes through the CLI the same way in tests/cli/test_cli_vectors.py.
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ from typing import Any
 
 import pytest
 
-from cmp.conformance import respond
+from cmp.conformance import respond, vector_input
+from tests.support.vectors import committed_vectors, vector_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 ADAPTER = ROOT / "examples" / "node-adapter" / "adapter.mjs"
-VECTORS = ROOT / "conformance-vectors"
 EXAMPLES = ROOT / "examples"
 NODE = shutil.which("node")
 
@@ -34,8 +35,8 @@ pytestmark = pytest.mark.skipif(NODE is None, reason="node is not on PATH (the a
 HANG_GUARD_SECONDS = 1800
 
 
-# The adapter starts a Python process per exchange, over a thousand in a full run; they
-# share one bytecode cache (tests/conftest.py), as every process the suite starts does.
+# The adapter starts a Python process or two per exchange; they share one bytecode cache
+# (tests/conftest.py), as every process the suite starts does.
 def environment(cli: str) -> dict[str, str]:
     return {**os.environ, "CMP_CLI": cli}
 
@@ -44,18 +45,26 @@ def environment(cli: str) -> dict[str, str]:
 OUR_CLI = f"{sys.executable} -m cmp"
 
 
-def vector_areas() -> dict[str, int]:
-    """Each area the vector files hold and how many vectors it has, counted straight from the JSON."""
-    areas: dict[str, int] = {}
-    for path in sorted(VECTORS.glob("*.json")):
-        document = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(document, dict) and isinstance(document.get("vectors"), list):
-            assert document["area"] not in areas, f"two files hold area {document['area']}"
-            areas[document["area"]] = len(document["vectors"])
-    return areas
+def answer_kind(vector: dict[str, Any]) -> tuple[object, ...]:
+    """What an answer to the vector is made of: its area, whether the packet conforms, the
+    categories its redactions name and the (code, keyword) pairs of its errors."""
+    answer = respond(vector_input(vector))
+    categories = sorted({text.split(": ", 1)[0].rsplit("/", 1)[1] for text in answer["redactions"]})
+    errors = sorted({(error["code"], error["keyword"] or "") for error in answer["errors"]})
+    return (vector["area"], answer["conforming"], tuple(categories), tuple(errors))
 
 
-AREAS = vector_areas()
+def one_of_each_kind(vectors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The first vector of each kind of answer (answer_kind), in file order."""
+    chosen: dict[tuple[object, ...], dict[str, Any]] = {}
+    for vector in vectors:
+        chosen.setdefault(answer_kind(vector), vector)
+    return list(chosen.values())
+
+
+# Every vector through the CLI is tests/cli/test_cli_vectors.py, in two processes; through the
+# adapter, which starts one or two a vector, the runner is given a vector of every kind.
+SAMPLE = one_of_each_kind(committed_vectors())
 
 
 def ask(lines: list[str], cli: str = OUR_CLI) -> list[dict[str, Any]]:
@@ -89,19 +98,21 @@ def assert_error_answer(answer: dict[str, Any], vector_id: str | None) -> None:
     assert isinstance(answer["error"], str) and answer["error"] and "\n" not in answer["error"]
 
 
-def test_the_areas_hold_every_vector() -> None:
-    """The run below goes area by area (so that two test processes share it); together the areas
-    are every vector the runner finds."""
-    result = subprocess.run([sys.executable, "-m", "cmp", "conformance"], cwd=ROOT, capture_output=True)
-    assert result.returncode == 0, result.stderr.decode("utf-8", "replace")
-    assert AREAS and result.stdout.decode("utf-8").splitlines()[0] == f"{sum(AREAS.values())} passed, 0 failed"
+def test_the_sample_holds_every_area_and_kind_of_answer() -> None:
+    vectors = committed_vectors()
+    assert {vector["area"] for vector in SAMPLE} == {vector["area"] for vector in vectors}
+    assert {answer_kind(vector) for vector in SAMPLE} == {answer_kind(vector) for vector in vectors}
+    kinds = {answer_kind(vector)[1:] for vector in SAMPLE}
+    assert (True, (), ()) in kinds and any(categories for _, categories, _ in kinds), "clean and leaky packets"
+    assert len(SAMPLE) < len(vectors) / 10
 
 
-@pytest.mark.parametrize("area", sorted(AREAS))
-def test_every_vector_passes_through_the_node_adapter(area: str) -> None:
+def test_a_vector_of_every_kind_passes_through_the_node_adapter(tmp_path: Path) -> None:
     # The command implementers are shown, with a longer per-exchange limit than the
     # default 10 s so that a heavily loaded machine does not fail vectors for slowness.
-    command = ["conformance", "--impl", "node examples/node-adapter/adapter.mjs", "--timeout", "60", "--filter", area]
+    folder = vector_folder(tmp_path / "vectors", SAMPLE)
+    impl = "node examples/node-adapter/adapter.mjs"
+    command = ["conformance", "--impl", impl, "--timeout", "60", "--vectors", str(folder)]
     result = subprocess.run(
         [sys.executable, "-m", "cmp", *command],
         cwd=ROOT,
@@ -111,7 +122,7 @@ def test_every_vector_passes_through_the_node_adapter(area: str) -> None:
     )
     out = result.stdout.decode("utf-8", "replace")
     assert result.returncode == 0, out[-3000:] + result.stderr.decode("utf-8", "replace")
-    assert out.splitlines() == [f"{AREAS[area]} passed, 0 failed"]
+    assert out.splitlines() == [f"{len(SAMPLE)} passed, 0 failed"]
 
 
 def test_unreadable_requests_get_error_answers_and_the_next_request_is_still_answered() -> None:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import shutil
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from cmp.conformance import compare, load_vectors, respond, vector_input
+from cmp.conformance import SCHEMA_FILE, compare, load_vectors, respond, vector_input
 
 FOLDER = Path(__file__).resolve().parents[2] / "conformance-vectors"
 
@@ -31,6 +32,19 @@ def committed_vectors(areas: Iterable[str] = ()) -> list[dict[str, Any]]:
     missing = wanted - {vector["area"] for vector in chosen}
     assert not missing, f"no vectors for area {', '.join(sorted(missing))}"
     return copy.deepcopy(chosen)
+
+
+def vector_folder(folder: Path, vectors: Iterable[dict[str, Any]]) -> Path:
+    """A vector folder made at ``folder``: the committed schema and these vectors, one file
+    an area, in the order given (what ``--vectors`` and load_vectors read)."""
+    folder.mkdir()
+    shutil.copy(FOLDER / SCHEMA_FILE, folder)
+    areas: dict[str, list[dict[str, Any]]] = {}
+    for vector in vectors:
+        areas.setdefault(vector["area"], []).append({k: v for k, v in vector.items() if k != "area"})
+    for area, kept in areas.items():
+        (folder / f"{area}.json").write_text(json.dumps({"area": area, "vectors": kept}), "utf-8")
+    return folder
 
 
 def params(*areas: str) -> list[Any]:
