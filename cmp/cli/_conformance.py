@@ -74,8 +74,11 @@ def _unstartable(program: str) -> str | None:
     return "not executable (chmod +x it, or name its interpreter first, like 'sh adapter.sh')"
 
 
-def _run_vectors(args: argparse.Namespace, write: Callable[[str], None]) -> int:
-    """Run the vectors and ``write`` the report; a usage or vector-folder problem is one line on stderr, exit 2."""
+def _run_vectors(args: argparse.Namespace, write: Callable[[str], None], stop: StopSignals) -> int:
+    """Run the vectors and ``write`` the report; a usage or vector-folder problem is one line on stderr, exit 2.
+
+    ``stop``: the stop signals the run is under; the implementation starts inside their ``deferred``.
+    """
     problem = _timeout_problem(args.timeout)
     if problem:
         error_line(problem)
@@ -109,7 +112,7 @@ def _run_vectors(args: argparse.Namespace, write: Callable[[str], None]) -> int:
             error_line(one_line(f"--impl-stderr: cannot open {display_name(args.impl_stderr)}: {describe(exc)}"))
             return EXIT_USAGE
         opened = stderr if stderr is not None and stderr >= 0 else None
-        implementation = Implementation(argv, args.timeout, stderr)
+        implementation = Implementation(argv, args.timeout, stderr, starting=stop.deferred)
     try:
         results = run(vectors, implementation)
     finally:
@@ -122,6 +125,6 @@ def _run_vectors(args: argparse.Namespace, write: Callable[[str], None]) -> int:
 def run_conformance(args: argparse.Namespace, out: Output) -> int:
     # A stop signal becomes Stopped where the runner is, so its cleanup kills the
     # implementation's process group instead of leaving it running without us.
-    with StopSignals():
+    with StopSignals() as stop:
         # Its JSON output is one multi-line document; its text output, lines like ours.
-        return _run_vectors(args, out.document if args.format == "json" else out.line)
+        return _run_vectors(args, out.document if args.format == "json" else out.line, stop)

@@ -8,6 +8,8 @@ import shlex
 import signal
 import subprocess
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from cmp._display import describe, short
@@ -33,28 +35,43 @@ def split_command(command: str) -> list[str]:
 class Implementation:
     """Another implementation behind the JSON-lines protocol, restarted after any failure."""
 
-    def __init__(self, argv: list[str], timeout: float, stderr: int | None = subprocess.DEVNULL) -> None:
+    def __init__(
+        self,
+        argv: list[str],
+        timeout: float,
+        stderr: int | None = subprocess.DEVNULL,
+        starting: Callable[[], AbstractContextManager[object]] = nullcontext,
+    ) -> None:
         """``stderr`` is where the implementation's stderr goes: DEVNULL (the default), None
-        for the runner's own stderr, or an open file descriptor."""
+        for the runner's own stderr, or an open file descriptor.
+
+        ``starting`` makes the context each start of the process runs in. The CLI gives
+        its stop signals' ``deferred``: a signal that arrives while Popen is still
+        returning, the process already running, is raised once ``self.process`` holds it,
+        so the cleanup that the signal starts stops it too (raised inside Popen, it left
+        a process nobody knew of).
+        """
         self.argv = argv
         self.timeout = timeout
         self.stderr = stderr
+        self.starting = starting
         self.process: subprocess.Popen[bytes] | None = None
         self.buffer = b""
 
     def _start(self) -> subprocess.Popen[bytes]:
         if self.process is None or self.process.poll() is not None:
             self.buffer = b""
-            # Its own process group, so that stop() also ends what it started: an adapter's
-            # child processes, or the program behind `sh -c` run without `exec`.
-            self.process = subprocess.Popen(
-                self.argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=self.stderr,
-                bufsize=0,
-                start_new_session=True,
-            )
+            with self.starting():
+                # Its own process group, so that stop() also ends what it started: an adapter's
+                # child processes, or the program behind `sh -c` run without `exec`.
+                self.process = subprocess.Popen(
+                    self.argv,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=self.stderr,
+                    bufsize=0,
+                    start_new_session=True,
+                )
             assert self.process.stdin is not None
             # Requests are written without blocking, so that one that does not read cannot stall us.
             os.set_blocking(self.process.stdin.fileno(), False)

@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import xml.etree.ElementTree as ET
 from collections import Counter
@@ -26,7 +27,7 @@ from typing import Any
 import pytest
 
 from cmp.cli import main
-from cmp.conformance import compare, default_vector_dir, respond, vector_input
+from cmp.conformance import _implementation, compare, default_vector_dir, respond, vector_input
 from tests.conformance.test_conformance import ROOT, VECTORS, run_against, write_adapter
 from tests.conformance.test_conformance_hostile import SCHEMA, assert_one_line, cli, fake, folder_with, starts, vector
 from tests.support.signals import default_stop_signals
@@ -574,6 +575,38 @@ def test_stopping_the_implementation_ends_the_processes_it_started(tmp_path: Pat
     while any(_running(pid) for pid in started) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not [pid for pid in started if _running(pid)], "a process the implementation started is still running"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("sleep") is None, reason="needs sleep")
+def test_a_stop_signal_while_the_implementation_starts_still_stops_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worst moment for a stop signal: the implementation runs, and Popen has not yet
+    returned it to the runner. The signal waits until the runner holds the process, so the
+    cleanup it starts kills that process too, instead of leaving it running unknown."""
+    assert threading.current_thread() is threading.main_thread(), "stop signals are handled on the main thread only"
+    started: list[subprocess.Popen[bytes]] = []
+    real_popen = subprocess.Popen
+
+    def popen_then_stop(*args: Any, **kwargs: Any) -> subprocess.Popen[bytes]:
+        process: subprocess.Popen[bytes] = real_popen(*args, **kwargs)
+        started.append(process)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return process
+
+    monkeypatch.setattr(_implementation.subprocess, "Popen", popen_then_stop)
+    folder = real_vectors(tmp_path, "versioning/absent")
+    try:
+        status = main(["conformance", "--vectors", str(folder), "--impl", "sleep 300", "--timeout", "60"])
+        monkeypatch.undo()
+        assert status == 128 + signal.SIGTERM
+        assert len(started) == 1
+        assert started[0].poll() == -signal.SIGKILL, "the implementation outlived the runner"
+    finally:
+        for process in started:
+            process.kill()
+            process.wait()
 
 
 @pytest.mark.slow
