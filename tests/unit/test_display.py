@@ -1,0 +1,74 @@
+"""File names shown on one line: the length below which a part of a path skips the extended tables."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from cmp import _extended_patterns
+from cmp._display import EXTENDED_SHORTEST, masked_name
+
+# Python's own regex parser, read here only to measure patterns (sre_parse before 3.11).
+_parser: Any = getattr(re, "_parser", None) or importlib.import_module("sre_parse")
+_SLASH = (_parser.LITERAL, ord("/"))
+
+
+def _extended_regexes() -> list[tuple[str, str]]:
+    """(category, regex) of every extended pattern and of every credential-like form of one."""
+    patterns = _extended_patterns.EXTENDED_PATTERNS
+    return [(p.category, p.regex) for p in patterns] + _extended_patterns.credential_like_forms(patterns)
+
+
+def _shortest_and_slash(regex: str) -> tuple[int, bool]:
+    """The fewest characters a match of ``regex`` has, and whether every match holds a "/"
+    (a literal "/" in its top-level sequence), read by Python's parser: RE2's syntax for
+    these patterns is Python's, and RE2 matches a character where Python does."""
+    parsed = _parser.parse(regex)
+    return parsed.getwidth()[0], any(item == _SLASH for item in parsed.data)
+
+
+def test_no_extended_regex_matches_a_shorter_part_than_the_constant_says() -> None:
+    measured = [(category, *_shortest_and_slash(regex)) for category, regex in _extended_regexes()]
+    assert len(measured) == 2 * len(_extended_patterns.EXTENDED_PATTERNS)
+    assert min(shortest for _, shortest, slash in measured if not slash) == EXTENDED_SHORTEST, measured
+    # What the constant leaves out cannot match a part of a path: URLs, url-credentials among them
+    # (a match of 8 characters, scheme://user:password@host).
+    with_slash = {category for category, _, slash in measured if slash}
+    assert "url-credentials" in with_slash and with_slash <= {"url-credentials", "slack-webhook", "discord-webhook"}
+
+
+def test_the_measure_reads_what_re2_matches() -> None:
+    """The parser's shortest match is one RE2 finds: a text of exactly that length matches,
+    by the pattern and by its credential-like form, and one character less does not."""
+    shortest_texts = {"putty-private-key": "PuTTY-User-Key-File-2:", "url-credentials": "a://:b@c"}
+    for category, text in shortest_texts.items():
+        lengths = {_shortest_and_slash(regex)[0] for name, regex in _extended_regexes() if name == category}
+        assert lengths == {len(text)}
+        assert _extended_patterns.first_category(text) == category
+        assert _extended_patterns.credential_like(text) == category
+        assert _extended_patterns.first_category(text[:-1]) is None
+
+
+@pytest.mark.parametrize("name", ["packets/PuTTY-User-Key-File-2:x.json", "PuTTY-User-Key-File-3:.json"])
+def test_a_part_at_the_shortest_length_is_still_masked(name: str) -> None:
+    part = name.split("/")[-1]
+    assert len(part) >= EXTENDED_SHORTEST
+    assert masked_name(name).endswith(f"(not shown: {len(part)} characters matching putty-private-key)")
+
+
+def test_short_names_are_masked_without_loading_the_extended_tables() -> None:
+    probe = (
+        "import sys\n"
+        "from cmp._display import masked_name\n"
+        "assert masked_name('examples/typical-v0.2.json') == 'examples/typical-v0.2.json'\n"
+        "assert masked_name('AKIAIOSFODNN7EXAMPLE.json').startswith('(not shown: 25 characters matching aws-key')\n"
+        "print('cmp._extended_patterns' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False"]
