@@ -63,21 +63,13 @@ def masked_name(name: str) -> str:
     return "/".join(_withheld_part(part) for part in name.split("/"))
 
 
-# No extended pattern, and no credential-like form of one, matches inside a text shorter
-# than this that holds no "/": url-credentials, the one that can be shorter, needs "://",
-# and a part of a path holds no "/". So a short part is never shown to the extended
-# tables, and a one-file check of a short name does not build their RE2 sets (some 4 ms
-# of its start-up). The tests derive the number from the patterns.
-EXTENDED_SHORTEST = 22
-
-
 def _credential(part: str) -> str | None:
     if not part:
         return None
-    from cmp._patterns import credential_like, first_credential
+    from cmp._patterns import credential_like, extended_may_match, first_credential
 
     found = first_credential(part) or credential_like(part)
-    if found is None and len(part) >= EXTENDED_SHORTEST:
+    if found is None and extended_may_match(part):
         from cmp._extended_patterns import credential_like as extended_like
         from cmp._extended_patterns import first_category as first_extended
 

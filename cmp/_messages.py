@@ -15,7 +15,7 @@ from typing import Any
 
 from cmp._matcher import anchored
 from cmp._memo import remembered
-from cmp._patterns import credential_like, first_category, first_credential
+from cmp._patterns import credential_like, extended_may_match, first_category, first_credential
 from cmp.findings import ECHO_LIMIT, MAX_FINDINGS, Finding
 
 QUOTE_LIMIT = ECHO_LIMIT
@@ -29,7 +29,7 @@ def _withholding_category(text: str) -> str | None:
 
     Every step of every path asks (member names, mostly short and repeated), hence the memo.
     """
-    return first_category(text) or _first_extended(text) or _resembled(text)
+    return first_category(text) or _in_extended(text) or _resembled(text)
 
 
 def _load_extended(text: str) -> str | None:
@@ -55,18 +55,24 @@ _first_extended: Callable[[str], str | None] = _load_extended
 _extended_like: Callable[[str], str | None] = _load_extended_like
 
 
+def _in_extended(text: str) -> str | None:
+    """The first extended category matching somewhere in ``text``; the table is asked (and
+    loaded) only for a text it can match (:func:`cmp._patterns.extended_may_match`)."""
+    return _first_extended(text) if extended_may_match(text) else None
+
+
 def _resembled(text: str) -> str | None:
     """The first category of either rule set whose credential-like form (the pattern
     without its word-boundary assertions, :func:`cmp._patterns.credential_like`) matches
     somewhere in ``text``: a key glued to a word character, which no pattern finds, is
     withheld all the same."""
-    return credential_like(text) or _extended_like(text)
+    return credential_like(text) or (_extended_like(text) if extended_may_match(text) else None)
 
 
 def credential_in(text: str) -> str | None:
     """The first credential category (not abs-path) of either rule set that matches
     somewhere in ``text``, or that a credential-like form matches there, or None."""
-    return first_credential(text) or _first_extended(text) or _resembled(text)
+    return first_credential(text) or _in_extended(text) or _resembled(text)
 
 
 def withheld(text: str) -> str | None:

@@ -41,7 +41,7 @@ NOT_AT_START_UP = (
     "cmp.cli._difference",
     "cmp.cli._rewrite",
     "cmp._redaction._extended",  # --rules extended, --select and --ignore
-    "cmp._extended_patterns",  # those, and masking a part of a file name of 22 characters or more
+    "cmp._extended_patterns",  # those, and withholding a text of 22 characters or more (cmp._patterns)
     "cmp._deepjson",  # a text nested deeper than the C decoder reads
 )
 
@@ -72,7 +72,7 @@ def interpreter_modules() -> set[str]:
 
 
 def test_a_one_file_check_loads_nothing_it_does_not_use(tmp_path: Path) -> None:
-    # A name as short as most (the checkout's own path might hold a long part: see cmp._display).
+    # A name as short as most (the checkout's own path might hold a long part: see cmp._patterns).
     shutil.copy(EXAMPLE, tmp_path / "typical.json")
     status, modules = loaded_by(["check", "typical.json"], tmp_path)
     assert status == 0

@@ -1,4 +1,5 @@
-"""File names shown on one line: the length below which a part of a path skips the extended tables."""
+"""When the extended table is asked about a text: only if it can match it (cmp._patterns.EXTENDED_SHORTEST),
+for the parts of a file name shown on one line and for the texts a message quotes."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from typing import Any
 import pytest
 
 from cmp import _extended_patterns
-from cmp._display import EXTENDED_SHORTEST, masked_name
+from cmp._display import masked_name
+from cmp._patterns import EXTENDED_SHORTEST, extended_may_match
 
 # Python's own regex parser, read here only to measure patterns (sre_parse before 3.11).
 _parser: Any = getattr(re, "_parser", None) or importlib.import_module("sre_parse")
@@ -61,14 +63,37 @@ def test_a_part_at_the_shortest_length_is_still_masked(name: str) -> None:
     assert masked_name(name).endswith(f"(not shown: {len(part)} characters matching putty-private-key)")
 
 
-def test_short_names_are_masked_without_loading_the_extended_tables() -> None:
-    probe = (
-        "import sys\n"
-        "from cmp._display import masked_name\n"
-        "assert masked_name('examples/typical-v0.2.json') == 'examples/typical-v0.2.json'\n"
-        "assert masked_name('AKIAIOSFODNN7EXAMPLE.json').startswith('(not shown: 25 characters matching aws-key')\n"
-        "print('cmp._extended_patterns' in sys.modules)\n"
-    )
+def test_a_text_the_extended_table_cannot_match_is_said_so() -> None:
+    assert not extended_may_match("x" * (EXTENDED_SHORTEST - 1))
+    assert extended_may_match("x" * EXTENDED_SHORTEST)
+    assert extended_may_match("a://:b@c")  # shorter, and a URL
+    assert _extended_patterns.first_category("a://:b@c") == "url-credentials"
+
+
+def _loads_the_extended_table(statements: str) -> bool:
+    """Whether running ``statements`` in a new interpreter loads cmp._extended_patterns."""
+    probe = f"import sys\n{statements}\nprint('cmp._extended_patterns' in sys.modules)\n"
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["False"]
+    return {"True": True, "False": False}[result.stdout.strip()]
+
+
+def test_short_names_are_masked_without_loading_the_extended_table() -> None:
+    assert not _loads_the_extended_table(
+        "from cmp._display import masked_name\n"
+        "assert masked_name('examples/typical-v0.2.json') == 'examples/typical-v0.2.json'\n"
+        "assert masked_name('AKIAIOSFODNN7EXAMPLE.json').startswith('(not shown: 25 characters matching aws-key')"
+    )
+
+
+def test_short_quotes_are_judged_without_loading_the_extended_table_and_long_ones_with_it() -> None:
+    short = (
+        "from cmp._messages import quote, withheld\n"
+        "assert quote('Bad') == \"'Bad'\"\n"
+        "assert withheld('AKIAIOSFODNN7EXAMPLE') == 'not shown: 20 characters matching aws-key'\n"
+        "assert withheld('glpat-short') is None"
+    )
+    assert not _loads_the_extended_table(short)
+    token = "glpat-" + "a1B2c3D4e5" * 2  # an extended-only credential, 26 characters
+    expected = "not shown: 26 characters matching gitlab-token"
+    assert _loads_the_extended_table(f"from cmp._messages import withheld\nassert withheld({token!r}) == {expected!r}")
