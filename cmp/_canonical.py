@@ -10,6 +10,7 @@ from __future__ import annotations
 from json.encoder import encode_basestring
 
 from cmp._intake import MAX_PACKET_BYTES, size_finding
+from cmp._record import replace
 from cmp._validation import validate
 from cmp._writer import shipped_writer
 from cmp.findings import Finding, PacketError
@@ -127,7 +128,7 @@ def growth_finding(packet: Packet, source_bytes: int) -> Finding | None:
     size = len(data)
     if size <= MAX_PACKET_BYTES:
         if packet._known.conforming:  # dumps will want them: written once, not twice
-            object.__setattr__(packet, "_known", packet._known._replace(canonical=data))
+            object.__setattr__(packet, "_known", replace(packet._known, canonical=data))
         return None
     return Finding(
         "size",

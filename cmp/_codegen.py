@@ -12,9 +12,12 @@ import builtins
 import itertools
 import types
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from cmp._precompiled import DEFINITIONS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def define(name: str, label: str, source: str, names: Mapping[str, Any]) -> Callable[..., Any]:

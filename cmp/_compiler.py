@@ -13,12 +13,15 @@ schema change cannot silently weaken it. The generated source is defined by
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from cmp import _timestamps
 from cmp._codegen import define, draft_class
 from cmp._matcher import Matcher
 from cmp._record import MISSING, fields, is_record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _IGNORED = {"$schema", "$id", "title", "description"}
 _KNOWN = _IGNORED | {

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import re
 import stat
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # What can end a line or disguise one in a terminal or a log: C0 controls, DEL, C1
 # controls (U+0085 is a line break too), the Unicode line and paragraph separators, and

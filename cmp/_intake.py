@@ -14,11 +14,14 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from itertools import accumulate, compress, repeat
 from operator import itemgetter
-from typing import Any
 
 from cmp._matcher import compile_set
 from cmp._messages import BoundedPath, member_step, member_steps, quote, truncated
 from cmp.findings import MAX_FINDINGS, Finding
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_PACKET_BYTES = 32_768
 MAX_DEPTH = 10_000  # the reference's (Go encoding/json) nesting limit
@@ -627,7 +630,8 @@ def _decoded_findings(
 # A container's place in the walk of _decoded_findings: [its parent's place, its key
 # there (_NO_KEY: the end of a chain below it), the steps of a chain after that key, its
 # path once written]. Lists, not objects: a place is made for every container met.
-_Place = list[Any]
+if TYPE_CHECKING:
+    _Place = list[Any]
 _NO_KEY = object()
 
 

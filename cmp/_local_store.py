@@ -47,11 +47,14 @@ from cmp._messages import quote
 from cmp._pipeline import check, redact
 from cmp._record import record
 from cmp._redaction._hit import Redaction, RedactionError
-from cmp._redaction._rules import Rules
 from cmp._render import ResumeBlock, Style, render
 from cmp._timestamps import instant
 from cmp.findings import PacketError, first_of
 from cmp.model import Packet
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from cmp._redaction._rules import Rules
 
 # A ULID as its canonical text: 26 characters of Crockford's base32 in upper case (no I,
 # L, O or U), the first at most 7 so that the whole fits in 128 bits.

@@ -10,11 +10,14 @@ texts remember their answer (cmp._memo).
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import re2
 
 from cmp._memo import remembered
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def without_lone_surrogates(text: str) -> str:

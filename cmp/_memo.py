@@ -11,21 +11,24 @@ hashed for the memo: hashing costs a pass over it, and it rarely repeats.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol, TypeVar, cast
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Protocol, TypeVar
+
+    Answer = TypeVar("Answer")
+
+    class Remembered(Protocol[Answer]):
+        """A function of one text whose answers for short texts are kept in ``memo``."""
+
+        @property
+        def memo(self) -> dict[str, Answer]: ...
+
+        def __call__(self, text: str) -> Answer: ...
+
 
 TEXT_LIMIT = 64
 ENTRIES = 4096
-
-Answer = TypeVar("Answer")
-
-
-class Remembered(Protocol[Answer]):
-    """A function of one text whose answers for short texts are kept in ``memo``."""
-
-    @property
-    def memo(self) -> dict[str, Answer]: ...
-
-    def __call__(self, text: str) -> Answer: ...
 
 
 def remembered(function: Callable[[str], Answer]) -> Remembered[Answer]:
@@ -53,4 +56,4 @@ def remembered(function: Callable[[str], Answer]) -> Remembered[Answer]:
     answer.__qualname__ = function.__qualname__
     answer.__wrapped__ = function  # type: ignore[attr-defined]
     answer.memo = memo  # type: ignore[attr-defined]
-    return cast("Remembered[Answer]", answer)
+    return answer  # type: ignore[return-value]  # a Remembered now: it has its memo

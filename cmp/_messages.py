@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from cmp._matcher import anchored
 from cmp._memo import remembered
 from cmp._patterns import credential_like, extended_may_match, first_category, first_credential
 from cmp.findings import ECHO_LIMIT, MAX_FINDINGS, Finding
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 QUOTE_LIMIT = ECHO_LIMIT
 

@@ -12,13 +12,16 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import re2
 
 from cmp._matcher import Spans, compile_set, without_lone_surrogates, without_word_assertions
 from cmp._memo import remembered
 from cmp._record import record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @record

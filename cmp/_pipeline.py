@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from cmp import _intake, _quick, _validation
 from cmp._canonical import growth_finding
 from cmp._codegen import draft_class
 from cmp._record import field, record, replace
 from cmp._redaction._hit import Redaction
-from cmp._redaction._rules import RULES, Rules, RuleSet, rule_set
+from cmp._redaction._rules import RULES, RuleSet, rule_set
 from cmp._validation import builder, validate
 from cmp.findings import Finding, PacketError
 from cmp.model import Packet
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from cmp._redaction._rules import Rules
 
 
 @record

@@ -9,7 +9,11 @@ cmp/_record.py and cmp/_codegen.py for who looks it up, and why):
 # ruff: noqa
 # mypy: ignore-errors
 
-from typing import Any
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing at start-up
+if TYPE_CHECKING:
+    from typing import Any
 
 # cmp._chain.ChainFinding
 def _cmp__chain_ChainFinding(_cls, _d_other, _factory, _frozen_error, _names, _object):
@@ -401,6 +405,36 @@ def _cmp__redaction__hit_Redaction(_cls, _d_at, _d_length, _d_position, _d_profi
     return {'__init__': __init__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__, '__getstate__': __getstate__, '__setstate__': __setstate__}
 
 
+# cmp._redaction._rules._Table
+def _cmp__redaction__rules__Table(_cls, _factory, _frozen_error, _names, _object):
+    def __init__(self, patterns, walks):
+        _object.__setattr__(self, 'patterns', patterns)
+        _object.__setattr__(self, 'walks', walks)
+        return None
+    def __repr__(self):
+        return f"{self.__class__.__qualname__}(patterns={self.patterns!r}, walks={self.walks!r})"
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.patterns, self.walks, ) == (other.patterns, other.walks, )
+        return NotImplemented
+    def __hash__(self):
+        return hash((self.patterns, self.walks, ))
+    def __setattr__(self, name, value):
+        if type(self) is _cls or name in _names:
+            raise _frozen_error('assign to', name)
+        super(_cls, self).__setattr__(name, value)
+    def __delattr__(self, name):
+        if type(self) is _cls or name in _names:
+            raise _frozen_error('delete', name)
+        super(_cls, self).__delattr__(name)
+    def __getstate__(self):
+        return [self.patterns, self.walks, ]
+    def __setstate__(self, state):
+        for name, value in zip(('patterns', 'walks', ), state):
+            _object.__setattr__(self, name, value)
+    return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__, '__getstate__': __getstate__, '__setstate__': __setstate__}
+
+
 # cmp._reference_store.Identity
 def _cmp__reference_store_Identity(_cls, _factory, _frozen_error, _names, _object):
     def __init__(self, inode, device):
@@ -564,6 +598,38 @@ def _cmp__render_Section(_cls, _d_details, _d_item_tag, _d_items, _d_note, _d_re
         return [self.key, self.zone, self.text, self.items, self.records, self.details, self.item_tag, self.note, ]
     def __setstate__(self, state):
         for name, value in zip(('key', 'zone', 'text', 'items', 'records', 'details', 'item_tag', 'note', ), state):
+            _object.__setattr__(self, name, value)
+    return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__, '__getstate__': __getstate__, '__setstate__': __setstate__}
+
+
+# cmp._writer._State
+def _cmp__writer__State(_cls, _d_alternative, _d_started, _factory, _frozen_error, _names, _object):
+    def __init__(self, runtime, suffix, started=_d_started, alternative=_d_alternative):
+        _object.__setattr__(self, 'runtime', runtime)
+        _object.__setattr__(self, 'suffix', suffix)
+        _object.__setattr__(self, 'started', started)
+        _object.__setattr__(self, 'alternative', alternative)
+        return None
+    def __repr__(self):
+        return f"{self.__class__.__qualname__}(runtime={self.runtime!r}, suffix={self.suffix!r}, started={self.started!r}, alternative={self.alternative!r})"
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.runtime, self.suffix, self.started, self.alternative, ) == (other.runtime, other.suffix, other.started, other.alternative, )
+        return NotImplemented
+    def __hash__(self):
+        return hash((self.runtime, self.suffix, self.started, self.alternative, ))
+    def __setattr__(self, name, value):
+        if type(self) is _cls or name in _names:
+            raise _frozen_error('assign to', name)
+        super(_cls, self).__setattr__(name, value)
+    def __delattr__(self, name):
+        if type(self) is _cls or name in _names:
+            raise _frozen_error('delete', name)
+        super(_cls, self).__delattr__(name)
+    def __getstate__(self):
+        return [self.runtime, self.suffix, self.started, self.alternative, ]
+    def __setstate__(self, state):
+        for name, value in zip(('runtime', 'suffix', 'started', 'alternative', ), state):
             _object.__setattr__(self, name, value)
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__, '__getstate__': __getstate__, '__setstate__': __setstate__}
 
@@ -1534,6 +1600,37 @@ def _cmp_model_Decision(_cls, _d_consequences, _d_locked, _factory, _frozen_erro
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__, '__getstate__': __getstate__, '__setstate__': __setstate__}
 
 
+# cmp.model.Known
+def _cmp_model_Known(_cls, _d_canonical, _d_conforming, _d_escaped, _factory, _frozen_error, _names, _object):
+    def __init__(self, conforming=_d_conforming, escaped=_d_escaped, canonical=_d_canonical):
+        _object.__setattr__(self, 'conforming', conforming)
+        _object.__setattr__(self, 'escaped', escaped)
+        _object.__setattr__(self, 'canonical', canonical)
+        return None
+    def __repr__(self):
+        return f"{self.__class__.__qualname__}(conforming={self.conforming!r}, escaped={self.escaped!r}, canonical={self.canonical!r})"
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.conforming, self.escaped, self.canonical, ) == (other.conforming, other.escaped, other.canonical, )
+        return NotImplemented
+    def __hash__(self):
+        return hash((self.conforming, self.escaped, self.canonical, ))
+    def __setattr__(self, name, value):
+        if type(self) is _cls or name in _names:
+            raise _frozen_error('assign to', name)
+        super(_cls, self).__setattr__(name, value)
+    def __delattr__(self, name):
+        if type(self) is _cls or name in _names:
+            raise _frozen_error('delete', name)
+        super(_cls, self).__delattr__(name)
+    def __getstate__(self):
+        return [self.conforming, self.escaped, self.canonical, ]
+    def __setstate__(self, state):
+        for name, value in zip(('conforming', 'escaped', 'canonical', ), state):
+            _object.__setattr__(self, name, value)
+    return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__, '__getstate__': __getstate__, '__setstate__': __setstate__}
+
+
 # cmp.model.Method
 def _cmp_model_Method(_cls, _factory, _frozen_error, _names, _object):
     def __init__(self, name, when_applicable, how):
@@ -1671,6 +1768,69 @@ def _cmp_model_Provenance(_cls, _d_author_human, _d_author_model, _d_confidence,
         return [self.author_model, self.author_human, self.source_hash, self.confidence, ]
     def __setstate__(self, state):
         for name, value in zip(('author_model', 'author_human', 'source_hash', 'confidence', ), state):
+            _object.__setattr__(self, name, value)
+    return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__, '__getstate__': __getstate__, '__setstate__': __setstate__}
+
+
+# cmp.model._Rule
+def _cmp_model__Rule(_cls, _d_array, _d_optional, _factory, _frozen_error, _names, _object):
+    def __init__(self, kind, optional=_d_optional, array=_d_array):
+        _object.__setattr__(self, 'kind', kind)
+        _object.__setattr__(self, 'optional', optional)
+        _object.__setattr__(self, 'array', array)
+        return None
+    def __repr__(self):
+        return f"{self.__class__.__qualname__}(kind={self.kind!r}, optional={self.optional!r}, array={self.array!r})"
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.kind, self.optional, self.array, ) == (other.kind, other.optional, other.array, )
+        return NotImplemented
+    def __hash__(self):
+        return hash((self.kind, self.optional, self.array, ))
+    def __setattr__(self, name, value):
+        if type(self) is _cls or name in _names:
+            raise _frozen_error('assign to', name)
+        super(_cls, self).__setattr__(name, value)
+    def __delattr__(self, name):
+        if type(self) is _cls or name in _names:
+            raise _frozen_error('delete', name)
+        super(_cls, self).__delattr__(name)
+    def __getstate__(self):
+        return [self.kind, self.optional, self.array, ]
+    def __setstate__(self, state):
+        for name, value in zip(('kind', 'optional', 'array', ), state):
+            _object.__setattr__(self, name, value)
+    return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__, '__getstate__': __getstate__, '__setstate__': __setstate__}
+
+
+# cmp.schema.Member
+def _cmp_schema_Member(_cls, _d_location, _factory, _frozen_error, _names, _object):
+    def __init__(self, name, kind, required, location=_d_location):
+        _object.__setattr__(self, 'name', name)
+        _object.__setattr__(self, 'kind', kind)
+        _object.__setattr__(self, 'required', required)
+        _object.__setattr__(self, 'location', location)
+        return None
+    def __repr__(self):
+        return f"{self.__class__.__qualname__}(name={self.name!r}, kind={self.kind!r}, required={self.required!r}, location={self.location!r})"
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.name, self.kind, self.required, self.location, ) == (other.name, other.kind, other.required, other.location, )
+        return NotImplemented
+    def __hash__(self):
+        return hash((self.name, self.kind, self.required, self.location, ))
+    def __setattr__(self, name, value):
+        if type(self) is _cls or name in _names:
+            raise _frozen_error('assign to', name)
+        super(_cls, self).__setattr__(name, value)
+    def __delattr__(self, name):
+        if type(self) is _cls or name in _names:
+            raise _frozen_error('delete', name)
+        super(_cls, self).__delattr__(name)
+    def __getstate__(self):
+        return [self.name, self.kind, self.required, self.location, ]
+    def __setstate__(self, state):
+        for name, value in zip(('name', 'kind', 'required', 'location', ), state):
             _object.__setattr__(self, name, value)
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__, '__getstate__': __getstate__, '__setstate__': __setstate__}
 
@@ -2592,6 +2752,35 @@ RECORD_METHODS: dict[str, Any] = {
     ): _cmp__redaction__hit_Redaction,
     (
         'def _make(_cls, _factory, _frozen_error, _names, _object):\n'
+        '    def __init__(self, patterns, walks):\n'
+        "        _object.__setattr__(self, 'patterns', patterns)\n"
+        "        _object.__setattr__(self, 'walks', walks)\n"
+        '        return None\n'
+        '    def __repr__(self):\n'
+        '        return f"{self.__class__.__qualname__}(patterns={self.patterns!r}, walks={self.walks!r})"\n'
+        '    def __eq__(self, other):\n'
+        '        if other.__class__ is self.__class__:\n'
+        '            return (self.patterns, self.walks, ) == (other.patterns, other.walks, )\n'
+        '        return NotImplemented\n'
+        '    def __hash__(self):\n'
+        '        return hash((self.patterns, self.walks, ))\n'
+        '    def __setattr__(self, name, value):\n'
+        '        if type(self) is _cls or name in _names:\n'
+        "            raise _frozen_error('assign to', name)\n"
+        '        super(_cls, self).__setattr__(name, value)\n'
+        '    def __delattr__(self, name):\n'
+        '        if type(self) is _cls or name in _names:\n'
+        "            raise _frozen_error('delete', name)\n"
+        '        super(_cls, self).__delattr__(name)\n'
+        '    def __getstate__(self):\n'
+        '        return [self.patterns, self.walks, ]\n'
+        '    def __setstate__(self, state):\n'
+        "        for name, value in zip(('patterns', 'walks', ), state):\n"
+        '            _object.__setattr__(self, name, value)\n'
+        "    return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__, '__getstate__': __getstate__, '__setstate__': __setstate__}\n"
+    ): _cmp__redaction__rules__Table,
+    (
+        'def _make(_cls, _factory, _frozen_error, _names, _object):\n'
         '    def __init__(self, inode, device):\n'
         "        _object.__setattr__(self, 'inode', inode)\n"
         "        _object.__setattr__(self, 'device', device)\n"
@@ -2752,6 +2941,37 @@ RECORD_METHODS: dict[str, Any] = {
         '            _object.__setattr__(self, name, value)\n'
         "    return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__, '__getstate__': __getstate__, '__setstate__': __setstate__}\n"
     ): _cmp__render_Section,
+    (
+        'def _make(_cls, _d_alternative, _d_started, _factory, _frozen_error, _names, _object):\n'
+        '    def __init__(self, runtime, suffix, started=_d_started, alternative=_d_alternative):\n'
+        "        _object.__setattr__(self, 'runtime', runtime)\n"
+        "        _object.__setattr__(self, 'suffix', suffix)\n"
+        "        _object.__setattr__(self, 'started', started)\n"
+        "        _object.__setattr__(self, 'alternative', alternative)\n"
+        '        return None\n'
+        '    def __repr__(self):\n'
+        '        return f"{self.__class__.__qualname__}(runtime={self.runtime!r}, suffix={self.suffix!r}, started={self.started!r}, alternative={self.alternative!r})"\n'
+        '    def __eq__(self, other):\n'
+        '        if other.__class__ is self.__class__:\n'
+        '            return (self.runtime, self.suffix, self.started, self.alternative, ) == (other.runtime, other.suffix, other.started, other.alternative, )\n'
+        '        return NotImplemented\n'
+        '    def __hash__(self):\n'
+        '        return hash((self.runtime, self.suffix, self.started, self.alternative, ))\n'
+        '    def __setattr__(self, name, value):\n'
+        '        if type(self) is _cls or name in _names:\n'
+        "            raise _frozen_error('assign to', name)\n"
+        '        super(_cls, self).__setattr__(name, value)\n'
+        '    def __delattr__(self, name):\n'
+        '        if type(self) is _cls or name in _names:\n'
+        "            raise _frozen_error('delete', name)\n"
+        '        super(_cls, self).__delattr__(name)\n'
+        '    def __getstate__(self):\n'
+        '        return [self.runtime, self.suffix, self.started, self.alternative, ]\n'
+        '    def __setstate__(self, state):\n'
+        "        for name, value in zip(('runtime', 'suffix', 'started', 'alternative', ), state):\n"
+        '            _object.__setattr__(self, name, value)\n'
+        "    return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__, '__getstate__': __getstate__, '__setstate__': __setstate__}\n"
+    ): _cmp__writer__State,
     (
         'def _make(_cls, _d_by, _d_colour, _d_deadline, _d_deadline_seconds, _d_format, _d_policy, _d_show_found, _factory, _frozen_error, _names, _object):\n'
         '    def __init__(self, policy=_d_policy, format=_d_format, show_found=_d_show_found, by=_d_by, colour=_d_colour, deadline=_d_deadline, deadline_seconds=_d_deadline_seconds):\n'
@@ -3688,6 +3908,36 @@ RECORD_METHODS: dict[str, Any] = {
         "    return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__, '__getstate__': __getstate__, '__setstate__': __setstate__}\n"
     ): _cmp_model_Decision,
     (
+        'def _make(_cls, _d_canonical, _d_conforming, _d_escaped, _factory, _frozen_error, _names, _object):\n'
+        '    def __init__(self, conforming=_d_conforming, escaped=_d_escaped, canonical=_d_canonical):\n'
+        "        _object.__setattr__(self, 'conforming', conforming)\n"
+        "        _object.__setattr__(self, 'escaped', escaped)\n"
+        "        _object.__setattr__(self, 'canonical', canonical)\n"
+        '        return None\n'
+        '    def __repr__(self):\n'
+        '        return f"{self.__class__.__qualname__}(conforming={self.conforming!r}, escaped={self.escaped!r}, canonical={self.canonical!r})"\n'
+        '    def __eq__(self, other):\n'
+        '        if other.__class__ is self.__class__:\n'
+        '            return (self.conforming, self.escaped, self.canonical, ) == (other.conforming, other.escaped, other.canonical, )\n'
+        '        return NotImplemented\n'
+        '    def __hash__(self):\n'
+        '        return hash((self.conforming, self.escaped, self.canonical, ))\n'
+        '    def __setattr__(self, name, value):\n'
+        '        if type(self) is _cls or name in _names:\n'
+        "            raise _frozen_error('assign to', name)\n"
+        '        super(_cls, self).__setattr__(name, value)\n'
+        '    def __delattr__(self, name):\n'
+        '        if type(self) is _cls or name in _names:\n'
+        "            raise _frozen_error('delete', name)\n"
+        '        super(_cls, self).__delattr__(name)\n'
+        '    def __getstate__(self):\n'
+        '        return [self.conforming, self.escaped, self.canonical, ]\n'
+        '    def __setstate__(self, state):\n'
+        "        for name, value in zip(('conforming', 'escaped', 'canonical', ), state):\n"
+        '            _object.__setattr__(self, name, value)\n'
+        "    return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__, '__getstate__': __getstate__, '__setstate__': __setstate__}\n"
+    ): _cmp_model_Known,
+    (
         'def _make(_cls, _factory, _frozen_error, _names, _object):\n'
         '    def __init__(self, name, when_applicable, how):\n'
         "        _object.__setattr__(self, 'name', name)\n"
@@ -3824,6 +4074,67 @@ RECORD_METHODS: dict[str, Any] = {
         '            _object.__setattr__(self, name, value)\n'
         "    return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__, '__getstate__': __getstate__, '__setstate__': __setstate__}\n"
     ): _cmp_model_Provenance,
+    (
+        'def _make(_cls, _d_array, _d_optional, _factory, _frozen_error, _names, _object):\n'
+        '    def __init__(self, kind, optional=_d_optional, array=_d_array):\n'
+        "        _object.__setattr__(self, 'kind', kind)\n"
+        "        _object.__setattr__(self, 'optional', optional)\n"
+        "        _object.__setattr__(self, 'array', array)\n"
+        '        return None\n'
+        '    def __repr__(self):\n'
+        '        return f"{self.__class__.__qualname__}(kind={self.kind!r}, optional={self.optional!r}, array={self.array!r})"\n'
+        '    def __eq__(self, other):\n'
+        '        if other.__class__ is self.__class__:\n'
+        '            return (self.kind, self.optional, self.array, ) == (other.kind, other.optional, other.array, )\n'
+        '        return NotImplemented\n'
+        '    def __hash__(self):\n'
+        '        return hash((self.kind, self.optional, self.array, ))\n'
+        '    def __setattr__(self, name, value):\n'
+        '        if type(self) is _cls or name in _names:\n'
+        "            raise _frozen_error('assign to', name)\n"
+        '        super(_cls, self).__setattr__(name, value)\n'
+        '    def __delattr__(self, name):\n'
+        '        if type(self) is _cls or name in _names:\n'
+        "            raise _frozen_error('delete', name)\n"
+        '        super(_cls, self).__delattr__(name)\n'
+        '    def __getstate__(self):\n'
+        '        return [self.kind, self.optional, self.array, ]\n'
+        '    def __setstate__(self, state):\n'
+        "        for name, value in zip(('kind', 'optional', 'array', ), state):\n"
+        '            _object.__setattr__(self, name, value)\n'
+        "    return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__, '__getstate__': __getstate__, '__setstate__': __setstate__}\n"
+    ): _cmp_model__Rule,
+    (
+        'def _make(_cls, _d_location, _factory, _frozen_error, _names, _object):\n'
+        '    def __init__(self, name, kind, required, location=_d_location):\n'
+        "        _object.__setattr__(self, 'name', name)\n"
+        "        _object.__setattr__(self, 'kind', kind)\n"
+        "        _object.__setattr__(self, 'required', required)\n"
+        "        _object.__setattr__(self, 'location', location)\n"
+        '        return None\n'
+        '    def __repr__(self):\n'
+        '        return f"{self.__class__.__qualname__}(name={self.name!r}, kind={self.kind!r}, required={self.required!r}, location={self.location!r})"\n'
+        '    def __eq__(self, other):\n'
+        '        if other.__class__ is self.__class__:\n'
+        '            return (self.name, self.kind, self.required, self.location, ) == (other.name, other.kind, other.required, other.location, )\n'
+        '        return NotImplemented\n'
+        '    def __hash__(self):\n'
+        '        return hash((self.name, self.kind, self.required, self.location, ))\n'
+        '    def __setattr__(self, name, value):\n'
+        '        if type(self) is _cls or name in _names:\n'
+        "            raise _frozen_error('assign to', name)\n"
+        '        super(_cls, self).__setattr__(name, value)\n'
+        '    def __delattr__(self, name):\n'
+        '        if type(self) is _cls or name in _names:\n'
+        "            raise _frozen_error('delete', name)\n"
+        '        super(_cls, self).__delattr__(name)\n'
+        '    def __getstate__(self):\n'
+        '        return [self.name, self.kind, self.required, self.location, ]\n'
+        '    def __setstate__(self, state):\n'
+        "        for name, value in zip(('name', 'kind', 'required', 'location', ), state):\n"
+        '            _object.__setattr__(self, name, value)\n'
+        "    return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__, '__getstate__': __getstate__, '__setstate__': __setstate__}\n"
+    ): _cmp_schema_Member,
 }
 
 DEFINITIONS: dict[str, Any] = {

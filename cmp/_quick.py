@@ -49,6 +49,7 @@ import re
 from cmp import _intake, _validation
 from cmp._canonical import growth_finding
 from cmp._compiler import most_strings
+from cmp._record import replace
 from cmp._redaction._hit import Redaction
 from cmp._redaction._rules import DEFAULT, RuleSet
 from cmp.model import CONFORMING, Known, Packet
@@ -143,7 +144,7 @@ def read_quickly(raw: bytes, rules: RuleSet = DEFAULT) -> tuple[str, Packet, tup
     packet = built[0]
     known = _KNOWN.get(escaped)
     if known is None:
-        known = _KNOWN.setdefault(escaped, CONFORMING._replace(escaped=escaped))
+        known = _KNOWN.setdefault(escaped, replace(CONFORMING, escaped=escaped))
     object.__setattr__(packet, "_known", known)  # fact 4
     plain = not escaped  # every backslash starts an escape, and every escape writes a character
     if growth_finding(packet, len(raw)) is not None:

@@ -32,19 +32,20 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from reprlib import recursive_repr
-from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from cmp._precompiled import RECORD_METHODS
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, TypeVar, overload
+
     from typing_extensions import dataclass_transform
+
+    T = TypeVar("T")
 else:
-
-    def dataclass_transform(**_: Any) -> Callable[[Any], Any]:
+    # What mypy reads above, without loading typing (a one-file check's start-up).
+    def dataclass_transform(**_: object) -> object:
         return lambda decorator: decorator
-
-
-T = TypeVar("T")
 
 
 class _Missing:
@@ -114,14 +115,15 @@ def field(
     return Field(default, default_factory, init, repr, compare, kw_only)
 
 
-@overload
-def record(cls: type[T], /) -> type[T]: ...
+if TYPE_CHECKING:
 
+    @overload
+    def record(cls: type[T], /) -> type[T]: ...
 
-@overload
-def record(
-    *, frozen: bool = True, eq: bool = True, order: bool = False, repr: bool = True, kw_only: bool = False
-) -> Callable[[type[T]], type[T]]: ...
+    @overload
+    def record(
+        *, frozen: bool = True, eq: bool = True, order: bool = False, repr: bool = True, kw_only: bool = False
+    ) -> Callable[[type[T]], type[T]]: ...
 
 
 @dataclass_transform(frozen_default=True, field_specifiers=(field,))

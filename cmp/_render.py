@@ -42,10 +42,14 @@ from cmp._canonical import dumps
 from cmp._pipeline import redact
 from cmp._record import record
 from cmp._redaction._hit import Redaction, RedactionError
-from cmp._redaction._rules import Rules, placeholder
+from cmp._redaction._rules import placeholder
 from cmp._scrub import scrubbed_data
 from cmp._timestamps import instant
 from cmp.model import Attempt, Decision, Packet, build
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from cmp._redaction._rules import Rules
 
 Style = Literal["markdown", "xml"]
 STYLES: tuple[Style, ...] = get_args(Style)

@@ -23,8 +23,12 @@ from typing import Any
 from cmp._authoring import from_dict
 from cmp._patterns import Pattern
 from cmp._redaction._hit import Redaction
-from cmp._redaction._rules import Replacer, Rules, RuleSet, placeholder, rule_set
+from cmp._redaction._rules import Replacer, RuleSet, placeholder, rule_set
 from cmp.model import Packet, to_obj
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from cmp._redaction._rules import Rules
 
 __all__ = ["placeholder", "scrub"]
 

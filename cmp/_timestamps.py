@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from cmp._matcher import Matcher
 from cmp._messages import quote
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime as _dt
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from cmp._compiler import compile_builder
 from cmp._intake import data_findings
@@ -19,6 +18,10 @@ from cmp._messages import QUOTE_LIMIT, capped, withheld
 from cmp.findings import MAX_FINDINGS, Finding
 from cmp.model import CONFORMING, SCHEMA_CLASSES, Packet
 from cmp.schema import SUPPORTED_VERSIONS, load_schema
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def route(obj: Mapping[str, Any]) -> str | Finding:

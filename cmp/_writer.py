@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from typing import NamedTuple
 
 from cmp._codegen import define
+from cmp._record import record, replace
 from cmp._timestamps import canonical as canonical_time
 from cmp.model import Packet
 from cmp.schema import Member, members
@@ -25,7 +25,8 @@ _QUOTE, _NEWLINE = '"', "\n"
 _NEXT = ",\n"  # what follows every member but an object's or array's last
 
 
-class _State(NamedTuple):
+@record
+class _State:
     """The layout written since the last string, as far as the generator knows it.
 
     The text is the generated function's variable ``p`` when ``runtime``, followed by
@@ -54,7 +55,7 @@ class _State(NamedTuple):
 
     def then(self, more: str) -> _State:
         alternative = self.alternative and (self.alternative[0], self.alternative[1] + more)
-        return self._replace(suffix=self.suffix + more, alternative=alternative)
+        return replace(self, suffix=self.suffix + more, alternative=alternative)
 
     def known(self) -> bool:
         """Whether the text is a constant (or a choice of two), known while generating."""
@@ -91,11 +92,11 @@ class _WriterSource:
     def object(self, location: str, value: str, indent: str, state: _State, level: int, trail: str) -> _State:
         """Write the object ``value``, whose ``{\n`` ends ``state``; the state after its ``}`` and ``trail``."""
         outer = state.started
-        state = state._replace(started=False)
+        state = replace(state, started=False)
         for member in self.objects[location]:
             access = f"{value}.{member.name}"
             if member.required and not (location == "$" and member.name in _IDENTITY):
-                state = self.member(member, access, indent + "  ", state, level)._replace(started=True)
+                state = replace(self.member(member, access, indent + "  ", state, level), started=True)
                 continue
             condition = access
             if location == "$" and member.name in _IDENTITY:
@@ -106,7 +107,7 @@ class _WriterSource:
                 if member.kind == "object":
                     condition += " is not None"
             state = self.optional(member, condition, access, indent + "  ", state, level)
-        return self.close(state, indent, "}", trail, level)._replace(started=outer)
+        return replace(self.close(state, indent, "}", trail, level), started=outer)
 
     def optional(self, member: Member, condition: str, access: str, indent: str, state: _State, level: int) -> _State:
         """Write ``member`` under ``if condition:``: a state that holds whichever way the ``if`` went."""
@@ -121,7 +122,7 @@ class _WriterSource:
                 return state  # the same layout either way
             if len(self.lines) == mark + 1 and after.alternative is None:  # only layout: choose where used
                 self.lines.pop()
-                return state._replace(alternative=(condition, after.suffix))
+                return replace(state, alternative=(condition, after.suffix))
         if state.known():
             self.lines.insert(mark, "    " * level + f"p = {state.code()}")
         if not after.held():
@@ -156,7 +157,7 @@ class _WriterSource:
         )
         if not after.held():
             self.emit(level + 1, f"p = {after.code()}")
-        return self.close(_State(True, "", True), indent, "]", _NEXT, level)._replace(started=state.started)
+        return replace(self.close(_State(True, "", True), indent, "]", _NEXT, level), started=state.started)
 
     def close(self, state: _State, indent: str, bracket: str, trail: str, level: int) -> _State:
         """The state after an object's or array's closing ``bracket`` and ``trail``."""
@@ -169,9 +170,9 @@ class _WriterSource:
 
         if state.known():
             alternative = state.alternative and (state.alternative[0], closed(state.alternative[1]))
-            return state._replace(suffix=closed(state.suffix), alternative=alternative)
+            return replace(state, suffix=closed(state.suffix), alternative=alternative)
         if state.suffix:
-            return state._replace(suffix=closed(state.suffix))
+            return replace(state, suffix=closed(state.suffix))
         if state.started:
             self.emit(level, f"p = p[:{-len(_NEXT)}] + {end!r}")
         else:

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, get_args
 
 from cmp._record import record
 
+TYPE_CHECKING = False
+
 # Stable finding codes. Renaming one is a breaking change: the CLI's JSON output,
 # the conformance vectors and other implementations' harnesses all key on them.
-# As a Literal, a misspelt code in the library is a type error, not a new code.
-Code = Literal[
-    "size", "json", "duplicate-key", "not-object", "version-missing", "version-unsupported", "schema", "truncated"
-]
+# As a Literal, a misspelt code in the library is a type error, not a new code (a Literal
+# to mypy only, so a check loads no typing; tests/unit/test_type_only.py holds CODES to it).
+if TYPE_CHECKING:
+    from typing import Literal
+
+    Code = Literal[
+        "size", "json", "duplicate-key", "not-object", "version-missing", "version-unsupported", "schema", "truncated"
+    ]
 
 CODES: dict[Code, str] = {
     "size": "the raw packet is longer than 32,768 bytes",
@@ -24,19 +29,18 @@ CODES: dict[Code, str] = {
     "schema": "the packet breaks its version's JSON Schema (see keyword)",
     "truncated": "stands for the findings past the first 100 of a report, and says how many there were",
 }
-assert tuple(CODES) == get_args(Code), "every code is described, in the Literal's order"
 
 # Codes of advice beyond the format, which never changes a verdict of check: ``lint``
 # (how a packet is written: the writing rules; ``keyword`` names the rule), ``chain``
 # (how packets link through parent_id; ``keyword`` names the rule) and ``audit`` (a
 # store's row against the body it holds; ``keyword`` names what disagrees).
-AdviceCode = Literal["lint", "chain", "audit"]
+if TYPE_CHECKING:
+    AdviceCode = Literal["lint", "chain", "audit"]
 ADVICE_CODES: dict[AdviceCode, str] = {
     "lint": "the packet breaks a writing rule (see keyword); advice, not a verdict",
     "chain": "packets do not link up through parent_id as a chain should (see keyword)",
     "audit": "a stored packet's row or body is not what the store should hold (see keyword)",
 }
-assert tuple(ADVICE_CODES) == get_args(AdviceCode), "every advice code is described, in the Literal's order"
 
 # The format's echo cut (specification 8.5): the echo of a redaction finding holds at most
 # this many code points of what it found. Messages and paths quote no more of a packet's
@@ -115,6 +119,20 @@ class PacketError(ValueError):
     def __init__(self, findings: Sequence[Finding]) -> None:
         self.findings: tuple[Finding, ...] = tuple(findings)
         super().__init__(first_of(self.findings) or "invalid packet")
+
+
+if not TYPE_CHECKING:  # (mypy reads the Literals above, and no module __getattr__)
+
+    def __getattr__(name: str) -> object:
+        """``Code`` and ``AdviceCode`` as values too: their Literals, made from the tables on
+        first use, so that importing this module loads no typing (a one-file check's start-up)."""
+        table = {"Code": CODES, "AdviceCode": ADVICE_CODES}.get(name)
+        if table is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        from typing import Literal
+
+        value = globals()[name] = Literal[tuple(table)]
+        return value
 
 
 __all__ = [

@@ -16,9 +16,7 @@ schema accepted, which are of these types.
 from __future__ import annotations
 
 import types
-import typing
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from cmp import _timestamps
 from cmp._messages import quote
@@ -26,14 +24,21 @@ from cmp._record import field, fields, record
 from cmp.findings import Finding
 from cmp.schema import members
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime as _dt
+    from typing import Any, Literal
 
-Outcome = Literal["succeeded", "failed", "partial"]
-Confidence = Literal["low", "medium", "high", ""]
+    Outcome = Literal["succeeded", "failed", "partial"]
+    Confidence = Literal["low", "medium", "high", ""]
+
+# What the annotations name that only mypy knows: Outcome and Confidence are strings here
+# (which strings is the schema's rule).
+_TYPE_CHECKING_ONLY = {"Outcome": str, "Confidence": str}
 
 
-class _Rule(NamedTuple):
+@record
+class _Rule:
     """The type one member must have: ``kind`` itself, or None too, or a tuple or list of ``kind``."""
 
     kind: type
@@ -43,9 +48,9 @@ class _Rule(NamedTuple):
 
 def _rule(hint: Any) -> _Rule:
     """The rule an evaluated field annotation states."""
+    import typing  # here, on the first model object built by hand: check builds none this way
+
     origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin is Literal and all(type(arg) is str for arg in args):
-        return _Rule(str)  # Outcome, Confidence: which strings is the schema's rule
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
         return _Rule(_plain(args[0]), array=True)
     if origin in (typing.Union, types.UnionType) and len(args) == 2 and type(None) in args:
@@ -71,7 +76,9 @@ def _rules(cls: type) -> tuple[tuple[str, _Rule], ...]:
     """The rule of each member of a model class, from its annotations (worked out once per class)."""
     rules = _RULES.get(cls)
     if rules is None:
-        hints = typing.get_type_hints(cls)
+        import typing
+
+        hints = typing.get_type_hints(cls, localns=_TYPE_CHECKING_ONLY)
         rules = _RULES[cls] = tuple((f.name, _rule(hints[f.name])) for f in fields(cls) if f.init)
     return rules
 
@@ -170,7 +177,8 @@ class Provenance:
         _check_members(self)
 
 
-class Known(NamedTuple):
+@record
+class Known:
     """Facts about a packet's values that the step which read them found, kept for later steps.
 
     Each is a fact about the member values alone, and those are frozen, so a fact never
@@ -323,7 +331,7 @@ def from_obj(obj: Mapping[str, Any]) -> Packet:
     check() builds with the compiled builder of :mod:`cmp._compiler` instead; this plain
     construction is what the tests hold that builder to.
     """
-    packet = typing.cast(Packet, build(obj, "Packet"))
+    packet: Packet = build(obj, "Packet")
     object.__setattr__(packet, "_known", CONFORMING)
     return packet
 

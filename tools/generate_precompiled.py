@@ -37,7 +37,11 @@ cmp/_record.py and cmp/_codegen.py for who looks it up, and why):
 # ruff: noqa
 # mypy: ignore-errors
 
-from typing import Any
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing at start-up
+if TYPE_CHECKING:
+    from typing import Any
 
 '''
 

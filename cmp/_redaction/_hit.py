@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from cmp import _record
 from cmp._codegen import draft_class
@@ -11,6 +10,10 @@ from cmp._messages import credential_in
 from cmp._patterns import public_prefix, shows_echo
 from cmp._record import record
 from cmp.findings import ECHO_LIMIT, Position, first_of
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # The name of the format's own rule set (the reference's ten patterns, specification 8).
 # A finding of it is shown without naming its rules, so default output stays as the

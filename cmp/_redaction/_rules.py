@@ -23,19 +23,23 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 
 from cmp._matcher import anchored, without_lone_surrogates
 from cmp._messages import quote
 from cmp._patterns import CATEGORIES, PATTERNS, Pattern, shows_echo
+from cmp._record import record
 from cmp._redaction import _scan
 from cmp._redaction._hit import DEFAULT_RULES, Redaction
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Literal
+
     from cmp.model import Packet
 
-Rules = Literal["default", "extended"]
-RULES: tuple[Rules, ...] = get_args(Rules)
+    Rules = Literal["default", "extended"]
+
+RULES: tuple[Rules, ...] = ("default", "extended")
 assert RULES[0] == DEFAULT_RULES, "the default rule set comes first"
 
 # One pass of replacements over a text (:func:`cmp._redaction._scan.replace_matches` and
@@ -211,7 +215,10 @@ class _Extended(RuleSet):
         return [(list(_scan.texts(data)), both), (list(walks.extra_texts(data)), extra)]
 
 
-class _Table(NamedTuple):
+@record
+class _Table:
+    """The extended table's two modules."""
+
     patterns: ModuleType  # cmp._extended_patterns: the patterns, their checks and screens
     walks: ModuleType  # cmp._redaction._extended: the fields they read and the walks over them
 

@@ -13,7 +13,6 @@ import functools
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
 
 from cmp._matcher import compile_set, without_lone_surrogates
 from cmp._messages import BoundedPath, field_name
@@ -30,7 +29,10 @@ from cmp._patterns import (
 from cmp._record import is_dataclass_like
 from cmp._redaction._hit import Redaction, make_redaction
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from cmp.model import Packet
 
 # Finding names, in scan order. `name[]` is each item of an array of strings;

@@ -18,11 +18,13 @@ from __future__ import annotations
 import gc
 import signal
 import sys
-from typing import TYPE_CHECKING, Any
 
 from cmp import _module  # names load as cmp's own do (seen by python -X importtime)
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from cmp.cli._args import CONSOLE_PROG, MODULE_PROG, build_parser
     from cmp.cli._main import main
     from cmp.cli._output import EXIT_FAIL, EXIT_OK, EXIT_USAGE, render_line

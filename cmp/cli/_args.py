@@ -6,12 +6,15 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from cmp import __version__
 from cmp.cli._output import EXIT_USAGE, error_line
 from cmp.cli._render import FORMATS
 from cmp.schema import SUPPORTED_VERSIONS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # What cmp.conformance.default_vector_dir does, said once for --help and the error when
 # it finds nothing. Kept here, not beside that function: importing any part of the

@@ -34,7 +34,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import closing
-from typing import Any, Literal, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from cmp import Report, dumps
 from cmp._canonical import file_bytes
@@ -57,11 +57,11 @@ from cmp._reference_store import (
     row_findings,
     rows,
 )
-from cmp.cli._batch import Runner, Share, WorkersFailed, jsonl_file_shares, merged
+from cmp.cli._batch import WorkersFailed, jsonl_file_shares, merged
 from cmp.cli._judge import ShareReading, Verdict, check_source, jsonl_sources, render_verdicts, verdict_size
 from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_line
 from cmp.cli._progress import Progress
-from cmp.cli._render import Block, Line, json_entry, redaction_text
+from cmp.cli._render import Block, json_entry, redaction_text
 from cmp.cli._results import Results
 from cmp.cli._runners import chosen_runner
 from cmp.cli._signals import Stopped, StopSignals, pending_stop
@@ -76,6 +76,10 @@ from cmp.cli._sources import (
     read_source,
 )
 from cmp.findings import Finding
+
+if TYPE_CHECKING:
+    from cmp.cli._batch import Runner, Share
+    from cmp.cli._render import Line
 
 # Rows in one share of a store: about 40 ms of work for typical packets, so opening the
 # store and running the share's query cost little next to it.

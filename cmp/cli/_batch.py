@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
 from cmp._display import describe, display_name
 from cmp._record import record, replace
@@ -36,10 +35,13 @@ from cmp.cli._sources import (
     unreadable,
 )
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from concurrent.futures import Executor
+    from typing import Any, Protocol, TypeVar
 
-T = TypeVar("T")
+    T = TypeVar("T")
+    T_co = TypeVar("T_co", covariant=True)
 
 # More worker processes than this only exhaust the machine (each is a Python interpreter).
 MAX_JOBS = 256
@@ -63,43 +65,47 @@ class WorkersFailed(Exception):
         self.line: int | None = None
 
 
-T_co = TypeVar("T_co", covariant=True)
+# The types shares and runners are held to (mypy reads them; nothing checks them at run time).
+if TYPE_CHECKING:
+
+    class Pending(Protocol[T_co]):
+        """A result on its way: a local future, or a Dask cluster's."""
+
+        def done(self) -> bool: ...
+
+        def result(self, timeout: float | None = None) -> T_co: ...
+
+    class Share(Protocol):
+        """A part of a run's input that whoever judges it reads by itself (see the module's docstring)."""
+
+        def first_packet(self, resume: tuple[str, int | None] | None) -> tuple[str, int | None]:
+            """The file and line of its first packet, for the message when the share is lost;
+            ``resume`` is where the block before it stopped."""
+
+    class Runner(Protocol):
+        """Where shares are judged: this process, a process pool, a Dask cluster (cmp.cli._dask)."""
+
+        parallel: bool  # shares run elsewhere, at the same time: plan them ahead (counted line numbers)
+        in_flight: int  # how many shares may be out at once
+        share_bytes: int  # how much of a JSON Lines file one share covers
+
+        def submit(self, fn: Callable[..., T], *args: Any) -> Pending[T]:
+            """Hand out ``fn(*args)``; :class:`WorkersFailed` if that cannot be done."""
+
+        def result(self, future: Pending[T]) -> T:
+            """Wait for a result; :class:`WorkersFailed` if it will never come."""
+
+        def close(self, *, completed: bool) -> None:
+            """Stop the workers (at once, if the run did not complete)."""
 
 
-class Pending(Protocol[T_co]):
-    """A result on its way: a local future, or a Dask cluster's."""
-
-    def done(self) -> bool: ...
-
-    def result(self, timeout: float | None = None) -> T_co: ...
+def _rest_of(block: Block) -> Share | None:
+    """What of a block's share its judge left unread: a Share (cmp.cli._render, below this
+    module, holds it as an object)."""
+    return block.rest  # type: ignore[return-value]
 
 
-class Share(Protocol):
-    """A part of a run's input that whoever judges it reads by itself (see the module's docstring)."""
-
-    def first_packet(self, resume: tuple[str, int | None] | None) -> tuple[str, int | None]:
-        """The file and line of its first packet, for the message when the share is lost;
-        ``resume`` is where the block before it stopped."""
-
-
-class Runner(Protocol):
-    """Where shares are judged: this process, a process pool, a Dask cluster (cmp.cli._dask)."""
-
-    parallel: bool  # shares run elsewhere, at the same time: plan them ahead (counted line numbers)
-    in_flight: int  # how many shares may be out at once
-    share_bytes: int  # how much of a JSON Lines file one share covers
-
-    def submit(self, fn: Callable[..., T], *args: Any) -> Pending[T]:
-        """Hand out ``fn(*args)``; :class:`WorkersFailed` if that cannot be done."""
-
-    def result(self, future: Pending[T]) -> T:
-        """Wait for a result; :class:`WorkersFailed` if it will never come."""
-
-    def close(self, *, completed: bool) -> None:
-        """Stop the workers (at once, if the run did not complete)."""
-
-
-class _Judged(Generic[T]):
+class _Judged:
     """A share judged in this process: its result is there as soon as it is handed out.
 
     Not a concurrent.futures.Future, whose import (with logging and threading) would cost
@@ -108,13 +114,13 @@ class _Judged(Generic[T]):
 
     __slots__ = ("value",)
 
-    def __init__(self, value: T) -> None:
+    def __init__(self, value: Any) -> None:
         self.value = value
 
     def done(self) -> bool:
         return True
 
-    def result(self, timeout: float | None = None) -> T:
+    def result(self, timeout: float | None = None) -> Any:
         return self.value
 
 
@@ -301,8 +307,9 @@ def merged(
             if new != block.problems:
                 block = replace(block, problems=new)
         yield block
-        if block.rest is not None and not out.rest_out:
-            window.appendleft(hand_out(cast(Share, block.rest)))
+        rest = _rest_of(block)
+        if rest is not None and not out.rest_out:
+            window.appendleft(hand_out(rest))
 
     def hand_out_rests() -> None:
         """Hand out the rest of every share that is done, right behind it in the window.
@@ -321,12 +328,12 @@ def merged(
             if not out.submission.done():
                 continue
             try:
-                rest = out.submission.result(timeout=0).rest
+                rest = _rest_of(out.submission.result(timeout=0))
             except Exception:  # not here yet after all (a cluster's result is fetched), or raised
                 continue  # again, and reported, when the share is taken: its rest is handed out then
             out.rest_out = True
             if rest is not None:
-                window.insert(index, hand_out(cast(Share, rest)))
+                window.insert(index, hand_out(rest))
 
     planned = iter(shares)
     try:

@@ -27,7 +27,11 @@ from cmp._lint import RULES as LINT_RULES
 from cmp._record import record
 from cmp._redaction._rules import DEFAULT, EXTENDED, RuleSet
 from cmp.cli._policy import redaction_rule_id
-from cmp.findings import ADVICE_CODES, CODES, AdviceCode, Code, Finding
+from cmp.findings import ADVICE_CODES, CODES, Finding
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from cmp.findings import AdviceCode, Code
 
 # The project and its documentation, as [project.urls] Homepage and Documentation in
 # pyproject.toml name them (a test holds them together). Every help link is under the latter.

@@ -14,10 +14,15 @@ import argparse
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
 
 from cmp._record import record
 from cmp.cli._sources import GlobError, Walk, glob_pattern
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    Kind = Literal["bool", "choice", "list", "path"]
 
 TABLE = "core-memory-packet"  # [tool.core-memory-packet]
 CONFIG_VARIABLE = "CMP_CONFIG"  # names the file to read instead of the nearest pyproject.toml
@@ -26,7 +31,6 @@ _MARK = TABLE.encode()  # a pyproject.toml without it is not parsed at all (star
 _TRUE = frozenset(("1", "true", "yes", "on"))
 _FALSE = frozenset(("0", "false", "no", "off", ""))
 
-Kind = Literal["bool", "choice", "list", "path"]
 DEFAULT = "default"  # the origin of a setting no flag, variable or file gave
 
 

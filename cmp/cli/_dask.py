@@ -16,10 +16,13 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import CancelledError
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from cmp._display import describe
-from cmp.cli._batch import IN_FLIGHT_PER_WORKER, Pending, WorkersFailed
+from cmp.cli._batch import IN_FLIGHT_PER_WORKER, WorkersFailed
+
+if TYPE_CHECKING:
+    from cmp.cli._batch import Pending
 
 T = TypeVar("T")
 

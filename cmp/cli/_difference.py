@@ -10,8 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from cmp._display import visible
-from cmp.cli._render import Tone
 from cmp.findings import Position
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from cmp.cli._render import Tone
 
 # What a byte of JSON layout is called in a reason. Only layout and punctuation are ever
 # named: any other byte is part of a member name or a value, the packet's own text, which

@@ -19,10 +19,14 @@ from cmp.cli._difference import first_difference
 from cmp.cli._judge import check_source
 from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_line
 from cmp.cli._policy import PolicyError, RunPolicy, disabled_lint_rules, run_policy
-from cmp.cli._render import Line, Tone, place, report_lines
+from cmp.cli._render import place, report_lines
 from cmp.cli._sources import Source, Unreadable, read_each
 from cmp.cli._summary import Summary
 from cmp.findings import Finding
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from cmp.cli._render import Line, Tone
 
 # The outcomes of a file, worst first: the one a file counts as in the summary line.
 _OUTCOMES = ("failed", "not canonical", "with advice", "ok")

@@ -12,8 +12,12 @@ from __future__ import annotations
 
 from cmp import Report
 from cmp.cli._policy import Judged, as_judged
-from cmp.cli._render import Line, Tone, file_line, hit_reading, redaction_text, tones
+from cmp.cli._render import file_line, hit_reading, redaction_text, tones
 from cmp.findings import Finding, Position
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from cmp.cli._render import Line, Tone
 
 _COMMAND: dict[Tone, str] = {"fail": "error", "warn": "warning", "ok": "notice"}
 _IN_MESSAGE = str.maketrans({"%": "%25", "\r": "%0D", "\n": "%0A"})

@@ -16,7 +16,7 @@ from cmp._pipeline import judge as judge_data
 from cmp._record import record
 from cmp.cli._output import JsonResults, coloured_line
 from cmp.cli._policy import DEFAULT_RUN, RunPolicy
-from cmp.cli._render import Block, Format, Line, file_line, json_entry, report_json, report_lines, where
+from cmp.cli._render import Block, file_line, json_entry, report_json, report_lines, where
 from cmp.cli._sources import (
     SHARE_BYTES,
     JsonlShare,
@@ -29,6 +29,10 @@ from cmp.cli._sources import (
 )
 from cmp.findings import Position, first_of
 from cmp.model import Packet
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from cmp.cli._render import Format, Line
 
 
 @record

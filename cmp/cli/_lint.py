@@ -16,12 +16,13 @@ from cmp._pipeline import policy_of
 from cmp.cli._judge import check_source
 from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, JsonResults, Output, error_line
 from cmp.cli._policy import Judged, PolicyError, disabled_lint_rules, run_policy
-from cmp.cli._render import Line, Tone, error_result, json_entry, place, report_json, report_lines, where
+from cmp.cli._render import error_result, json_entry, place, report_json, report_lines, where
 from cmp.cli._sources import Unreadable, read_each
 from cmp.cli._summary import Summary
 from cmp.findings import Finding
 
 if TYPE_CHECKING:
+    from cmp.cli._render import Line, Tone
     from cmp.cli._sarif import SarifLog
 
 

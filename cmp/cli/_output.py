@@ -11,10 +11,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any, TextIO
 
 from cmp._display import visible
 from cmp._record import record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 # SGR colours by a line's tone (cmp.cli._render.Tone): red, yellow, green.
 _COLOURS = {"fail": b"\x1b[31m", "warn": b"\x1b[33m", "ok": b"\x1b[32m"}

@@ -26,12 +26,17 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
 
 from cmp import Report
 from cmp._record import field, fields, record, replace
 from cmp._redaction._hit import Redaction
 from cmp._redaction._rules import EXTENDED, RuleSet, finder
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    Known = Literal["new", "unchanged"]
 
 BASELINE_VERSION = 1
 BASELINE_TOOL = "core-memory-packet"
@@ -39,7 +44,6 @@ _SALT_BYTES = 16
 # A baseline entry is some 250 bytes: this is a few hundred thousand findings, far past any
 # repository's, and it bounds what a path to something else (a log, /dev/zero) can cost.
 MAX_BASELINE_BYTES = 64 * 2**20
-Known = Literal["new", "unchanged"]
 
 
 def redaction_rule_id(category: str, rules: RuleSet) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal, get_args
 
 from cmp import Report
 from cmp._record import record
@@ -12,9 +11,18 @@ from cmp._redaction._rules import finder
 from cmp.cli._policy import Hit, Judged, as_judged
 from cmp.findings import Position
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    Format = Literal["text", "json", "github", "sarif"]
+    # How a line reads: a failure, a warning (reported, but it does not fail the run), or
+    # a success. The CLI colours lines by it on a terminal; the text itself says as much.
+    Tone = Literal["fail", "warn", "ok"]
+    Line = tuple[Tone, str]
+
 # check's output formats: lines (text, github) or one document (json, sarif).
-Format = Literal["text", "json", "github", "sarif"]
-FORMATS: tuple[Format, ...] = get_args(Format)
+FORMATS: tuple[Format, ...] = ("text", "json", "github", "sarif")
 
 
 def json_entry(result: dict[str, Any]) -> str:
@@ -58,12 +66,6 @@ def redaction_text(redaction: Redaction, *, show_found: bool = False) -> str:
     named = finder(redaction).named
     mark = "" if named is None else f"({named}) "
     return mark + redaction.line(show_found=show_found)
-
-
-# How a line reads: a failure, a warning (reported, but it does not fail the run), or
-# a success. The CLI colours lines by it on a terminal; the text itself says as much.
-Tone = Literal["fail", "warn", "ok"]
-Line = tuple[Tone, str]
 
 
 def tones(report: Report) -> tuple[Tone, Tone]:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from cmp.cli._output import JsonResults, Output, error_line
 from cmp.cli._progress import Progress
-from cmp.cli._render import Block, Format, error_entry
+from cmp.cli._render import Block, error_entry
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
+    from cmp.cli._render import Format
     from cmp.cli._sarif import SarifLog
 
 

@@ -6,7 +6,11 @@ plain ``check`` does not pay for it at start-up.
 
 from __future__ import annotations
 
-from cmp.cli._batch import JOBS_RANGE, Runner, WorkersFailed, runner_for, workers_for
+from cmp.cli._batch import JOBS_RANGE, WorkersFailed, runner_for, workers_for
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from cmp.cli._batch import Runner
 
 
 def chosen_runner(jobs: int, scheduler: str | None) -> Runner | str:

@@ -24,8 +24,12 @@ from cmp import Report, __version__
 from cmp.cli._catalog import PROJECT_URL, CatalogRule, advice_rule_id, catalog
 from cmp.cli._output import Output
 from cmp.cli._policy import Judged, as_judged
-from cmp.cli._render import Tone, file_line, redaction_text, tones
+from cmp.cli._render import file_line, redaction_text, tones
 from cmp.findings import Finding, Position
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from cmp.cli._render import Tone
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 TOOL_NAME = "core-memory-packet"

@@ -13,7 +13,6 @@ import re
 import stat
 import sys
 from collections.abc import Generator, Iterable, Iterator, Sequence
-from typing import Any, BinaryIO
 
 import re2
 
@@ -21,6 +20,10 @@ from cmp import MAX_PACKET_BYTES
 from cmp._display import describe, display_name
 from cmp._matcher import without_lone_surrogates
 from cmp._record import field, record, replace
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO
 
 # One byte past the limit is enough to know a packet is too large.
 READ_LIMIT = MAX_PACKET_BYTES + 1

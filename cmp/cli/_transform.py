@@ -18,7 +18,6 @@ from cmp._canonical import file_bytes
 from cmp._pipeline import policy_of
 from cmp._positions import locate_both
 from cmp._redaction._hit import Redaction
-from cmp._redaction._rules import Rules
 from cmp._scrub import placeholder
 from cmp.cli._judge import check_source
 from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_line
@@ -27,6 +26,10 @@ from cmp.cli._rewrite import bad_write_options, rewrite
 from cmp.cli._sources import Unreadable, packet_in_file, read_each
 from cmp.findings import Finding, PacketError
 from cmp.model import Packet
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from cmp._redaction._rules import Rules
 
 # One change: what it is about (a hit replaced, a member dropped; None for the whole packet)
 # and its line, which is printed after where that is in the file (check's FILE:LINE:COLUMN).

@@ -13,7 +13,12 @@ import functools
 import json
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, NamedTuple
+
+from cmp._record import record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal
 
 SUPPORTED_VERSIONS: tuple[str, ...] = ("0.1", "0.2")
 
@@ -38,10 +43,12 @@ def _beside_this_file(name: str) -> str:
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
 
 
-Kind = Literal["string", "timestamp", "boolean", "strings", "object", "objects"]
+if TYPE_CHECKING:
+    Kind = Literal["string", "timestamp", "boolean", "strings", "object", "objects"]
 
 
-class Member(NamedTuple):
+@record
+class Member:
     """One member an object of the packet may have, as the schemas state it.
 
     ``kind`` is ``string`` (``timestamp`` when its format is date-time), ``boolean``,

@@ -43,7 +43,16 @@ NOT_AT_START_UP = (
     "cmp._redaction._extended",  # --rules extended, --select and --ignore
     "cmp._extended_patterns",  # those, and withholding a text of 22 characters or more (cmp._patterns)
     "cmp._deepjson",  # a text nested deeper than the C decoder reads
+    "typing",  # mypy's: the package reads it under TYPE_CHECKING = False (cmp.findings makes its Literals on use)
 )
+
+
+def _without_site() -> dict[str, str]:
+    """The environment of a probe run with ``-S``: no site, whose .pth files (an editable
+    install's) load typing and more before the probe starts; the package folders on the path."""
+    import site
+
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *site.getsitepackages()])}
 
 
 def loaded_by(argv: list[str], cwd: Path) -> tuple[int, set[str]]:
@@ -58,7 +67,12 @@ def loaded_by(argv: list[str], cwd: Path) -> tuple[int, set[str]]:
         "sys.stderr.write(json.dumps([status, sorted(sys.modules)]))\n"
     )
     result = subprocess.run(
-        [sys.executable, "-c", probe, json.dumps(argv)], cwd=cwd, capture_output=True, text=True, timeout=60
+        [sys.executable, "-S", "-c", probe, json.dumps(argv)],
+        cwd=cwd,
+        env=_without_site(),
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     status, modules = json.loads(result.stderr.splitlines()[-1])
     return status, set(modules)
@@ -67,7 +81,9 @@ def loaded_by(argv: list[str], cwd: Path) -> tuple[int, set[str]]:
 def interpreter_modules() -> set[str]:
     """What the interpreter has loaded before any of cmp runs (3.13 starts with linecache)."""
     probe = "import json, runpy, sys; sys.stderr.write(json.dumps(sorted(sys.modules)))"
-    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-S", "-c", probe], env=_without_site(), capture_output=True, text=True, timeout=60
+    )
     return set(json.loads(result.stderr))
 
 
