@@ -4,7 +4,9 @@ Code the package would otherwise compile when it runs, keyed by its source text 
 cmp/_record.py and cmp/_codegen.py for who looks it up, and why):
 - RECORD_METHODS: for each shape of record, the function that makes its methods;
 - DEFINITIONS: for each definition of the shipped schemas' builders and writer, a
-  function that runs it (under the globals it is given) and returns what it defines.
+  function that runs it (under the globals it is given) and returns what it defines;
+and what the check parser gives ``check FILE`` but for ``files``, with its choices
+(CHECK_OTHER_ARGUMENTS, CHECK_CHOICES: see cmp/cli/_command_line.py).
 """
 # ruff: noqa
 # mypy: ignore-errors
@@ -4666,4 +4668,29 @@ DEFINITIONS: dict[str, Any] = {
         '    out.append(p)\n'
         '    return out\n'
     ): _definition_canonical_writer,
+}
+
+# cmp.cli._command_line: what the check parser gives check FILE, but for files, and its choices
+CHECK_OTHER_ARGUMENTS: dict[str, Any] = {
+    'allow_unredacted': False,
+    'baseline': None,
+    'command': 'check',
+    'dask': None,
+    'exclude': None,
+    'exit_zero': False,
+    'format': None,
+    'ignore': None,
+    'include': None,
+    'jobs': 1,
+    'jsonl': None,
+    'lenient': None,
+    'quiet': False,
+    'rules': None,
+    'select': None,
+    'show_config': False,
+    'show_found': False,
+}
+CHECK_CHOICES: dict[str, tuple[str, ...]] = {
+    'format': ('text', 'json', 'github', 'sarif'),
+    'rules': ('default', 'extended'),
 }

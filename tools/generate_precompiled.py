@@ -6,6 +6,8 @@ what a one-file check's start-up used to cost:
 - each record class's methods (cmp._record), made when its module is loaded;
 - the shipped schemas' compiled builders and canonical writer (cmp._codegen.define),
   made on the first packet judged or written.
+It also holds what the check command's parser answers for ``check FILE``, but for the
+file: cmp.cli._command_line reads that command line without argparse.
 
 This script loads every module of the package (the integrations use dataclasses, not
 records, and need extras), makes the shipped builders and writer, takes every text, and
@@ -32,7 +34,9 @@ Code the package would otherwise compile when it runs, keyed by its source text 
 cmp/_record.py and cmp/_codegen.py for who looks it up, and why):
 - RECORD_METHODS: for each shape of record, the function that makes its methods;
 - DEFINITIONS: for each definition of the shipped schemas' builders and writer, a
-  function that runs it (under the globals it is given) and returns what it defines.
+  function that runs it (under the globals it is given) and returns what it defines;
+and what the check parser gives ``check FILE`` but for ``files``, with its choices
+(CHECK_OTHER_ARGUMENTS, CHECK_CHOICES: see cmp/cli/_command_line.py).
 """
 # ruff: noqa
 # mypy: ignore-errors
@@ -65,6 +69,26 @@ def texts() -> tuple[dict[tuple[str, str], str], dict[str, tuple[str, str]]]:
     return dict(_record.MADE), dict(_codegen.DEFINED)
 
 
+def check_arguments() -> tuple[dict[str, object], dict[str, tuple[str, ...]]]:
+    """What the check parser gives ``check FILE`` for every argument but ``files``, and the
+    command's choices."""
+    from cmp.cli._args import build_parser, choices_of, subcommand
+
+    parser = build_parser(only="check")
+    other = vars(parser.parse_args(["check", "packet.json"]))
+    if other.pop("files") != ["packet.json"]:
+        raise SystemExit("check's operands are not its files")
+    for name, value in other.items():
+        # Values the generated module can hold and every run share: nothing mutable.
+        if not (value is None or type(value) in (bool, int, str) or type(value) is tuple):
+            raise SystemExit(f"check's {name} is {value!r}: not a constant cmp/_precompiled.py can hold")
+    return other, choices_of(subcommand(parser, "check"))
+
+
+def _table(name: str, annotation: str, values: dict[str, object]) -> str:
+    return f"{name}: {annotation} = {{\n" + "".join(f"    {k!r}: {values[k]!r},\n" for k in sorted(values)) + "}\n"
+
+
 def _name(text: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in text)
 
@@ -78,7 +102,11 @@ def _keyed(table: str, entries: list[tuple[str, str]]) -> str:
     return "".join(parts)
 
 
-def generated(made: dict[tuple[str, str], str], defined: dict[str, tuple[str, str]]) -> str:
+def generated(
+    made: dict[tuple[str, str], str],
+    defined: dict[str, tuple[str, str]],
+    check: tuple[dict[str, object], dict[str, tuple[str, ...]]],
+) -> str:
     parts = [HEADER]
     methods: dict[str, str] = {}  # text -> function name; records of one shape share one
     for (module, qualname), text in sorted(made.items()):
@@ -99,11 +127,15 @@ def generated(made: dict[tuple[str, str], str], defined: dict[str, tuple[str, st
     parts.append(_keyed("RECORD_METHODS", list(methods.items())))
     parts.append("\n")
     parts.append(_keyed("DEFINITIONS", list(definitions.items())))
+    other, choices = check
+    parts.append("\n# cmp.cli._command_line: what the check parser gives check FILE, but for files, and its choices\n")
+    parts.append(_table("CHECK_OTHER_ARGUMENTS", "dict[str, Any]", other))
+    parts.append(_table("CHECK_CHOICES", "dict[str, tuple[str, ...]]", dict(choices)))
     return "".join(parts)
 
 
 def main() -> int:
-    text = generated(*texts())
+    text = generated(*texts(), check_arguments())
     if sys.argv[1:] == ["--check"]:
         if TARGET.read_text(encoding="utf-8") != text:
             print("cmp/_precompiled.py is not current: python tools/generate_precompiled.py", file=sys.stderr)

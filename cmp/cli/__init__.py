@@ -25,15 +25,16 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from cmp.cli._args import CONSOLE_PROG, MODULE_PROG, build_parser
+    from cmp.cli._args import build_parser
+    from cmp.cli._command_line import CONSOLE_PROG, MODULE_PROG
     from cmp.cli._main import main
     from cmp.cli._output import EXIT_FAIL, EXIT_OK, EXIT_USAGE, render_line
 
 # Loaded on first use (PEP 562), like the package's own names: the entry points below
 # load the program inside their own try, so a Ctrl-C while it loads is one line.
 _DEFINED_IN = {
-    "CONSOLE_PROG": "cmp.cli._args",
-    "MODULE_PROG": "cmp.cli._args",
+    "CONSOLE_PROG": "cmp.cli._command_line",
+    "MODULE_PROG": "cmp.cli._command_line",
     "build_parser": "cmp.cli._args",
     "main": "cmp.cli._main",
     "EXIT_FAIL": "cmp.cli._output",
@@ -62,8 +63,8 @@ def module_exit() -> None:
     _exit(None, "MODULE_PROG")
 
 
-def _load() -> tuple[Any, Any]:
-    """The whole program (cmp.cli._args, cmp.cli._main: some 50 ms of imports), imported
+def _load() -> Any:
+    """The whole program (cmp.cli._main: some 30 ms of imports), imported
     with the cyclic garbage collector off.
 
     Loading it makes some 12,000 objects the collector tracks (functions, classes, their
@@ -76,18 +77,18 @@ def _load() -> tuple[Any, Any]:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        from cmp.cli import _args, _main
+        from cmp.cli import _main
     finally:
         gc.freeze()
         if collecting:
             gc.enable()
-    return _args, _main
+    return _main
 
 
 def _exit(prog: str | None, default: str) -> None:
     try:
-        _args, _main = _load()
-        status = _main.main(prog=prog if prog is not None else getattr(_args, default))
+        _main = _load()
+        status = _main.main(prog=prog if prog is not None else getattr(_module("cmp.cli._command_line"), default))
     except KeyboardInterrupt:  # before main could take it: while the program loads
         if sys.stderr is not None:
             try:

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from cmp import __version__
+from cmp.cli._command_line import CONSOLE_PROG
 from cmp.cli._output import EXIT_USAGE, error_line
 from cmp.cli._render import FORMATS
 from cmp.schema import SUPPORTED_VERSIONS
@@ -23,10 +24,6 @@ DEFAULT_VECTORS_TEXT = (
     "the conformance-vectors folder beside the cmp package in a source checkout, "
     "else the copy installed with the package (cmp.vectors)"
 )
-
-# How the program is named in usage, help and examples: the console script, or the module.
-CONSOLE_PROG = "core-memory-packet"
-MODULE_PROG = "python -m cmp"
 
 # (command with {prog} for the program name, what it does), per subcommand.
 _CHECK_EXAMPLES = (
@@ -908,3 +905,8 @@ def subcommand(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentP
             found: argparse.ArgumentParser = action.choices[name]
             return found
     raise KeyError(name)
+
+
+def choices_of(command: argparse.ArgumentParser) -> dict[str, tuple[str, ...]]:
+    """A command's own choices for an option, by argument (its --format's, --rules's)."""
+    return {action.dest: tuple(action.choices) for action in command._actions if action.choices is not None}

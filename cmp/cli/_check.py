@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 from contextlib import closing, nullcontext
 
 from cmp._pipeline import policy_of
@@ -16,6 +15,10 @@ from cmp.cli._runners import chosen_runner
 from cmp.cli._signals import StopSignals
 from cmp.cli._sources import Unreadable
 from cmp.cli._summary import Summary
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
 
 
 def run_check(args: argparse.Namespace, out: Output) -> int:

@@ -10,7 +10,6 @@ relative to the file's folder.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -20,6 +19,7 @@ from cmp.cli._sources import GlobError, Walk, glob_pattern
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
     from typing import Any, Literal
 
     Kind = Literal["bool", "choice", "list", "path"]
@@ -237,14 +237,14 @@ def settings_lines(settings: Mapping[str, Setting], file: str | None) -> list[st
 
 
 def configure(
-    command: argparse.ArgumentParser, args: argparse.Namespace, environ: Mapping[str, str] | None = None
+    args: argparse.Namespace, choices: Mapping[str, Sequence[str]], environ: Mapping[str, str] | None = None
 ) -> dict[str, Setting]:
-    """Fill ``args`` of the subcommand ``command`` parsed from the flags, the environment and
-    the file; set ``args.walk`` for a command that walks folders. The settings, for --show-config."""
+    """Fill ``args`` of the subcommand ``args.command`` parsed from the flags, the environment
+    and the file (``choices``: the command's own, cmp.cli._args.choices_of); set ``args.walk``
+    for a command that walks folders. The settings, for --show-config."""
     args.config_file = None
     if not any(args.command in option.commands for option in OPTIONS):
         return {}  # a command that reads no setting does not depend on a file it does not read
-    choices = {action.dest: tuple(action.choices) for action in command._actions if action.choices is not None}
     sources = Sources.find(environ)
     settings = resolve(args.command, args, sources, choices)
     args.config_file = sources.file

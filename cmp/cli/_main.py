@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-import argparse
 import signal
 import sys
 from collections.abc import Callable, Sequence
 
-from cmp.cli._args import CONSOLE_PROG, build_parser, command_in, subcommand
 from cmp.cli._check import run_check
+from cmp.cli._command_line import CHOICES, CONSOLE_PROG, plain_check
 from cmp.cli._config import ConfigError, configure, settings_lines
 from cmp.cli._output import EXIT_USAGE, Output, error_line, silence_stdout
 from cmp.cli._signals import Stopped
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
 
 # Commands other than check are imported when they run: the conformance runner
 # brings subprocess, selectors and the vector loader, and the writer's commands the
@@ -156,18 +159,25 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Output], int]] = {
 def main(argv: Sequence[str] | None = None, prog: str = CONSOLE_PROG) -> int:
     """Run the command line ``argv`` (default: this process's arguments); the exit status."""
     out = Output(sys.stdout)
+    line = sys.argv[1:] if argv is None else argv
     try:
-        parser = build_parser(prog, only=command_in(sys.argv[1:] if argv is None else argv))
+        args = plain_check(line)  # check FILE...: the parser's arguments, without argparse
+        choices = CHOICES
+        if args is None:
+            from cmp.cli._args import build_parser, choices_of, command_in, subcommand
+
+            parser = build_parser(prog, only=command_in(line))
+            try:
+                args = parser.parse_args(line)
+            except SystemExit as exc:
+                return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+            if args.command is None:  # no subcommand was given
+                parser.print_help()
+                return EXIT_USAGE
+            choices = choices_of(subcommand(parser, args.command))
+        command = _COMMANDS[args.command]
         try:
-            args = parser.parse_args(argv)
-        except SystemExit as exc:
-            return exc.code if isinstance(exc.code, int) else EXIT_USAGE
-        command = _COMMANDS.get(args.command)  # None when no subcommand was given
-        if command is None:
-            parser.print_help()
-            return EXIT_USAGE
-        try:
-            settings = configure(subcommand(parser, args.command), args)
+            settings = configure(args, choices)
         except ConfigError as exc:
             error_line(str(exc))
             return EXIT_USAGE

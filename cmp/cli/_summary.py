@@ -9,10 +9,13 @@ capture stderr with stdout, with -q/--quiet, and for a run of one source.
 
 from __future__ import annotations
 
-import argparse
 from collections import Counter
 
 from cmp.cli._output import Output, error_line
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
 
 
 def _counted(count: int, noun: str) -> str:

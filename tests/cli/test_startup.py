@@ -43,6 +43,9 @@ NOT_AT_START_UP = (
     "cmp._redaction._extended",  # --rules extended, --select and --ignore
     "cmp._extended_patterns",  # those, and withholding a text of 22 characters or more (cmp._patterns)
     "cmp._deepjson",  # a text nested deeper than the C decoder reads
+    "argparse",  # any command line but check FILE... (cmp.cli._command_line reads that one)
+    "gettext",  # argparse's
+    "locale",  # gettext's, when a parser is made
     "typing",  # mypy's: the package reads it under TYPE_CHECKING = False (cmp.findings makes its Literals on use)
 )
 

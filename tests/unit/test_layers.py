@@ -72,6 +72,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cmp.cli._policy",),  # what fails a CI run: rules left out, a baseline's known hits, refused packets scanned
     (
         "cmp.cli._output",  # where the CLI writes: escaped lines, the streamed JSON document, exit statuses
+        "cmp.cli._command_line",  # the program's names; check FILE... read without argparse
         "cmp.cli._progress",  # the terminal's progress line
         "cmp.cli._signals",  # stop signals raised where the code is
         "cmp.cli._sources",  # files, stdin, JSON Lines: one Source record each
