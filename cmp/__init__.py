@@ -103,11 +103,16 @@ def _module(name: str) -> Any:
 def __getattr__(name: str) -> Any:
     where = _DEFINED_IN.get(name)
     if where is None:
-        # A submodule (cmp.model, cmp.cli), as importing the package used to load them.
-        from importlib.util import find_spec
-
-        if not name.startswith("__") and find_spec(f"cmp.{name}") is not None:
-            return _module(f"cmp.{name}")
+        # A submodule (cmp.model, cmp.cli), as importing the package used to load them. Not
+        # found by importlib.util.find_spec: ``from cmp import _intake`` asks this first, and a
+        # check would load importlib.util and warnings for it. Only the submodule's own absence
+        # is no attribute; a module it cannot import is that module's error.
+        if not name.startswith("__"):
+            try:
+                return _module(f"cmp.{name}")
+            except ModuleNotFoundError as exc:
+                if exc.name != f"cmp.{name}":
+                    raise
         raise AttributeError(f"module 'cmp' has no attribute {name!r}")
     value = getattr(_module(where[0]), where[1])
     globals()[name] = value  # found directly from now on

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import stat
@@ -13,7 +14,18 @@ if TYPE_CHECKING:
 # What can end a line or disguise one in a terminal or a log: C0 controls, DEL, C1
 # controls (U+0085 is a line break too), the Unicode line and paragraph separators, and
 # the bidi embeddings, overrides and isolates that reorder what follows them.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+UNPRINTABLE = "[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+# Of those, ASCII holds exactly the ones str.isprintable refuses (C0 controls and DEL: tab
+# and line breaks among them): ASCII text it accepts has nothing to escape, found in C,
+# and the class is compiled only for other text. tests/unit/test_display.py holds this to
+# the class, character by character.
+
+
+@functools.cache
+def _unprintable() -> re.Pattern[str]:
+    return re.compile(UNPRINTABLE)
+
+
 _NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -30,7 +42,9 @@ def visible(text: str) -> str:
     """``text`` with every character that can end a line or disguise one written as a
     visible escape (``\\n``, ``\\x1b``, ``\\u2028``); escaping twice changes nothing,
     as an escape is plain ASCII. Backslashes are left as they are, so paths read as usual."""
-    return _UNPRINTABLE.sub(_escape, text)
+    if text.isascii() and text.isprintable():
+        return text
+    return _unprintable().sub(_escape, text)
 
 
 def describe(error: BaseException) -> str:

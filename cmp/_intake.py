@@ -6,6 +6,7 @@ top-level type. Version routing lives in :mod:`cmp._validation`.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -26,8 +27,18 @@ if TYPE_CHECKING:
 MAX_PACKET_BYTES = 32_768
 MAX_DEPTH = 10_000  # the reference's (Go encoding/json) nesting limit
 
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
-SURROGATE = re.compile("[\ud800-\udfff]")  # a lone surrogate (cmp._positions reads it too)
+
+# The patterns below are compiled on first use: a packet the quick path reads needs none of
+# them, and compiling them all cost every one-file check about 0.7 ms of start-up.
+@functools.cache
+def _surrogate_escape() -> re.Pattern[bytes]:
+    return re.compile(rb"\\u[dD][89abcdefABCDEF]")
+
+
+@functools.cache
+def surrogate() -> re.Pattern[str]:
+    """A lone surrogate (cmp._positions looks for one too)."""
+    return re.compile("[\ud800-\udfff]")
 
 
 class _Refused(ValueError):
@@ -129,7 +140,11 @@ _UNCOUNTED = {
 # Writes each member's name and value with a NUL between them, and a NUL inside a string
 # as an escape: the NULs it writes are the members of every dict in the value.
 _MEMBERS_READ = json.JSONEncoder(ensure_ascii=True, check_circular=False, separators=(",", "\x00")).encode
-_ESCAPES = re.compile(rb"\\.", re.DOTALL)
+
+
+@functools.cache
+def _escapes() -> re.Pattern[bytes]:
+    return re.compile(rb"\\.", re.DOTALL)
 
 
 def _members_written(raw: bytes) -> int:
@@ -141,7 +156,7 @@ def _members_written(raw: bytes) -> int:
     quotes is outside one.
     """
     if b"\\" in raw:
-        raw = _ESCAPES.sub(b"", raw)
+        raw = _escapes().sub(b"", raw)
     return b"".join(raw.split(b'"')[0::2]).count(b":")
 
 
@@ -208,8 +223,17 @@ RAW_TEXT_MEMBERS: frozenset[str] = frozenset({"created_at"})
 
 # A JSON string token, or one structural character. On valid JSON text, scanning with it
 # from the start never lands inside a string.
-_STRING_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"')
-_TOKEN = re.compile(_STRING_TOKEN.pattern + rb"|[\[\]{}:]")
+_STRING_TOKEN = rb'"(?:[^"\\]|\\.)*"'
+
+
+@functools.cache
+def _string_token() -> re.Pattern[bytes]:
+    return re.compile(_STRING_TOKEN)
+
+
+@functools.cache
+def _token() -> re.Pattern[bytes]:
+    return re.compile(_STRING_TOKEN + rb"|[\[\]{}:]")
 
 
 def escaped_members(raw: bytes, names: frozenset[str]) -> frozenset[str]:
@@ -225,7 +249,7 @@ def escaped_members(raw: bytes, names: frozenset[str]) -> frozenset[str]:
     depth = 0
     name: str | None = None  # the member whose value comes next, at depth 1
     value_at = -1  # where that value starts, once its colon was read
-    for match in _TOKEN.finditer(raw):
+    for match in _token().finditer(raw):
         token = match.group()
         lead = token[:1]
         if value_at >= 0:
@@ -335,19 +359,20 @@ def _data_findings(nodes: Iterable[_Node]) -> Iterator[tuple[bool, Finding]]:
     """``json`` findings for what cannot be written as JSON text, each with whether it is
     structural: Python data may hold member names that are not strings and reference
     cycles (structural: nothing else can be judged), and any text a lone surrogate."""
+    search = surrogate().search
     for node in nodes:
         item = node.value
         if item is _CYCLE:
             yield True, _json_finding(f"{node.path()} holds itself (a reference cycle)")
         elif isinstance(item, str):
-            if SURROGATE.search(item):
+            if search(item):
                 yield False, _json_finding(f"lone surrogate (not a Unicode character) in {node.path()}")
         elif isinstance(item, dict):
             for name in item:
                 if not isinstance(name, str):
                     message = f"member name of type {type(name).__name__} in {node.path()} is not a string"
                     yield True, _json_finding(message)
-                elif SURROGATE.search(name):
+                elif search(name):
                     yield False, _json_finding(f"lone surrogate in a member name in {node.path()}")
 
 
@@ -412,7 +437,13 @@ def _decode(
 _OPENERS_AND_CLOSERS = bytes.maketrans(b"[]", b"\x01\xff")
 _ONE_KIND = bytes.maketrans(b"{}", b"[]")
 _NOT_BRACKETS = bytes(set(range(256)) - set(b"[]{}"))
-_RUNS = re.compile(rb"\[+|\]+")
+
+
+@functools.cache
+def _runs() -> re.Pattern[bytes]:
+    return re.compile(rb"\[+|\]+")
+
+
 _FEW_RUNS = 64
 _PASSES = 4
 
@@ -434,10 +465,10 @@ def nesting(raw: bytes, limit: int) -> int:
     openers = raw.count(b"[") + raw.count(b"{")
     if openers <= limit:
         return openers
-    brackets = _STRING_TOKEN.sub(b"", raw).translate(_ONE_KIND, _NOT_BRACKETS)
+    brackets = _string_token().sub(b"", raw).translate(_ONE_KIND, _NOT_BRACKETS)
     if brackets.count(b"[]") + brackets.count(b"][") < _FEW_RUNS:
         level = deepest = 0
-        for run in _RUNS.findall(brackets):
+        for run in _runs().findall(brackets):
             if run[0] == 0x5B:  # [
                 level += len(run)
                 deepest = max(deepest, level)
@@ -482,7 +513,7 @@ def parse_json(text: str, raw: bytes) -> tuple[Any, list[Finding]]:
         return None, [_json_finding(str(exc))]
 
     # One regex pass: on text thick with backslashes a substring test first is slower.
-    surrogates = _SURROGATE_ESCAPE.search(raw) is not None
+    surrogates = _surrogate_escape().search(raw) is not None
     if duplicates or surrogates:
         # Each duplicated name's path is written (to sort them): thousands, in a hostile packet.
         many = sum(len(names) for _, names in duplicates) > _MANY_NAMES
@@ -497,7 +528,9 @@ def parse_json(text: str, raw: bytes) -> tuple[Any, list[Finding]]:
 # did not parse), one structural character, or the run of characters of a number or a
 # literal. From the start of the text it never lands inside a string. (cmp._positions
 # walks documents with it too.)
-TEXT_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{},:]|[^\s\[\]{},:"]+')
+@functools.cache
+def text_token() -> re.Pattern[str]:
+    return re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{},:]|[^\s\[\]{},:"]+')
 
 
 def refused_at(text: str, raw: bytes) -> int | None:
@@ -531,7 +564,7 @@ def _first_refused_value(text: str) -> int | None:
     reads one before whatever follows it, ``1e999x`` included)."""
     from cmp import _deepjson
 
-    for match in TEXT_TOKEN.finditer(text):
+    for match in text_token().finditer(text):
         token = match.group()
         if token.startswith(_deepjson.CONSTANTS):
             return match.start()
@@ -559,7 +592,7 @@ def _decoded_findings(
     """
     lost = {id(obj): names for obj, names in duplicates}
     visited = (list, dict, str) if surrogates else (list, dict)
-    search = SURROGATE.search
+    search = surrogate().search
     doubled: list[tuple[str, int, str]] = []  # (path, order, name)
     # The first lone surrogates met: (the place of what holds it, its key there, None for
     # a member name of the object there, _NO_KEY for the document itself); ``unpaired``
@@ -685,7 +718,7 @@ def _down(item: Any, lost: dict[int, set[str]], surrogates: bool) -> tuple[Any, 
         if len(item) != 1 or id(item) in lost:
             break
         [(name, inner)] = item.items()
-        if (type(inner) is not list and type(inner) is not dict) or (surrogates and SURROGATE.search(name)):
+        if (type(inner) is not list and type(inner) is not dict) or (surrogates and surrogate().search(name)):
             break
         step = shown.get(name)
         if step is None:
@@ -702,7 +735,7 @@ _TEXT = {str}
 
 
 def _search_text(value: Any) -> bool:
-    return type(value) is str and SURROGATE.search(value) is not None
+    return type(value) is str and surrogate().search(value) is not None
 
 
 _COUNTING = range(MAX_PACKET_BYTES)  # more links than any chain has

@@ -9,6 +9,7 @@ becomes the way a secret leaks.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable
 
@@ -127,8 +128,12 @@ def quote(text: str, limit: int = QUOTE_LIMIT, *, within: str | None = None) -> 
 # that a redaction pattern matches anywhere is not written at all: its step is
 # ``[<not shown: 20 characters matching aws-key>]``, which no name's step can be.
 NAME_LIMIT = ECHO_LIMIT
-_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_ESCAPED_IN_NAME = re.compile(r"[\\'\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+@functools.cache  # on first use: a packet with no finding writes no step
+def _name_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """_PLAIN_NAME and _ESCAPED_IN_NAME."""
+    return re.compile(r"[A-Za-z_][A-Za-z0-9_]*"), re.compile(r"[\\'\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def _escape_in_name(match: re.Match[str]) -> str:
@@ -152,9 +157,10 @@ def member_step(name: str) -> str:
 
 def _shown_step(name: str) -> str:
     """The step of a name that no redaction pattern matches."""
-    if len(name) <= NAME_LIMIT and _PLAIN_NAME.fullmatch(name):
+    plain_name, escaped_in_name = _name_patterns()
+    if len(name) <= NAME_LIMIT and plain_name.fullmatch(name):
         return "." + name
-    shown = _ESCAPED_IN_NAME.sub(_escape_in_name, name[:NAME_LIMIT])
+    shown = escaped_in_name.sub(_escape_in_name, name[:NAME_LIMIT])
     return "['" + shown + ("…" if len(name) > NAME_LIMIT else "") + "']"
 
 

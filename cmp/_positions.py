@@ -101,7 +101,7 @@ def _map(text: str) -> _Map:
     root = BoundedPath()
     # Every member's path takes its name's step: thousands of names, in a hostile packet.
     steps = member_steps(text) if len(text) > _LONG_TEXT else member_step
-    for match in _intake.TEXT_TOKEN.finditer(text):
+    for match in _intake.text_token().finditer(text):
         token = match.group()
         lead = token[0]
         if lead == ",":
@@ -308,7 +308,7 @@ def _surrogate_offset(finding: Finding, source: _Text) -> int | None:
     places = source.places
     if "member name" in finding.message:
         for name, at, _ in places.names.get(path, ()):
-            if _intake.SURROGATE.search(name):
+            if _intake.surrogate().search(name):
                 return at
         return None
     node = places.first.get(path)

@@ -42,6 +42,7 @@ It rests on four facts about JSON text, stated here once:
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -69,9 +70,13 @@ _KNOWN: dict[str, Known] = {}
 # long way: taking out thousands of escapes to count the strings costs more than the
 # long way's own decoder (benchmarks/run.py, near-miss: 6,000 backslashes in 32 KB).
 _ESCAPE_DENSITY = 64
+
+
 # A JSON escape: a backslash and the byte after it (fact 1); an escaped backslash with a
 # u after it, if one follows.
-_ESCAPE = re.compile(rb"\\(?:\\u|.)", re.DOTALL)
+@functools.cache
+def _escape() -> re.Pattern[bytes]:
+    return re.compile(rb"\\(?:\\u|.)", re.DOTALL)  # on first use: a packet without escapes needs none
 
 
 def _most_strings() -> float:
@@ -111,7 +116,7 @@ def _read(raw: bytes) -> tuple[dict[str, object], int, str] | None:
         # search from the first backslash for a backslash and the byte after it finds
         # exactly the escapes; of those, the quotes are the \\" ones. An escaped
         # backslash is taken with a u after it, if one follows.
-        escapes = _ESCAPE.findall(raw, first)
+        escapes = _escape().findall(raw, first)
         if b"\\u" in escapes or b"\\\\u" in escapes:
             return None  # fact 2 (an escaped backslash before a u, as in C:\\\\users, goes the long way too)
         quotes = raw.count(b'"') - escapes.count(b'\\"')

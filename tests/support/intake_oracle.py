@@ -144,8 +144,10 @@ def nests_deeper_than(raw: bytes, limit: int) -> bool:
     """Whether the brackets outside strings nest deeper than ``limit``: the running sum."""
     if raw.count(b"[") + raw.count(b"{") <= limit:
         return False
-    brackets = _intake._STRING_TOKEN.sub(b"", raw).translate(
-        None, b"".join(bytes([i]) for i in range(256) if i not in b"[]{}")
+    brackets = (
+        _intake._string_token()
+        .sub(b"", raw)
+        .translate(None, b"".join(bytes([i]) for i in range(256) if i not in b"[]{}"))
     )
     steps = brackets.translate(bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff"))
     return max(accumulate(array("b", steps)), default=0) > limit
@@ -193,7 +195,7 @@ def parse_json(text: str, raw: bytes, max_depth: int = _intake.MAX_DEPTH) -> tup
         return None, [_intake._json_finding(f"{exc.msg.removesuffix(' at')} at line {exc.lineno} column {exc.colno}")]
     except TokenError as exc:
         return None, [_intake._json_finding(str(exc))]
-    if duplicates.found or _intake._SURROGATE_ESCAPE.search(raw) is not None:
+    if duplicates.found or _intake._surrogate_escape().search(raw) is not None:
         findings = sorted(_decoded_findings(value, duplicates.found), key=lambda f: (f.code, f.path))
         if findings:
             return None, capped(findings)

@@ -10,9 +10,11 @@ import sys
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from cmp import _extended_patterns
-from cmp._display import masked_name
+from cmp import _display, _extended_patterns
+from cmp._display import UNPRINTABLE, masked_name, visible
 from cmp._patterns import EXTENDED_SHORTEST, extended_may_match
 
 # Python's own regex parser, read here only to measure patterns (sre_parse before 3.11).
@@ -97,3 +99,16 @@ def test_short_quotes_are_judged_without_loading_the_extended_table_and_long_one
     token = "glpat-" + "a1B2c3D4e5" * 2  # an extended-only credential, 26 characters
     expected = "not shown: 26 characters matching gitlab-token"
     assert _loads_the_extended_table(f"from cmp._messages import withheld\nassert withheld({token!r}) == {expected!r}")
+
+
+def test_ascii_text_str_isprintable_takes_holds_nothing_to_escape() -> None:
+    """cmp._display.visible's shortcut, for every ASCII character (and none beyond: see below)."""
+    unprintable = re.compile(UNPRINTABLE)
+    for code in range(128):
+        char = chr(code)
+        assert char.isprintable() == (unprintable.search(char) is None), hex(code)
+
+
+@given(st.text(max_size=40) | st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=40))
+def test_visible_is_the_class_escaped(text: str) -> None:
+    assert visible(text) == re.sub(UNPRINTABLE, _display._escape, text)
