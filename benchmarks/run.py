@@ -16,6 +16,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import timeit
 from collections.abc import Callable
@@ -238,28 +239,56 @@ def lint_costs(repeat: int) -> str:
     return table(rows, ["packet", "lint", "json.loads µs", "lint µs", "lint vs json.loads"])
 
 
+# What the console script pip writes runs (a pre-commit hook's command), as ``python -c``.
+_CONSOLE_SCRIPT = "import re, sys; from cmp.cli import main_exit; sys.argv[0] = 'core-memory-packet'; main_exit()"
+
+
 def startup(runs: int) -> str:
     """Whole-process start-up, the commands taking turns each round (so drift moves them
-    alike), and each one's time over ``python -c pass`` in the same round, paired."""
+    alike), and each one's time over ``python -c pass`` in the same round, paired.
+
+    The first three run in this environment, from the repository (whose pyproject.toml
+    check reads); the last two without site (``-S``), the package and its dependencies on
+    the path, from a folder with no pyproject.toml: as where the package is installed, not
+    editable, whose finder and .pth files load typing and more into every process here.
+    Their base imports os, as site does in every process.
+    """
     example = HERE.parent / "examples" / "typical-v0.2.json"
-    commands = {
-        "python -c pass": [sys.executable, "-c", "pass"],
-        "python -c 'import cmp'": [sys.executable, "-c", "import cmp"],
-        "python -m cmp check one.json": [sys.executable, "-m", "cmp", "check", str(example)],
+    import site
+
+    no_site = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parent), *site.getsitepackages()])}
+    elsewhere = tempfile.mkdtemp()
+    commands: dict[str, tuple[list[str], str | Path, dict[str, str] | None, str]] = {
+        "python -c pass": ([sys.executable, "-c", "pass"], HERE.parent, None, "python -c pass"),
+        "python -c 'import cmp'": ([sys.executable, "-c", "import cmp"], HERE.parent, None, "python -c pass"),
+        "python -m cmp check one.json": (
+            [sys.executable, "-m", "cmp", "check", str(example)],
+            HERE.parent,
+            None,
+            "python -c pass",
+        ),
+        "python -S -c 'import os' (no site)": ([sys.executable, "-S", "-c", "import os"], elsewhere, no_site, ""),
+        "core-memory-packet check one.json (no site)": (
+            [sys.executable, "-S", "-c", _CONSOLE_SCRIPT, "check", str(example)],
+            elsewhere,
+            no_site,
+            "python -S -c 'import os' (no site)",
+        ),
     }
-    for argv in commands.values():  # once each first: bytecode written, files in the page cache
-        subprocess.run(argv, stdout=subprocess.DEVNULL, cwd=HERE.parent, check=True)
+    for argv, cwd, env, _ in commands.values():  # once each first: bytecode written, files in the page cache
+        subprocess.run(argv, stdout=subprocess.DEVNULL, cwd=cwd, env=env, check=True)
     times: dict[str, list[float]] = {label: [] for label in commands}
     for _ in range(runs):
-        for label, argv in commands.items():
+        for label, (argv, cwd, env, _) in commands.items():
             start = time.perf_counter()
-            subprocess.run(argv, stdout=subprocess.DEVNULL, cwd=HERE.parent, check=True)
+            subprocess.run(argv, stdout=subprocess.DEVNULL, cwd=cwd, env=env, check=True)
             times[label].append(time.perf_counter() - start)
     rows = []
     for label, taken in times.items():
-        over = [a - b for a, b in zip(taken, times["python -c pass"], strict=True)]
+        base = commands[label][3] or label
+        over = [a - b for a, b in zip(taken, times[base], strict=True)]
         rows.append([label, f"{statistics.median(taken) * 1000:.0f}", f"{statistics.median(over) * 1000:.0f}"])
-    return table(rows, ["start-up", "median ms", "over python -c pass, paired"])
+    return table(rows, ["start-up", "median ms", "over its python -c pass, paired"])
 
 
 def machine() -> str:
