@@ -33,15 +33,25 @@ if moment.startswith("import "):
                 interrupt()
             return None
     sys.meta_path.insert(0, InterruptOnImport())
-elif moment == "parse":
+elif moment.startswith("parse"):
+    # check FILE is read without argparse (cmp.cli._command_line), any other line by it.
     import argparse
+    from cmp.cli import _command_line
     parse = argparse.ArgumentParser.parse_args
     def interrupted_parse(self, *args, **kwargs):
         interrupt()
         return parse(self, *args, **kwargs)
     argparse.ArgumentParser.parse_args = interrupted_parse
+    plain = _command_line.plain_check
+    def interrupted_plain(argv):
+        args = plain(argv)
+        if args is not None:
+            interrupt()
+        return args
+    _command_line.plain_check = interrupted_plain
 
-sys.argv = ["core-memory-packet", "check", path]
+options = ["--quiet"] if moment == "parse with an option" else []
+sys.argv = ["core-memory-packet", "check", *options, path]
 if entry == "console":
     from cmp.cli import main_exit
     main_exit()
@@ -50,7 +60,14 @@ else:
     runpy.run_module("cmp", run_name="__main__", alter_sys=True)
 """
 
-MOMENTS = ["import cmp._patterns", "import cmp._pipeline", "import cmp.cli._main", "import cmp.cli._check", "parse"]
+MOMENTS = [
+    "import cmp._patterns",
+    "import cmp._pipeline",
+    "import cmp.cli._main",
+    "import cmp.cli._check",
+    "parse",
+    "parse with an option",
+]
 
 
 @pytest.mark.parametrize("entry", ["console", "module"])
