@@ -534,6 +534,23 @@ def test_every_set_of_escaped_characters_writes_the_oracles_bytes(data: st.DataO
     assert cmp.state_digest(packet) == cmp.state_digest(dataclasses.replace(packet))
 
 
+@pytest.mark.parametrize("stand_in", ["\x01", "\x02"])
+def test_a_string_holding_a_stand_in_of_the_layout_is_escaped_the_long_way(stand_in: str) -> None:
+    """No escape the quick path reads writes a stand-in of the layout's quotes and line
+    breaks (cmp._canonical._STAND_INS), so no packet read that way holds one; one that says
+    it does is written as the long way writes it, not with its stand-ins turned into layout."""
+    from cmp._canonical import _STAND_INS
+    from cmp._quick import _WRITES
+
+    assert stand_in in _STAND_INS.values() and stand_in not in _WRITES.values()
+    packet = cmp.loads(encode(dict(full(), goal='say "hi"\n')))
+    assert packet._known.escaped == '\n"'
+    held = dataclasses.replace(packet, goal=f'say "hi"\n{stand_in}')
+    object.__setattr__(held, "_known", dataclasses.replace(packet._known, escaped=stand_in + '\n"'))
+    assert cmp.dumps(held) == oracle(held) == cmp.dumps(dataclasses.replace(held))
+    assert json.loads(cmp.dumps(held))["goal"] == f'say "hi"\n{stand_in}'
+
+
 @pytest.mark.parametrize(
     ("text", "escaped"),
     [("plain", ""), ("C:\\\\Users", "\\"), ("a\\tb\\\\c", "\t\\"), ('say \\"hi\\"\\n', '\n"'), ("x\\/y", "/")],
