@@ -59,6 +59,31 @@ def test_generated_packets_have_nothing_to_explain(packet: cmp.Packet) -> None:
     assert explain.explain(model.to_obj(packet), packet.ltm_version) == []
 
 
+@pytest.mark.parametrize("length", [explain._FIRST_CHUNK - 1, explain._FIRST_CHUNK, explain._FIRST_CHUNK + 1, 70])
+def test_short_arrays_walked_item_by_item_and_long_ones_counted_first_agree(length: int) -> None:
+    """An array of up to _FIRST_CHUNK items is walked item by item, a longer one counted a
+    chunk at a time first: both ways give jsonschema's findings, clean items and bad ones
+    mixed, in arrays of strings and of objects."""
+    obj = full("0.2")
+    obj["tags"] = ["ok" if index % 3 else "Not A Tag" for index in range(length)]
+    decision = obj["decisions"][0]
+    obj["decisions"] = [decision if index % 4 else {**decision, "locked": "yes", "x": 1} for index in range(length)]
+    assert_agrees(obj, "0.2")
+    findings = explain.explain(obj, "0.2", limit=None)
+    assert {finding.path for finding in findings} >= {"$.tags[0]", f"$.decisions[{(length - 1) // 4 * 4}].locked"}
+
+
+@pytest.mark.parametrize("length", [0, 1, 1024, 1025])
+@pytest.mark.parametrize("member", ["goal", "constraints[0]", "decisions[0].why"])
+def test_a_text_checked_for_its_length_alone_is_refused_where_jsonschema_refuses_it(member: str, length: int) -> None:
+    """The first look of a leaf checked for type and length alone (_Rules.lengths) at both
+    edges of the lengths, and a value of another type under the same rules."""
+    rules = explain._rules("0.2")
+    assert rules.properties["goal"].lengths == (1, 1024) and rules.properties["tags"].items.lengths is None
+    assert_agrees(put(full("0.2"), member, "x" * length), "0.2")
+    assert_agrees(put(full("0.2"), member, ["x"] * length), "0.2")
+
+
 def test_findings_are_in_path_order_then_keyword_order() -> None:
     obj = put(put(put(minimal(), "tags", ["Bad", None]), "goal", ""), "zz", 1)
     obj["attempts"] = [{"outcome": None, "tried": 3}]
