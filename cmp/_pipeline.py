@@ -191,10 +191,11 @@ def judge(data: bytes | bytearray | memoryview | str, policy: Policy) -> Report:
     """:func:`check` under ``policy``."""
     data = _readable(data)
     raw = _utf8_or_none(data) if isinstance(data, str) else data
-    quick = _quick.read_quickly(raw, policy.rule_set) if raw is not None else None
-    if quick is None:
-        # Text already encoded goes on as bytes: encoded once, not again by the long way.
-        return _long(data, data if raw is None else raw, policy)
+    quick = _quick.read(raw, policy.rule_set) if raw is not None else None
+    if not isinstance(quick, tuple):
+        # Text already encoded goes on as bytes: encoded once, not again by the long way,
+        # and decoded once when the quick way's object is what the intake reads (its fact 5).
+        return _long(data, data if raw is None else raw, policy, quick)
     version, packet, redactions = quick
     return _conforming_report(version, packet, redactions, policy, data)
 
@@ -207,12 +208,16 @@ def check_long(
     return _long(data, data if raw is None else raw, policy_of(lenient, allow_unredacted, rules))
 
 
-def _long(source: bytes | str, data: bytes | str, policy: Policy) -> Report:
+def _long(source: bytes | str, data: bytes | str, policy: Policy, read: dict[str, Any] | None = None) -> Report:
     """The long way for ``source``, read as ``data`` (its UTF-8 bytes, or the text itself
-    when it cannot be UTF-8: the intake says where)."""
-    obj, findings = _intake.parse_packet(data)
-    if obj is None:
-        return Report.refused(policy, source, findings)
+    when it cannot be UTF-8: the intake says where), or from ``read``, the object the
+    intake reads ``data`` to, refusing nothing (cmp._quick, fact 5)."""
+    if read is None:
+        obj, findings = _intake.parse_packet(data)
+        if obj is None:
+            return Report.refused(policy, source, findings)
+    else:
+        obj = read
     assert isinstance(data, bytes)  # text that parsed is valid UTF-8
     routed = _validation.route(obj)
     if isinstance(routed, Finding):

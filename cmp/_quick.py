@@ -5,12 +5,13 @@ all, written with no escaping pass.
 Most writers escape nothing in ordinary text, or only the odd backslash, quote or line
 break, so this is the common case. It only ever says "conforming, and here is the
 packet": anything else (a ``\\u`` escape, a dropped duplicate, a schema error, a
-canonical form too large) returns None and goes the long way
-(:func:`cmp._pipeline.check_long`), which alone writes findings. So no verdict depends
+canonical form too large) goes the long way (:func:`cmp._pipeline.check_long`), which
+alone writes findings; a text the long way's intake would read to the object decoded
+here, refusing nothing, is handed over as that object (fact 5). So no verdict depends
 on this module; the tests hold the two ways to identical reports and bytes over every
 vector and over generated, re-rendered and mutated packets.
 
-It rests on four facts about JSON text, stated here once:
+It rests on five facts about JSON text, stated here once:
 
 1. **Taking out every escape (a backslash and the byte after it) leaves exactly the
    quotes that open or close strings.** So the strings in the document (member names
@@ -38,6 +39,17 @@ It rests on four facts about JSON text, stated here once:
    extra characters ``<``, ``>``, ``&``, U+2028, U+2029); in ``C:\\Users``, only the
    backslash. The packet knows them as ``escaped`` (:class:`cmp.model.Known`), which
    :mod:`cmp._canonical` reads.
+5. **A text without a ``\\u`` escape that the C decoder reads to an object holding
+   every string (fact 1: no duplicate dropped), no number but finite floats and
+   integers within 2**53 either way, and no container deeper than a packet's schema
+   nests, is one the long way's intake** (:func:`cmp._intake.parse_packet`) **reads to
+   an equal object, refusing nothing.** What the intake refuses beyond the C decoder's
+   syntax errors is a byte order mark, UTF-16 or UTF-32 (none of which the decoder
+   reads as an object), NaN, Infinity and a number no finite double holds (both read
+   numbers with float() and int(); these are finite), a duplicate member (none), a
+   lone surrogate (only ``\\u`` writes one: fact 2), nesting past MAX_DEPTH (far
+   deeper) and a top level that is no object. (:func:`read` hands such a text over decoded; the tests
+   hold it to the intake's answer.)
 """
 
 from __future__ import annotations
@@ -55,6 +67,10 @@ from cmp._redaction._hit import Redaction
 from cmp._redaction._rules import DEFAULT, RuleSet
 from cmp.model import CONFORMING, Known, Packet
 from cmp.schema import SUPPORTED_VERSIONS, load_schema
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # What each escape the quick path reads writes (every JSON escape but \u, fact 2), said
 # by JSON itself: the characters a packet's strings may hold that need escaping (fact 4).
@@ -136,15 +152,25 @@ def _read(raw: bytes) -> tuple[dict[str, object], int, str] | None:
 def read_quickly(raw: bytes, rules: RuleSet = DEFAULT) -> tuple[str, Packet, tuple[Redaction, ...]] | None:
     """(version, packet, the findings of ``rules``) of a conforming packet read the quick
     way, else None."""
+    answer = read(raw, rules)
+    return answer if type(answer) is tuple else None
+
+
+def read(raw: bytes, rules: RuleSet = DEFAULT) -> tuple[str, Packet, tuple[Redaction, ...]] | dict[str, Any] | None:
+    """:func:`read_quickly`'s answer for a conforming packet; for a text the long way's
+    intake reads to the object decoded here, refusing nothing (fact 5), that object;
+    else None."""
     read = _read(raw)
     if read is None:
         return None
     obj, strings, escaped = read
     routed = _validation.route(obj)
     if type(routed) is not str:
-        return None
+        return obj if _as_the_intake_reads(obj, strings) else None
     built = _validation.builder(routed)(obj)
-    if built is None or built[1] != strings:  # fact 1: a duplicate was dropped
+    if built is None:
+        return obj if _as_the_intake_reads(obj, strings) else None
+    if built[1] != strings:  # fact 1: a duplicate was dropped
         return None
     packet = built[0]
     known = _KNOWN.get(escaped)
@@ -155,3 +181,38 @@ def read_quickly(raw: bytes, rules: RuleSet = DEFAULT) -> tuple[str, Packet, tup
     if growth_finding(packet, len(raw)) is not None:
         return None  # the long way reports the size
     return routed, packet, rules.redact_quick(raw, packet, plain)  # fact 3, for each rule set
+
+
+# Deeper than this, the intake reads the text itself (fact 5 needs no more: a packet's
+# schema nests three levels, and the intake's own limit, MAX_DEPTH, is far past it).
+_DEEPEST = 8
+# Integers no larger than this either way surely fit a finite double (fact 5).
+_EXACT = 2**53
+
+
+def _as_the_intake_reads(obj: dict[str, Any], strings: int) -> bool:
+    """Whether fact 5 holds for ``obj``, decoded from a text of ``strings`` strings: every
+    string there, no number the intake might refuse, no container deeper than _DEEPEST."""
+    counted = 0
+    level: list[Any] = [obj]
+    for _ in range(_DEEPEST):
+        below: list[Any] = []
+        for value in level:
+            kind = type(value)
+            if kind is dict:
+                counted += len(value)
+                below += value.values()
+            elif kind is list:
+                below += value
+            elif kind is str:
+                counted += 1
+            elif kind is int:
+                if not -_EXACT <= value <= _EXACT:
+                    return False  # the intake says whether a double holds it
+            elif kind is float:
+                if not math.isfinite(value):
+                    return False  # NaN, Infinity or 1e999: the intake refuses it
+        if not below:
+            return counted == strings
+        level = below
+    return False
