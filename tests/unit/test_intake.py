@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -58,9 +59,22 @@ def test_only_utf8_without_bom(raw: bytes) -> None:
     assert codes(raw) == ["json"]
 
 
+def _sized(obj: dict[str, Any], long: bool) -> dict[str, Any]:
+    """``obj``, or with constraints that take its text past the size the intake screens
+    numbers and surrogate escapes from in one pass (cmp._intake._SCREENED_FROM)."""
+    from cmp._intake import _SCREENED_FROM
+
+    if not long:
+        return obj
+    padded = dict(obj, constraints=["x" * 1000] * (_SCREENED_FROM // 1000 + 1))
+    assert len(json.dumps(padded)) > _SCREENED_FROM
+    return padded
+
+
+@pytest.mark.parametrize("long", [False, True], ids=["short", "screened"])
 @pytest.mark.parametrize("escape", ["\\ud800", "\\udfff", "\\uDC00", "\\ud83dx", "\\ude00\\ud83d"])
-def test_lone_surrogate_escapes_refused(escape: str) -> None:
-    text = json.dumps(minimal()).replace("GPU", "GPU" + escape)
+def test_lone_surrogate_escapes_refused(escape: str, long: bool) -> None:
+    text = json.dumps(_sized(minimal(), long)).replace("GPU", "GPU" + escape)
     report = cmp.check(text)
     assert [(f.code, f.path) for f in report.errors] == [("json", "$")]
     assert report.errors[0].message.endswith("in $.goal")
@@ -71,8 +85,9 @@ def test_lone_surrogate_in_member_name_refused() -> None:
     assert codes(text) == ["json"]
 
 
-def test_surrogate_pairs_and_escaped_backslash_u_are_fine() -> None:
-    text = json.dumps(minimal()).replace("GPU", "GPU \\ud83d\\ude00 \\\\ud800")
+@pytest.mark.parametrize("long", [False, True], ids=["short", "screened"])
+def test_surrogate_pairs_and_escaped_backslash_u_are_fine(long: bool) -> None:
+    text = json.dumps(_sized(minimal(), long)).replace("GPU", "GPU \\ud83d\\ude00 \\\\ud800")
     report = cmp.check(text)
     assert report.ok
     assert report.packet is not None and "😀 \\ud800" in report.packet.goal
@@ -85,8 +100,9 @@ def test_str_input_with_lone_surrogate_is_refused() -> None:
 @pytest.mark.parametrize(
     "literal", ["NaN", "Infinity", "-Infinity", "nan", "1e400", "-1e400", "1" * 400, "-" + "9" * 5000]
 )
-def test_numbers_must_be_finite_json_numbers(literal: str) -> None:
-    assert codes(json.dumps(minimal())[:-1] + f', "x": {literal}}}') == ["json"]
+@pytest.mark.parametrize("long", [False, True], ids=["short", "screened"])
+def test_numbers_must_be_finite_json_numbers(literal: str, long: bool) -> None:
+    assert codes(json.dumps(_sized(minimal(), long))[:-1] + f', "x": {literal}}}') == ["json"]
 
 
 @pytest.mark.parametrize("literal", ["1e-400", "123456789012345678901234567890", "-0", "0.5e10"])
