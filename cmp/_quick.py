@@ -183,8 +183,9 @@ def read(raw: bytes, rules: RuleSet = DEFAULT) -> tuple[str, Packet, tuple[Redac
     return routed, packet, rules.redact_quick(raw, packet, plain)  # fact 3, for each rule set
 
 
-# Deeper than this, the intake reads the text itself (fact 5 needs no more: a packet's
-# schema nests three levels, and the intake's own limit, MAX_DEPTH, is far past it).
+# A value this many levels below the top object, or deeper, and the intake reads the text
+# itself (fact 5 needs no more: a packet's schema nests three levels, and the intake's
+# own limit, MAX_DEPTH, is far past it).
 _DEEPEST = 8
 # Integers no larger than this either way surely fit a finite double (fact 5).
 _EXACT = 2**53
@@ -192,7 +193,7 @@ _EXACT = 2**53
 
 def _as_the_intake_reads(obj: dict[str, Any], strings: int) -> bool:
     """Whether fact 5 holds for ``obj``, decoded from a text of ``strings`` strings: every
-    string there, no number the intake might refuse, no container deeper than _DEEPEST."""
+    string there, no number the intake might refuse, no value _DEEPEST levels down."""
     counted = 0
     level: list[Any] = [obj]
     for _ in range(_DEEPEST):
