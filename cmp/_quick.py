@@ -189,6 +189,9 @@ def read(raw: bytes, rules: RuleSet = DEFAULT) -> tuple[str, Packet, tuple[Redac
 _DEEPEST = 8
 # Integers no larger than this either way surely fit a finite double (fact 5).
 _EXACT = 2**53
+# The values (strings, numbers, literals, containers) a handed-over object holds beyond
+# two for each of its strings: a packet's members are each a name and a value.
+_SPARE_VALUES = 64
 
 
 def _as_the_intake_reads(obj: dict[str, Any], strings: int) -> bool:
@@ -196,7 +199,13 @@ def _as_the_intake_reads(obj: dict[str, Any], strings: int) -> bool:
     string there, no number the intake might refuse, no value _DEEPEST levels down."""
     counted = 0
     level: list[Any] = [obj]
+    # Values past this many are no packet a writer meant (ten thousand [] in 32 KB): the
+    # intake reads such a text itself, and the walk stops before it costs what that does.
+    values = 2 * strings + _SPARE_VALUES
     for _ in range(_DEEPEST):
+        values -= len(level)
+        if values < 0:
+            return False
         below: list[Any] = []
         for value in level:
             kind = type(value)

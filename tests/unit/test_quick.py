@@ -231,6 +231,7 @@ def test_a_number_is_handed_over_only_where_both_ways_read_it_alike(value: str, 
     [
         (b'{"goal": "a", "goal": "b"}', "a duplicate member"),
         (b'{"ltm_version": "0.2", "goal": [[[[[[[[["deep"]]]]]]]]]}', "deeper than a packet nests"),
+        (b'{"ltm_version": "0.2", "x": [' + b", ".join([b"[]"] * 1000) + b"]}", "more values than a packet holds"),
         (b'{"goal": "a\\u0041"}', "a \\u escape"),
         (b'["not", "an", "object"]', "no object"),
         (b'\xef\xbb\xbf{"goal": "a"}', "a byte order mark"),
