@@ -242,6 +242,7 @@ def test_what_the_intake_must_read_itself_is_not_handed_over(raw: bytes, why: st
     assert cmp.check(raw) == check_long(raw)
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(300))
 @given(st.data())
 def test_a_packet_refused_for_its_schema_is_handed_over_as_the_intake_reads_it(data: st.DataObject) -> None:
