@@ -201,9 +201,15 @@ def judge(data: bytes | bytearray | memoryview | str, policy: Policy) -> Report:
 
 
 def check_long(
-    data: bytes | str, *, lenient: bool = False, allow_unredacted: bool = False, rules: Rules = "default"
+    data: bytes | bytearray | memoryview | str,
+    *,
+    lenient: bool = False,
+    allow_unredacted: bool = False,
+    rules: Rules = "default",
 ) -> Report:
-    """The long way: every check in order, writing findings; the same report check() gives."""
+    """The long way: every check in order, writing findings; the same report check() gives
+    (for the same inputs: a bytearray or memoryview is read as its bytes)."""
+    data = _readable(data)
     raw = _utf8_or_none(data) if isinstance(data, str) else data
     return _long(data, data if raw is None else raw, policy_of(lenient, allow_unredacted, rules))
 

@@ -343,3 +343,11 @@ def test_a_conforming_report_made_the_quick_way_is_the_constructors(lenient: boo
     assert (quick.lenient, quick.allow_unredacted, quick.rules) == (lenient, allow_unredacted, "extended")
     with pytest.raises(dataclasses.FrozenInstanceError):
         quick.policy = Policy()  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("kind", [bytearray, memoryview])
+def test_the_long_way_reads_what_check_reads(kind: Any) -> None:
+    """check_long, the tests' yardstick, takes the buffers check takes, as their bytes."""
+    raw = encode(put(full(), "tags[0]", "Bad"))
+    assert check_long(kind(raw)) == cmp.check(kind(raw)) == check_long(raw)
+    assert not check_long(kind(raw)).conforming
