@@ -7,6 +7,7 @@ strings escaped as Go's encoding/json escapes them (HTML-safe, U+2028/U+2029 esc
 
 from __future__ import annotations
 
+import functools
 from json.encoder import encode_basestring
 
 from cmp._intake import MAX_PACKET_BYTES, size_finding
@@ -82,6 +83,13 @@ class _StoodIn(dict[str, str]):
 _STOOD_IN = _StoodIn()
 
 
+@functools.lru_cache(maxsize=256)  # the sets of the eight characters the quick path's escapes write
+def _escapes_of(escaped: str) -> tuple[tuple[bytes, bytes], ...]:
+    """Each of ``escaped``'s characters and its escape, in UTF-8, the backslash first."""
+    ordered = sorted(escaped, key="\\".__ne__)
+    return tuple((char.encode(), encode_basestring(char)[1:-1].encode()) for char in ordered)
+
+
 def _render(packet: Packet, identity: bool) -> bytes:
     """The canonical bytes (with ``identity`` False, without the members the digest leaves out)."""
     pieces = shipped_writer()(packet, identity)
@@ -98,8 +106,8 @@ def _render(packet: Packet, identity: bool) -> bytes:
     except UnicodeEncodeError:
         raise _surrogate_error(text) from None
     if throughout and escaped:
-        for char in sorted(escaped, key="\\".__ne__):  # the backslash first
-            data = data.replace(char.encode(), encode_basestring(char)[1:-1].encode())
+        for char_utf8, escape in _escapes_of(escaped):
+            data = data.replace(char_utf8, escape)
         if stood_in:
             for stand_in, layout_char in _STAND_INS_UTF8:
                 data = data.replace(stand_in, layout_char)
