@@ -117,21 +117,21 @@ _DECODER = json.JSONDecoder(
 # them fit in 32 KB), for a text in which no number can be refused: one that float()
 # makes infinite has 210 digits or more before an exponent of two digits or fewer
 # (|x| < 10 ** (digits + 99) < 1.7e308 otherwise), or an exponent of three digits or
-# more. _NUMBER_SCREEN finds either; where it finds neither, both decoders read every
+# more. _TEXT_SCREEN finds either; where it finds neither, both decoders read every
 # number alike. A text shorter than _SCREENED_FROM holds too few numbers to be worth a pass.
 _COUNTING_DECODER = json.JSONDecoder(object_pairs_hook=_record_duplicates, parse_constant=_refuse_constant)
 # The same pass says whether an escape writes a surrogate (member 1), which the intake
 # asks of every text it reads: one RE2 pass over 32 KB costs what either search does.
-_NUMBER_SCREEN = compile_set([r"[0-9]{100}|[eE][-+]?[0-9]{3}", _SURROGATE_ESCAPE])
+_TEXT_SCREEN = compile_set([r"[0-9]{100}|[eE][-+]?[0-9]{3}", _SURROGATE_ESCAPE])
 _SCREENED_FROM = 4096
 
 
-def _decoder_for(raw: bytes) -> tuple[json.JSONDecoder, bool]:
+def _screened(raw: bytes) -> tuple[json.JSONDecoder, bool]:
     """The long way's decoder for ``raw`` (number hooks only where a number may be
     refused), and whether an escape in it writes a surrogate."""
     if len(raw) < _SCREENED_FROM:
         return _DECODER, _surrogate_escape().search(raw) is not None
-    found = _NUMBER_SCREEN.Match(raw) or ()
+    found = _TEXT_SCREEN.Match(raw) or ()
     return (_DECODER if 0 in found else _COUNTING_DECODER), 1 in found
 
 
@@ -506,7 +506,7 @@ def parse_json(text: str, raw: bytes) -> tuple[Any, list[Finding]]:
     # which counts levels (the C decoder's own limit differs between Python versions and
     # follows the process's recursion limit). Its RecursionError sends the rest there too.
     depth = nesting(raw, MAX_DEPTH)
-    decoder, surrogates = _decoder_for(raw)
+    decoder, surrogates = _screened(raw)
     try:
         if depth > MAX_DEPTH:
             value = _decode_deep(text, decoder, duplicates, depth)

@@ -18,7 +18,7 @@ It rests on five facts about JSON text, stated here once:
    and string values) number half of those quotes. The C decoder keeps the last of two
    duplicate members silently; the compiled builder counts the strings it met, and a
    shortfall means a member was dropped: the long way reports the duplicate.
-   (:func:`parse_counted`, the count checked in :func:`read_quickly`.)
+   (:func:`parse_counted`, the count checked in :func:`read`.)
 2. **Without a ``\\u`` escape, nothing the long way refuses for its escapes is there.**
    Only ``\\u`` writes a lone surrogate (clause 2.7); every other escape stands for a
    quote, a backslash, a slash or a control character, and no conforming member name or
@@ -30,7 +30,7 @@ It rests on five facts about JSON text, stated here once:
    needs at a field's edge it finds in the text too; and no pattern is anchored (``^``,
    ``$``, ``\\A``, ``\\z``), so none needs a field's start or end. The last condition is
    asserted for each pattern table when it loads (:mod:`cmp._redaction._rules`).
-   (:func:`read_quickly` skips the scan of the fields; with a backslash, escapes may
+   (:func:`read` skips the scan of the fields; with a backslash, escapes may
    hide a match, and the fields are scanned.)
 4. **A string holds a quote, a backslash or a control character only where an escape
    wrote it**, since JSON text cannot hold one in a string as it is. So the characters
@@ -48,8 +48,8 @@ It rests on five facts about JSON text, stated here once:
    reads as an object), NaN, Infinity and a number no finite double holds (both read
    numbers with float() and int(); these are finite), a duplicate member (none), a
    lone surrogate (only ``\\u`` writes one: fact 2), nesting past MAX_DEPTH (far
-   deeper) and a top level that is no object. (:func:`read` hands such a text over decoded; the tests
-   hold it to the intake's answer.)
+   deeper) and a top level that is no object. (:func:`read` hands such a text over
+   decoded; the tests hold it to the intake's answer.)
 """
 
 from __future__ import annotations
@@ -149,26 +149,16 @@ def _read(raw: bytes) -> tuple[dict[str, object], int, str] | None:
     return value, quotes // 2, escaped
 
 
-def read_quickly(raw: bytes, rules: RuleSet = DEFAULT) -> tuple[str, Packet, tuple[Redaction, ...]] | None:
-    """(version, packet, the findings of ``rules``) of a conforming packet read the quick
-    way, else None."""
-    answer = read(raw, rules)
-    return answer if type(answer) is tuple else None
-
-
 def read(raw: bytes, rules: RuleSet = DEFAULT) -> tuple[str, Packet, tuple[Redaction, ...]] | dict[str, Any] | None:
-    """:func:`read_quickly`'s answer for a conforming packet; for a text the long way's
-    intake reads to the object decoded here, refusing nothing (fact 5), that object;
-    else None."""
-    read = _read(raw)
-    if read is None:
+    """(version, packet, the findings of ``rules``) of a conforming packet read the quick
+    way; for a text the long way's intake reads to the object decoded here, refusing
+    nothing (fact 5), that object; else None."""
+    decoded = _read(raw)
+    if decoded is None:
         return None
-    obj, strings, escaped = read
+    obj, strings, escaped = decoded
     routed = _validation.route(obj)
-    if type(routed) is not str:
-        return obj if _as_the_intake_reads(obj, strings) else None
-    built = _validation.builder(routed)(obj)
-    if built is None:
+    if type(routed) is not str or (built := _validation.builder(routed)(obj)) is None:  # refused
         return obj if _as_the_intake_reads(obj, strings) else None
     if built[1] != strings:  # fact 1: a duplicate was dropped
         return None
