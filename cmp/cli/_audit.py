@@ -68,6 +68,7 @@ from cmp.cli._signals import Stopped, StopSignals, pending_stop
 from cmp.cli._sources import (
     SHARE_BYTES,
     SHARE_PACKETS,
+    SHARE_ROWS,
     JsonlShare,
     SourceError,
     Unreadable,
@@ -81,9 +82,6 @@ if TYPE_CHECKING:
     from cmp.cli._batch import Runner, Share
     from cmp.cli._render import Line
 
-# Rows in one share of a store: about 40 ms of work for typical packets, so opening the
-# store and running the share's query cost little next to it.
-SHARE_ROWS = 1000
 
 # How much of a row's id, owner or team a line shows (after the redaction screen).
 NAME_LIMIT = 128
@@ -170,9 +168,8 @@ def store_shares(
 ) -> Iterator[StoreShare | Unreadable]:
     """The store as shares of rows for workers, or one share that auditing cuts as it goes.
 
-    A share holds SHARE_ROWS rows, scaled as ``runner.share_bytes`` scales a file's
-    shares (a cluster's are 16 times larger: its scheduler spends about a millisecond
-    per task).
+    A share holds ``runner.share_rows`` rows (SHARE_ROWS; a cluster's are 16 times larger:
+    its scheduler spends about a millisecond per task).
 
     The audit ends at the last row stored when it starts: a writer faster than the audit
     would otherwise keep it going for ever. The bounds come from stepping through the
@@ -201,7 +198,7 @@ def _cut(store: Store, share: StoreShare, runner: Runner) -> Iterator[StoreShare
     if not runner.parallel:
         yield whole
         return
-    rows = SHARE_ROWS * max(1, runner.share_bytes // SHARE_BYTES)
+    rows = runner.share_rows
     whole = replace(whole, rows=rows)
     step = "SELECT rowid FROM packets WHERE rowid >= ? AND rowid <= ? ORDER BY rowid LIMIT 1 OFFSET ?"
     first = None

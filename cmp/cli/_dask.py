@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from cmp._display import describe
 from cmp.cli._batch import IN_FLIGHT_PER_WORKER, WorkersFailed
+from cmp.cli._sources import SHARE_ROWS
 
 if TYPE_CHECKING:
     from cmp.cli._batch import Pending
@@ -39,6 +40,8 @@ NO_WORKERS_SECONDS = 60
 # count, so shares are larger than on this machine's processes: a billion typical
 # packets are 200,000 shares, not 3.2 million.
 DASK_SHARE_BYTES = 16 << 20
+# Rows in one share of a store on a cluster, 16 times this machine's for the same reason.
+DASK_SHARE_ROWS = 16 * SHARE_ROWS
 
 
 class DaskCluster:
@@ -46,6 +49,7 @@ class DaskCluster:
 
     parallel = True
     share_bytes = DASK_SHARE_BYTES
+    share_rows = DASK_SHARE_ROWS
 
     def __init__(self, address: str) -> None:
         try:

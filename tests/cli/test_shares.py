@@ -4,6 +4,7 @@ and a run spread over workers prints what a run in one process prints, byte for 
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import os
 import time
@@ -16,10 +17,10 @@ from hypothesis import strategies as st
 
 from cmp._intake import MAX_PACKET_BYTES
 from cmp.cli import main
-from cmp.cli._batch import merged
+from cmp.cli._batch import COUNTED_TOGETHER, SMALLEST_SHARE_BYTES, ProcessPool, jsonl_shares, merged, share_starts
 from cmp.cli._judge import CheckOptions, check_share
 from cmp.cli._render import Block
-from cmp.cli._sources import SHARE_BYTES, JsonlShare, Source, SourceError, count_newlines, read_jsonl
+from cmp.cli._sources import SHARE_BYTES, JsonlShare, Source, SourceError, newline_counts, newlines_in, read_jsonl
 from tests.support.examples import examples
 from tests.support.packets import encode, full, minimal, put
 from tests.support.running import under_way
@@ -46,6 +47,7 @@ def in_shares(path: Path, cuts: list[int]) -> list[Source]:
     """The file read share by share, cut at ``cuts``, each share's line numbers from counting the ones before."""
     size = path.stat().st_size
     bounds = sorted({0, *(cut for cut in cuts if 0 < cut < size)})
+    counts = newline_counts(str(path), (*bounds, size))
     sources: list[Source] = []
     lines_before = 0
     for index, start in enumerate(bounds):
@@ -53,8 +55,7 @@ def in_shares(path: Path, cuts: list[int]) -> list[Source]:
         reader = JsonlShare(str(path), "f", start, end, lines_before).open()
         with reader.stream:
             sources.extend(reader)
-        if end is not None:
-            lines_before += count_newlines(str(path), start, end)
+        lines_before += counts[index]
     return sources
 
 
@@ -98,12 +99,97 @@ def test_a_share_picked_up_where_it_stopped_reads_on_the_same(
     assert sources == whole(path)
 
 
-def test_count_newlines_counts_a_range(tmp_path: Path) -> None:
+def test_newline_counts_count_each_range(tmp_path: Path) -> None:
     path = tmp_path / "p.jsonl"
     path.write_bytes(b"a\nb\r\n\n" * 1000)
-    assert count_newlines(str(path), 0, path.stat().st_size) == 3000
-    assert count_newlines(str(path), 1, 2) == 1
-    assert count_newlines(str(path), 2, 2) == 0
+    assert newline_counts(str(path), (0, path.stat().st_size)) == [3000]
+    assert newline_counts(str(path), (1, 2)) == [1]
+    assert newline_counts(str(path), (2, 2)) == [0]
+    assert newline_counts(str(path), (0, 1, 2, 3, 6000)) == [0, 1, 0, 2999]
+    # Ranges longer than the one buffer the counting reads into.
+    long_lines = b"".join(b"x" * (length % 5000) + b"\n" for length in range(0, 3_000_000, 4999))
+    path.write_bytes(long_lines)
+    bounds = (0, 5, 1_500_000, 1_500_001, len(long_lines))
+    assert newline_counts(str(path), bounds) == [long_lines.count(b"\n", a, b) for a, b in itertools.pairwise(bounds)]
+
+
+# Lines of every length about the point where newlines_in stops finding and counts.
+LINE_LENGTHS = st.lists(st.integers(min_value=0, max_value=3000), max_size=400)
+
+
+@settings(max_examples=examples(200))
+@given(lengths=LINE_LENGTHS, cut=st.integers(min_value=0, max_value=10**6), trailing=st.binary(max_size=40))
+def test_newlines_in_counts_what_bytes_count_counts(lengths: list[int], cut: int, trailing: bytes) -> None:
+    data = b"".join(b"x" * length + b"\n" for length in lengths) + trailing
+    end = min(cut, len(data))
+    assert newlines_in(data, end) == data.count(b"\n", 0, end)
+    assert newlines_in(bytearray(data), len(data)) == data.count(b"\n")
+
+
+def test_newlines_in_counts_dense_newlines_at_one_go() -> None:
+    # A million newlines: found one by one, this takes a million Python calls.
+    data = b"\n" * 1_000_000 + b"x" * 5000 + b"\n"
+    assert newlines_in(data, len(data)) == 1_000_001
+
+
+@settings(max_examples=examples(200))
+@given(
+    size=st.integers(min_value=0, max_value=200 * SHARE_BYTES),
+    largest=st.sampled_from([SMALLEST_SHARE_BYTES, SHARE_BYTES, ProcessPool.share_bytes, 16 * SHARE_BYTES]),
+    in_flight=st.integers(min_value=1, max_value=64),
+)
+def test_share_starts_cover_the_file_with_shares_that_shrink_toward_its_end(
+    size: int, largest: int, in_flight: int
+) -> None:
+    starts = share_starts(size, largest, in_flight)
+    assert starts[0] == 0 and all(a < b for a, b in itertools.pairwise(starts)) and starts[-1] < max(size, 1)
+    steps = [b - a for a, b in itertools.pairwise(starts)]
+    assert all(SMALLEST_SHARE_BYTES <= step <= largest for step in steps)
+    assert steps == sorted(steps, reverse=True)
+    for start, step in zip(starts, steps, strict=False):
+        assert step in (largest, SMALLEST_SHARE_BYTES) or step == (size - start) // (2 * in_flight)
+    # However large the shares before it, the last one is small: no worker is left with much.
+    assert size - starts[-1] <= SMALLEST_SHARE_BYTES
+
+
+class _Counting:
+    """A runner of the workers' kind (parallel) that runs what it is handed here, and keeps
+    what that was."""
+
+    parallel = True
+    in_flight = 4
+    share_bytes = SHARE_BYTES
+    share_rows = 1000
+
+    def __init__(self) -> None:
+        self.handed: list[tuple[Any, ...]] = []
+
+    def submit(self, fn: Any, *args: Any) -> Any:
+        self.handed.append((fn, *args))
+        return _Fetched(fn(*args), fetchable_at_once=True)
+
+    def result(self, future: Any) -> Any:
+        return future.result()
+
+    def close(self, *, completed: bool) -> None:
+        pass
+
+
+def test_the_shares_of_a_file_know_their_line_numbers_from_few_counts(tmp_path: Path) -> None:
+    path = tmp_path / "p.jsonl"
+    lines = [GOOD, b"", b"{", BAD] * (12 * SHARE_BYTES // (len(GOOD) + len(BAD)))
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    data = path.read_bytes()
+    runner = _Counting()
+    shares = list(jsonl_shares(str(path), "f", len(data), runner))
+    assert all(isinstance(share, JsonlShare) for share in shares)
+    starts = [share.start for share in shares if isinstance(share, JsonlShare)]
+    assert starts == share_starts(len(data), SHARE_BYTES, 4) and len(starts) > 2 * COUNTED_TOGETHER
+    assert [share.lines_before for share in shares if isinstance(share, JsonlShare)] == [
+        data.count(b"\n", 0, start) for start in starts
+    ]
+    # One task counts COUNTED_TOGETHER shares; the last share's newlines are never needed.
+    assert len(runner.handed) == -(-(len(starts) - 1) // COUNTED_TOGETHER)
 
 
 @pytest.fixture(scope="module")
@@ -145,7 +231,7 @@ def test_a_share_of_a_file_that_changed_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match=r"^changed while it was read: it was cut short$"):
         share.open()
     with pytest.raises(SourceError, match=r"^changed while it was read: it was cut short$"):
-        count_newlines(str(path), 0, SHARE_BYTES, inode)
+        newline_counts(str(path), (0, SHARE_BYTES), inode)
     other = tmp_path / "other.jsonl"
     other.write_bytes(b"\n".join([GOOD] * (3 * SHARE_BYTES // len(GOOD))))
     os.replace(other, path)  # another file under the name
@@ -227,8 +313,8 @@ def test_a_file_changed_under_the_run_is_named_not_mixed(tmp_path: Path, jobs: s
 class _Fetched:
     """A finished result that, like a cluster's, may not be fetchable the first time it is asked for."""
 
-    def __init__(self, value: Any) -> None:
-        self.value, self.asked = value, 0
+    def __init__(self, value: Any, *, fetchable_at_once: bool = False) -> None:
+        self.value, self.asked = value, int(fetchable_at_once)
 
     def done(self) -> bool:
         return True
