@@ -53,12 +53,13 @@ IN_FLIGHT_PER_WORKER = 2
 # 1,200 typical packets, 40 ms of work. Each task costs the parent about 0.3 ms of CPU (the
 # pool's threads, pickling), taken from the workers on a machine with no spare core, and
 # the worker about 0.1 ms waiting for the next: 4 MiB shares cost a quarter of what 1 MiB
-# ones did (on 100,000 typical packets, --jobs 2 went from 1.75x to 1.8x one process).
+# ones did (on 100,000 typical packets, --jobs 2 went from 1.75x to 1.78x one process
+# with these alone, and to 1.88x with the counts below).
 POOL_SHARE_BYTES = 4 << 20
 # The smallest share of a file that workers read (see share_starts).
 SMALLEST_SHARE_BYTES = SHARE_BYTES // 4
-# Shares whose newlines one task counts: a count is a twentieth of a share's work, a task
-# of its own for each share was as costly again.
+# Shares whose newlines one task counts: counting a 4 MiB share takes about 0.9 ms (a
+# fortieth of judging it), and a task of its own would cost about 0.4 ms more.
 COUNTED_TOGETHER = 4
 
 

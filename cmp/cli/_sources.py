@@ -549,8 +549,8 @@ def _still_the_file(stream: BinaryIO, inode: int | None, start: int) -> None:
         raise SourceError(CUT_SHORT)
 
 
-# Past this many newlines, newlines_in counts the rest of a buffer at one go, when they
-# come more often than one in _FIND_SPACING bytes. A find is a memchr that skips a whole
+# Every _FIND_SAMPLE newlines found, newlines_in counts the rest of a buffer at one go if
+# so far they came more often than one in _FIND_SPACING bytes. A find is a memchr that skips a whole
 # line at a time, but each costs a Python call (about 0.2 µs), while bytes.count looks at
 # every byte (about 0.4 ns each): finds win for lines of more than about 500 bytes, which
 # packets are (a typical one is 3 KB: finds take a quarter of count's time).

@@ -152,23 +152,41 @@ def test_share_starts_cover_the_file_with_shares_that_shrink_toward_its_end(
     assert size - starts[-1] <= SMALLEST_SHARE_BYTES
 
 
-class _Counting:
-    """A runner of the workers' kind (parallel) that runs what it is handed here, and keeps
-    what that was."""
+class _Fetched:
+    """A finished result that, like a cluster's, may not be fetchable the first time it is asked for."""
+
+    def __init__(self, value: Any, *, fetchable_at_once: bool) -> None:
+        self.value, self.asked = value, int(fetchable_at_once)
+
+    def done(self) -> bool:
+        return True
+
+    def result(self, timeout: float | None = None) -> Any:
+        self.asked += 1
+        if self.asked == 1:
+            raise TimeoutError("not fetched yet")
+        return self.value
+
+
+class _RunsHere:
+    """A runner of the workers' kind (parallel) that runs what it is handed here, keeps
+    what that was, and hands back :class:`_Fetched` results (unless ``fetchable_at_once``,
+    not fetchable the first time, as a cluster's may not be)."""
 
     parallel = True
     in_flight = 4
     share_bytes = SHARE_BYTES
     share_rows = 1000
 
-    def __init__(self) -> None:
+    def __init__(self, *, fetchable_at_once: bool) -> None:
+        self.fetchable_at_once = fetchable_at_once
         self.handed: list[tuple[Any, ...]] = []
 
-    def submit(self, fn: Any, *args: Any) -> Any:
+    def submit(self, fn: Any, *args: Any) -> _Fetched:
         self.handed.append((fn, *args))
-        return _Fetched(fn(*args), fetchable_at_once=True)
+        return _Fetched(fn(*args), fetchable_at_once=self.fetchable_at_once)
 
-    def result(self, future: Any) -> Any:
+    def result(self, future: _Fetched) -> Any:
         return future.result()
 
     def close(self, *, completed: bool) -> None:
@@ -180,7 +198,7 @@ def test_the_shares_of_a_file_know_their_line_numbers_from_few_counts(tmp_path: 
     lines = [GOOD, b"", b"{", BAD] * (12 * SHARE_BYTES // (len(GOOD) + len(BAD)))
     path.write_bytes(b"\n".join(lines) + b"\n")
     data = path.read_bytes()
-    runner = _Counting()
+    runner = _RunsHere(fetchable_at_once=True)
     shares = list(jsonl_shares(str(path), "f", len(data), runner))
     assert all(isinstance(share, JsonlShare) for share in shares)
     starts = [share.start for share in shares if isinstance(share, JsonlShare)]
@@ -310,42 +328,10 @@ def test_a_file_changed_under_the_run_is_named_not_mixed(tmp_path: Path, jobs: s
     assert summary == f"cmp: check: {len(lines):,} packets, {len(lines):,} accepted; 1 file not read"
 
 
-class _Fetched:
-    """A finished result that, like a cluster's, may not be fetchable the first time it is asked for."""
-
-    def __init__(self, value: Any, *, fetchable_at_once: bool = False) -> None:
-        self.value, self.asked = value, int(fetchable_at_once)
-
-    def done(self) -> bool:
-        return True
-
-    def result(self, timeout: float | None = None) -> Any:
-        self.asked += 1
-        if self.asked == 1:
-            raise TimeoutError("not fetched yet")
-        return self.value
-
-
-class _SlowToFetch:
-    """A runner of the cluster's kind (parallel) whose results come as :class:`_Fetched`."""
-
-    parallel = True
-    in_flight = 4
-
-    def submit(self, fn: Any, *args: Any) -> _Fetched:
-        return _Fetched(fn(*args))
-
-    def result(self, future: _Fetched) -> Any:
-        return future.result()
-
-    def close(self, *, completed: bool) -> None:
-        pass
-
-
 def test_a_rest_is_never_lost_when_a_result_is_not_fetchable_at_first(tmp_path: Path) -> None:
     path = tmp_path / "noisy.jsonl"
     path.write_bytes(b"\n".join([NOISY] * 400))
     as_json = CheckOptions(format="json")
     shares = [JsonlShare(str(path), "n", 0, None, 0)]
-    blocks = list(merged(shares, check_share, as_json, _SlowToFetch()))
+    blocks = list(merged(shares, check_share, as_json, _RunsHere(fetchable_at_once=False)))
     assert len(blocks) > 3 and sum(block.packets for block in blocks if isinstance(block, Block)) == 400
