@@ -114,10 +114,20 @@ class _Compiler:
 
     def object(self, schema: Mapping[str, Any], var: str, indent: int, where: str) -> None:
         properties: Mapping[str, Any] = schema.get("properties", {})
-        if schema.get("required"):
-            self.emit(indent, f"if not {var}.keys() >= {self.constant(frozenset(schema['required']))}: {self.fail}")
+        # A required member is read with a subscript, which raises KeyError when it is
+        # missing: the function answers None for that (see function()), so no test of
+        # the keys is spent on the required members of every object.
+        unread = set(schema.get("required", ())) - set(properties)
+        if unread:
+            raise ValueError(f"the schema compiler reads required members from properties: {sorted(unread)} at {where}")
+        # With additionalProperties false, the members read are counted down from all of
+        # them as optional ones turn out absent: the object holds no other member exactly
+        # when it holds that many (its keys are distinct, and each one read is counted).
+        # A count and a length, where testing the keys against a set looks up every one.
+        known = None
         if schema.get("additionalProperties", True) is False:
-            self.emit(indent, f"if not {var}.keys() <= {self.constant(frozenset(properties))}: {self.fail}")
+            known = self.variable()
+            self.emit(indent, f"{known} = {len(properties)}")
         elif schema.get("additionalProperties", True) is not True:
             raise ValueError("the schema compiler compiles only additionalProperties: false")
         cls = self.model_class(where, properties)
@@ -131,7 +141,7 @@ class _Compiler:
         members: dict[str, str] = {}
         for name, subschema in properties.items():
             member = members[name] = self.variable()
-            if name in required:  # present: checked above
+            if name in required:  # read by subscript: a KeyError if missing (function())
                 self.emit(indent, f"{member} = {var}[{name!r}]")
                 self.node(subschema, member, indent, f"{where}.{name}")
                 continue
@@ -142,6 +152,10 @@ class _Compiler:
             self.node(subschema, member, indent + 1, f"{where}.{name}")
             self.emit(indent, "else:")
             self.emit(indent + 1, f"{member} = {self.constant(_default(cls, name))}")
+            if known is not None:
+                self.emit(indent + 1, f"{known} -= 1")
+        if known is not None:
+            self.emit(indent, f"if len({var}) != {known}: {self.fail}")
         self.construct(cls, members, var, indent, self.root_marks if where == "$" else {})
 
     def model_class(self, where: str, properties: Mapping[str, Any]) -> type:
@@ -196,8 +210,12 @@ class _Compiler:
     def function(self, name: str, label: str, first: str, last: str) -> Callable[..., Any]:
         # Builtins as defaults: locals are the cheapest names to look up.
         defaults = ", ".join(f"{local}={local}" for local in _LOCALS)
-        header = f"def {name}(packet, {defaults}):\n"
-        source = header + "\n".join(["    " + first, *self.lines, "    " + last]) + "\n"
+        header = f"def {name}(packet, {defaults}):\n    try:\n"
+        body = ["    " + first, *self.lines, "    " + last]
+        # Only a required member's subscript raises KeyError in the body (every other
+        # member is read with get(), every set test is `in`): it is missing.
+        missing = ["    except KeyError:", f"        {self.fail}"]
+        source = header + "\n".join(["    " + line for line in body] + missing) + "\n"
         return define(name, label, source, self.names)
 
 

@@ -1840,443 +1840,488 @@ def _cmp_schema_Member(_cls, _d_location, _factory, _frozen_error, _names, _obje
 # builder of https://ltm-cli.dev/schema/core-memory.v0.1.json
 def _definition_builder_of_https___ltm_cli_dev_schema_core_memory_v0_1_json():
     def build(packet, _MISSING=_MISSING, _new=_new, type=type, len=len, str=str, bool=bool, dict=dict, list=list, tuple=tuple):
-        n = 0
-        if type(packet) is not dict: return None
-        if not packet.keys() >= _c1: return None
-        if not packet.keys() <= _c2: return None
-        n += 2 * len(packet)
-        v3 = packet['ltm_version']
-        if type(v3) is not str or not _c4(v3): return None
-        v5 = packet['id']
-        if type(v5) is not str or not 10 <= len(v5) <= 64: return None
-        v6 = packet['created_at']
-        if type(v6) is not str or not _is_date_time(v6): return None
-        v7 = packet.get('project', _MISSING)
-        if v7 is not _MISSING:
-            n -= 1
-            if type(v7) is not dict: return None
-            if not v7.keys() <= _c8: return None
-            n += 2 * len(v7)
-            v9 = v7.get('name', _MISSING)
-            if v9 is not _MISSING:
-                if type(v9) is not str or len(v9) > 128: return None
-            else:
-                v9 = _c10
-            v11 = v7.get('ref', _MISSING)
-            if v11 is not _MISSING:
-                if type(v11) is not str or len(v11) > 256: return None
-            else:
-                v11 = _c12
-            v14 = _new(_c13)
-            v14.name = v9
-            v14.ref = v11
-            v14.__class__ = _c15
-            v7 = v14
-        else:
-            v7 = _c16
-        v17 = packet['goal']
-        if type(v17) is not str or not 1 <= len(v17) <= 1024: return None
-        v18 = packet.get('constraints', _MISSING)
-        if v18 is not _MISSING:
-            n -= 1
-            if type(v18) is not list: return None
-            if len(v18) > 32: return None
-            for v19 in v18:
-                if type(v19) is not str or len(v19) > 1024: return None
-            n += len(v18)
-            v18 = tuple(v18)
-        else:
-            v18 = _c20
-        v21 = packet.get('decisions', _MISSING)
-        if v21 is not _MISSING:
-            n -= 1
-            if type(v21) is not list: return None
-            if len(v21) > 64: return None
-            v23 = []
-            for v22 in v21:
-                if type(v22) is not dict: return None
-                if not v22.keys() >= _c24: return None
-                if not v22.keys() <= _c25: return None
-                n += 2 * len(v22)
-                v26 = v22['what']
-                if type(v26) is not str or len(v26) > 1024: return None
-                v27 = v22['why']
-                if type(v27) is not str or len(v27) > 1024: return None
-                v28 = v22.get('locked', _MISSING)
-                if v28 is not _MISSING:
-                    n -= 1
-                    if type(v28) is not bool: return None
+        try:
+            n = 0
+            if type(packet) is not dict: return None
+            v1 = 12
+            n += 2 * len(packet)
+            v2 = packet['ltm_version']
+            if type(v2) is not str or not _c3(v2): return None
+            v4 = packet['id']
+            if type(v4) is not str or not 10 <= len(v4) <= 64: return None
+            v5 = packet['created_at']
+            if type(v5) is not str or not _is_date_time(v5): return None
+            v6 = packet.get('project', _MISSING)
+            if v6 is not _MISSING:
+                n -= 1
+                if type(v6) is not dict: return None
+                v7 = 2
+                n += 2 * len(v6)
+                v8 = v6.get('name', _MISSING)
+                if v8 is not _MISSING:
+                    if type(v8) is not str or len(v8) > 128: return None
                 else:
-                    v28 = _c29
-                v31 = _new(_c30)
-                v31.what = v26
-                v31.why = v27
-                v31.consequences = _c32
-                v31.locked = v28
-                v31.__class__ = _c33
-                v22 = v31
-                v23.append(v22)
-            v21 = tuple(v23)
-        else:
-            v21 = _c34
-        v35 = packet.get('attempts', _MISSING)
-        if v35 is not _MISSING:
-            n -= 1
-            if type(v35) is not list: return None
-            if len(v35) > 64: return None
-            v37 = []
-            for v36 in v35:
-                if type(v36) is not dict: return None
-                if not v36.keys() >= _c38: return None
-                if not v36.keys() <= _c39: return None
-                n += 2 * len(v36)
-                v40 = v36['tried']
-                if type(v40) is not str or len(v40) > 1024: return None
-                v41 = v36['outcome']
-                if type(v41) is not str or v41 not in _c42: return None
-                v43 = v36.get('learned', _MISSING)
-                if v43 is not _MISSING:
-                    if type(v43) is not str or len(v43) > 1024: return None
+                    v8 = _c9
+                    v7 -= 1
+                v10 = v6.get('ref', _MISSING)
+                if v10 is not _MISSING:
+                    if type(v10) is not str or len(v10) > 256: return None
                 else:
-                    v43 = _c44
-                v46 = _new(_c45)
-                v46.tried = v40
-                v46.outcome = v41
-                v46.learned = v43
-                v46.confidence = _c47
-                v46.__class__ = _c48
-                v36 = v46
-                v37.append(v36)
-            v35 = tuple(v37)
-        else:
-            v35 = _c49
-        v50 = packet.get('open_questions', _MISSING)
-        if v50 is not _MISSING:
-            n -= 1
-            if type(v50) is not list: return None
-            if len(v50) > 32: return None
-            for v51 in v50:
-                if type(v51) is not str or len(v51) > 1024: return None
-            n += len(v50)
-            v50 = tuple(v50)
-        else:
-            v50 = _c52
-        v53 = packet['next_step']
-        if type(v53) is not str or not 1 <= len(v53) <= 1024: return None
-        v54 = packet.get('tags', _MISSING)
-        if v54 is not _MISSING:
-            n -= 1
-            if type(v54) is not list: return None
-            if len(v54) > 16: return None
-            for v55 in v54:
-                if type(v55) is not str or not _c56(v55): return None
-            n += len(v54)
-            v54 = tuple(v54)
-        else:
-            v54 = _c57
-        v58 = packet.get('provenance', _MISSING)
-        if v58 is not _MISSING:
-            n -= 1
-            if type(v58) is not dict: return None
-            if not v58.keys() <= _c59: return None
-            n += 2 * len(v58)
-            v60 = v58.get('author_model', _MISSING)
-            if v60 is not _MISSING:
-                if type(v60) is not str or len(v60) > 128: return None
+                    v10 = _c11
+                    v7 -= 1
+                if len(v6) != v7: return None
+                v13 = _new(_c12)
+                v13.name = v8
+                v13.ref = v10
+                v13.__class__ = _c14
+                v6 = v13
             else:
-                v60 = _c61
-            v62 = v58.get('author_human', _MISSING)
-            if v62 is not _MISSING:
-                if type(v62) is not str or len(v62) > 128: return None
+                v6 = _c15
+                v1 -= 1
+            v16 = packet['goal']
+            if type(v16) is not str or not 1 <= len(v16) <= 1024: return None
+            v17 = packet.get('constraints', _MISSING)
+            if v17 is not _MISSING:
+                n -= 1
+                if type(v17) is not list: return None
+                if len(v17) > 32: return None
+                for v18 in v17:
+                    if type(v18) is not str or len(v18) > 1024: return None
+                n += len(v17)
+                v17 = tuple(v17)
             else:
-                v62 = _c63
-            v64 = v58.get('source_hash', _MISSING)
-            if v64 is not _MISSING:
-                if type(v64) is not str or not _c65(v64): return None
+                v17 = _c19
+                v1 -= 1
+            v20 = packet.get('decisions', _MISSING)
+            if v20 is not _MISSING:
+                n -= 1
+                if type(v20) is not list: return None
+                if len(v20) > 64: return None
+                v22 = []
+                for v21 in v20:
+                    if type(v21) is not dict: return None
+                    v23 = 3
+                    n += 2 * len(v21)
+                    v24 = v21['what']
+                    if type(v24) is not str or len(v24) > 1024: return None
+                    v25 = v21['why']
+                    if type(v25) is not str or len(v25) > 1024: return None
+                    v26 = v21.get('locked', _MISSING)
+                    if v26 is not _MISSING:
+                        n -= 1
+                        if type(v26) is not bool: return None
+                    else:
+                        v26 = _c27
+                        v23 -= 1
+                    if len(v21) != v23: return None
+                    v29 = _new(_c28)
+                    v29.what = v24
+                    v29.why = v25
+                    v29.consequences = _c30
+                    v29.locked = v26
+                    v29.__class__ = _c31
+                    v21 = v29
+                    v22.append(v21)
+                v20 = tuple(v22)
             else:
-                v64 = _c66
-            v67 = v58.get('confidence', _MISSING)
-            if v67 is not _MISSING:
-                if type(v67) is not str or v67 not in _c68: return None
+                v20 = _c32
+                v1 -= 1
+            v33 = packet.get('attempts', _MISSING)
+            if v33 is not _MISSING:
+                n -= 1
+                if type(v33) is not list: return None
+                if len(v33) > 64: return None
+                v35 = []
+                for v34 in v33:
+                    if type(v34) is not dict: return None
+                    v36 = 3
+                    n += 2 * len(v34)
+                    v37 = v34['tried']
+                    if type(v37) is not str or len(v37) > 1024: return None
+                    v38 = v34['outcome']
+                    if type(v38) is not str or v38 not in _c39: return None
+                    v40 = v34.get('learned', _MISSING)
+                    if v40 is not _MISSING:
+                        if type(v40) is not str or len(v40) > 1024: return None
+                    else:
+                        v40 = _c41
+                        v36 -= 1
+                    if len(v34) != v36: return None
+                    v43 = _new(_c42)
+                    v43.tried = v37
+                    v43.outcome = v38
+                    v43.learned = v40
+                    v43.confidence = _c44
+                    v43.__class__ = _c45
+                    v34 = v43
+                    v35.append(v34)
+                v33 = tuple(v35)
             else:
-                v67 = _c69
-            v71 = _new(_c70)
-            v71.author_model = v60
-            v71.author_human = v62
-            v71.source_hash = v64
-            v71.confidence = v67
-            v71.__class__ = _c72
-            v58 = v71
-        else:
-            v58 = _c73
-        v75 = _new(_c74)
-        v75.ltm_version = v3
-        v75.id = v5
-        v75.created_at = v6
-        v75.goal = v17
-        v75.next_step = v53
-        v75.parent_id = _c76
-        v75.project = v7
-        v75.success_criteria = _c77
-        v75.constraints = v18
-        v75.decisions = v21
-        v75.methods = _c78
-        v75.attempts = v35
-        v75.open_questions = v50
-        v75.tags = v54
-        v75.provenance = v58
-        v75._known = _c79
-        v75.__class__ = _c80
-        packet = v75
-        return packet, n
+                v33 = _c46
+                v1 -= 1
+            v47 = packet.get('open_questions', _MISSING)
+            if v47 is not _MISSING:
+                n -= 1
+                if type(v47) is not list: return None
+                if len(v47) > 32: return None
+                for v48 in v47:
+                    if type(v48) is not str or len(v48) > 1024: return None
+                n += len(v47)
+                v47 = tuple(v47)
+            else:
+                v47 = _c49
+                v1 -= 1
+            v50 = packet['next_step']
+            if type(v50) is not str or not 1 <= len(v50) <= 1024: return None
+            v51 = packet.get('tags', _MISSING)
+            if v51 is not _MISSING:
+                n -= 1
+                if type(v51) is not list: return None
+                if len(v51) > 16: return None
+                for v52 in v51:
+                    if type(v52) is not str or not _c53(v52): return None
+                n += len(v51)
+                v51 = tuple(v51)
+            else:
+                v51 = _c54
+                v1 -= 1
+            v55 = packet.get('provenance', _MISSING)
+            if v55 is not _MISSING:
+                n -= 1
+                if type(v55) is not dict: return None
+                v56 = 4
+                n += 2 * len(v55)
+                v57 = v55.get('author_model', _MISSING)
+                if v57 is not _MISSING:
+                    if type(v57) is not str or len(v57) > 128: return None
+                else:
+                    v57 = _c58
+                    v56 -= 1
+                v59 = v55.get('author_human', _MISSING)
+                if v59 is not _MISSING:
+                    if type(v59) is not str or len(v59) > 128: return None
+                else:
+                    v59 = _c60
+                    v56 -= 1
+                v61 = v55.get('source_hash', _MISSING)
+                if v61 is not _MISSING:
+                    if type(v61) is not str or not _c62(v61): return None
+                else:
+                    v61 = _c63
+                    v56 -= 1
+                v64 = v55.get('confidence', _MISSING)
+                if v64 is not _MISSING:
+                    if type(v64) is not str or v64 not in _c65: return None
+                else:
+                    v64 = _c66
+                    v56 -= 1
+                if len(v55) != v56: return None
+                v68 = _new(_c67)
+                v68.author_model = v57
+                v68.author_human = v59
+                v68.source_hash = v61
+                v68.confidence = v64
+                v68.__class__ = _c69
+                v55 = v68
+            else:
+                v55 = _c70
+                v1 -= 1
+            if len(packet) != v1: return None
+            v72 = _new(_c71)
+            v72.ltm_version = v2
+            v72.id = v4
+            v72.created_at = v5
+            v72.goal = v16
+            v72.next_step = v50
+            v72.parent_id = _c73
+            v72.project = v6
+            v72.success_criteria = _c74
+            v72.constraints = v17
+            v72.decisions = v20
+            v72.methods = _c75
+            v72.attempts = v33
+            v72.open_questions = v47
+            v72.tags = v51
+            v72.provenance = v55
+            v72._known = _c76
+            v72.__class__ = _c77
+            packet = v72
+            return packet, n
+        except KeyError:
+            return None
     return build
 
 
 # builder of https://ltm-cli.dev/schema/core-memory.v0.2.json
 def _definition_builder_of_https___ltm_cli_dev_schema_core_memory_v0_2_json():
     def build(packet, _MISSING=_MISSING, _new=_new, type=type, len=len, str=str, bool=bool, dict=dict, list=list, tuple=tuple):
-        n = 0
-        if type(packet) is not dict: return None
-        if not packet.keys() >= _c1: return None
-        if not packet.keys() <= _c2: return None
-        n += 2 * len(packet)
-        v3 = packet['ltm_version']
-        if type(v3) is not str or v3 != _c4: return None
-        v5 = packet['id']
-        if type(v5) is not str or not 10 <= len(v5) <= 64: return None
-        v6 = packet.get('parent_id', _MISSING)
-        if v6 is not _MISSING:
-            if type(v6) is not str or not 10 <= len(v6) <= 64: return None
-        else:
-            v6 = _c7
-        v8 = packet['created_at']
-        if type(v8) is not str or not _is_date_time(v8): return None
-        v9 = packet.get('project', _MISSING)
-        if v9 is not _MISSING:
-            n -= 1
-            if type(v9) is not dict: return None
-            if not v9.keys() <= _c10: return None
-            n += 2 * len(v9)
-            v11 = v9.get('name', _MISSING)
-            if v11 is not _MISSING:
-                if type(v11) is not str or len(v11) > 128: return None
+        try:
+            n = 0
+            if type(packet) is not dict: return None
+            v1 = 15
+            n += 2 * len(packet)
+            v2 = packet['ltm_version']
+            if type(v2) is not str or v2 != _c3: return None
+            v4 = packet['id']
+            if type(v4) is not str or not 10 <= len(v4) <= 64: return None
+            v5 = packet.get('parent_id', _MISSING)
+            if v5 is not _MISSING:
+                if type(v5) is not str or not 10 <= len(v5) <= 64: return None
             else:
-                v11 = _c12
-            v13 = v9.get('ref', _MISSING)
-            if v13 is not _MISSING:
-                if type(v13) is not str or len(v13) > 256: return None
-            else:
-                v13 = _c14
-            v16 = _new(_c15)
-            v16.name = v11
-            v16.ref = v13
-            v16.__class__ = _c17
-            v9 = v16
-        else:
-            v9 = _c18
-        v19 = packet['goal']
-        if type(v19) is not str or not 1 <= len(v19) <= 1024: return None
-        v20 = packet.get('success_criteria', _MISSING)
-        if v20 is not _MISSING:
-            n -= 1
-            if type(v20) is not list: return None
-            if len(v20) > 16: return None
-            for v21 in v20:
-                if type(v21) is not str or len(v21) > 1024: return None
-            n += len(v20)
-            v20 = tuple(v20)
-        else:
-            v20 = _c22
-        v23 = packet.get('constraints', _MISSING)
-        if v23 is not _MISSING:
-            n -= 1
-            if type(v23) is not list: return None
-            if len(v23) > 32: return None
-            for v24 in v23:
-                if type(v24) is not str or len(v24) > 1024: return None
-            n += len(v23)
-            v23 = tuple(v23)
-        else:
-            v23 = _c25
-        v26 = packet.get('decisions', _MISSING)
-        if v26 is not _MISSING:
-            n -= 1
-            if type(v26) is not list: return None
-            if len(v26) > 64: return None
-            v28 = []
-            for v27 in v26:
-                if type(v27) is not dict: return None
-                if not v27.keys() >= _c29: return None
-                if not v27.keys() <= _c30: return None
-                n += 2 * len(v27)
-                v31 = v27['what']
-                if type(v31) is not str or len(v31) > 1024: return None
-                v32 = v27['why']
-                if type(v32) is not str or len(v32) > 1024: return None
-                v33 = v27.get('consequences', _MISSING)
-                if v33 is not _MISSING:
-                    if type(v33) is not str or len(v33) > 1024: return None
+                v5 = _c6
+                v1 -= 1
+            v7 = packet['created_at']
+            if type(v7) is not str or not _is_date_time(v7): return None
+            v8 = packet.get('project', _MISSING)
+            if v8 is not _MISSING:
+                n -= 1
+                if type(v8) is not dict: return None
+                v9 = 2
+                n += 2 * len(v8)
+                v10 = v8.get('name', _MISSING)
+                if v10 is not _MISSING:
+                    if type(v10) is not str or len(v10) > 128: return None
                 else:
-                    v33 = _c34
-                v35 = v27.get('locked', _MISSING)
-                if v35 is not _MISSING:
-                    n -= 1
-                    if type(v35) is not bool: return None
+                    v10 = _c11
+                    v9 -= 1
+                v12 = v8.get('ref', _MISSING)
+                if v12 is not _MISSING:
+                    if type(v12) is not str or len(v12) > 256: return None
                 else:
-                    v35 = _c36
-                v38 = _new(_c37)
-                v38.what = v31
-                v38.why = v32
-                v38.consequences = v33
-                v38.locked = v35
-                v38.__class__ = _c39
-                v27 = v38
-                v28.append(v27)
-            v26 = tuple(v28)
-        else:
-            v26 = _c40
-        v41 = packet.get('methods', _MISSING)
-        if v41 is not _MISSING:
-            n -= 1
-            if type(v41) is not list: return None
-            if len(v41) > 32: return None
-            v43 = []
-            for v42 in v41:
-                if type(v42) is not dict: return None
-                if not v42.keys() >= _c44: return None
-                if not v42.keys() <= _c45: return None
-                n += 2 * len(v42)
-                v46 = v42['name']
-                if type(v46) is not str or len(v46) > 128 or not _c47(v46): return None
-                v48 = v42['when_applicable']
-                if type(v48) is not str or len(v48) > 1024: return None
-                v49 = v42['how']
-                if type(v49) is not str or len(v49) > 2048: return None
-                v51 = _new(_c50)
-                v51.name = v46
-                v51.when_applicable = v48
-                v51.how = v49
-                v51.__class__ = _c52
-                v42 = v51
-                v43.append(v42)
-            v41 = tuple(v43)
-        else:
-            v41 = _c53
-        v54 = packet.get('attempts', _MISSING)
-        if v54 is not _MISSING:
-            n -= 1
-            if type(v54) is not list: return None
-            if len(v54) > 64: return None
-            v56 = []
-            for v55 in v54:
-                if type(v55) is not dict: return None
-                if not v55.keys() >= _c57: return None
-                if not v55.keys() <= _c58: return None
-                n += 2 * len(v55)
-                v59 = v55['tried']
-                if type(v59) is not str or len(v59) > 1024: return None
-                v60 = v55['outcome']
-                if type(v60) is not str or v60 not in _c61: return None
-                v62 = v55.get('learned', _MISSING)
-                if v62 is not _MISSING:
-                    if type(v62) is not str or len(v62) > 1024: return None
+                    v12 = _c13
+                    v9 -= 1
+                if len(v8) != v9: return None
+                v15 = _new(_c14)
+                v15.name = v10
+                v15.ref = v12
+                v15.__class__ = _c16
+                v8 = v15
+            else:
+                v8 = _c17
+                v1 -= 1
+            v18 = packet['goal']
+            if type(v18) is not str or not 1 <= len(v18) <= 1024: return None
+            v19 = packet.get('success_criteria', _MISSING)
+            if v19 is not _MISSING:
+                n -= 1
+                if type(v19) is not list: return None
+                if len(v19) > 16: return None
+                for v20 in v19:
+                    if type(v20) is not str or len(v20) > 1024: return None
+                n += len(v19)
+                v19 = tuple(v19)
+            else:
+                v19 = _c21
+                v1 -= 1
+            v22 = packet.get('constraints', _MISSING)
+            if v22 is not _MISSING:
+                n -= 1
+                if type(v22) is not list: return None
+                if len(v22) > 32: return None
+                for v23 in v22:
+                    if type(v23) is not str or len(v23) > 1024: return None
+                n += len(v22)
+                v22 = tuple(v22)
+            else:
+                v22 = _c24
+                v1 -= 1
+            v25 = packet.get('decisions', _MISSING)
+            if v25 is not _MISSING:
+                n -= 1
+                if type(v25) is not list: return None
+                if len(v25) > 64: return None
+                v27 = []
+                for v26 in v25:
+                    if type(v26) is not dict: return None
+                    v28 = 4
+                    n += 2 * len(v26)
+                    v29 = v26['what']
+                    if type(v29) is not str or len(v29) > 1024: return None
+                    v30 = v26['why']
+                    if type(v30) is not str or len(v30) > 1024: return None
+                    v31 = v26.get('consequences', _MISSING)
+                    if v31 is not _MISSING:
+                        if type(v31) is not str or len(v31) > 1024: return None
+                    else:
+                        v31 = _c32
+                        v28 -= 1
+                    v33 = v26.get('locked', _MISSING)
+                    if v33 is not _MISSING:
+                        n -= 1
+                        if type(v33) is not bool: return None
+                    else:
+                        v33 = _c34
+                        v28 -= 1
+                    if len(v26) != v28: return None
+                    v36 = _new(_c35)
+                    v36.what = v29
+                    v36.why = v30
+                    v36.consequences = v31
+                    v36.locked = v33
+                    v36.__class__ = _c37
+                    v26 = v36
+                    v27.append(v26)
+                v25 = tuple(v27)
+            else:
+                v25 = _c38
+                v1 -= 1
+            v39 = packet.get('methods', _MISSING)
+            if v39 is not _MISSING:
+                n -= 1
+                if type(v39) is not list: return None
+                if len(v39) > 32: return None
+                v41 = []
+                for v40 in v39:
+                    if type(v40) is not dict: return None
+                    v42 = 3
+                    n += 2 * len(v40)
+                    v43 = v40['name']
+                    if type(v43) is not str or len(v43) > 128 or not _c44(v43): return None
+                    v45 = v40['when_applicable']
+                    if type(v45) is not str or len(v45) > 1024: return None
+                    v46 = v40['how']
+                    if type(v46) is not str or len(v46) > 2048: return None
+                    if len(v40) != v42: return None
+                    v48 = _new(_c47)
+                    v48.name = v43
+                    v48.when_applicable = v45
+                    v48.how = v46
+                    v48.__class__ = _c49
+                    v40 = v48
+                    v41.append(v40)
+                v39 = tuple(v41)
+            else:
+                v39 = _c50
+                v1 -= 1
+            v51 = packet.get('attempts', _MISSING)
+            if v51 is not _MISSING:
+                n -= 1
+                if type(v51) is not list: return None
+                if len(v51) > 64: return None
+                v53 = []
+                for v52 in v51:
+                    if type(v52) is not dict: return None
+                    v54 = 4
+                    n += 2 * len(v52)
+                    v55 = v52['tried']
+                    if type(v55) is not str or len(v55) > 1024: return None
+                    v56 = v52['outcome']
+                    if type(v56) is not str or v56 not in _c57: return None
+                    v58 = v52.get('learned', _MISSING)
+                    if v58 is not _MISSING:
+                        if type(v58) is not str or len(v58) > 1024: return None
+                    else:
+                        v58 = _c59
+                        v54 -= 1
+                    v60 = v52.get('confidence', _MISSING)
+                    if v60 is not _MISSING:
+                        if type(v60) is not str or v60 not in _c61: return None
+                    else:
+                        v60 = _c62
+                        v54 -= 1
+                    if len(v52) != v54: return None
+                    v64 = _new(_c63)
+                    v64.tried = v55
+                    v64.outcome = v56
+                    v64.learned = v58
+                    v64.confidence = v60
+                    v64.__class__ = _c65
+                    v52 = v64
+                    v53.append(v52)
+                v51 = tuple(v53)
+            else:
+                v51 = _c66
+                v1 -= 1
+            v67 = packet.get('open_questions', _MISSING)
+            if v67 is not _MISSING:
+                n -= 1
+                if type(v67) is not list: return None
+                if len(v67) > 32: return None
+                for v68 in v67:
+                    if type(v68) is not str or len(v68) > 1024: return None
+                n += len(v67)
+                v67 = tuple(v67)
+            else:
+                v67 = _c69
+                v1 -= 1
+            v70 = packet['next_step']
+            if type(v70) is not str or not 1 <= len(v70) <= 1024: return None
+            v71 = packet.get('tags', _MISSING)
+            if v71 is not _MISSING:
+                n -= 1
+                if type(v71) is not list: return None
+                if len(v71) > 16: return None
+                for v72 in v71:
+                    if type(v72) is not str or not _c73(v72): return None
+                n += len(v71)
+                v71 = tuple(v71)
+            else:
+                v71 = _c74
+                v1 -= 1
+            v75 = packet.get('provenance', _MISSING)
+            if v75 is not _MISSING:
+                n -= 1
+                if type(v75) is not dict: return None
+                v76 = 4
+                n += 2 * len(v75)
+                v77 = v75.get('author_model', _MISSING)
+                if v77 is not _MISSING:
+                    if type(v77) is not str or len(v77) > 128: return None
                 else:
-                    v62 = _c63
-                v64 = v55.get('confidence', _MISSING)
-                if v64 is not _MISSING:
-                    if type(v64) is not str or v64 not in _c65: return None
+                    v77 = _c78
+                    v76 -= 1
+                v79 = v75.get('author_human', _MISSING)
+                if v79 is not _MISSING:
+                    if type(v79) is not str or len(v79) > 128: return None
                 else:
-                    v64 = _c66
-                v68 = _new(_c67)
-                v68.tried = v59
-                v68.outcome = v60
-                v68.learned = v62
-                v68.confidence = v64
-                v68.__class__ = _c69
-                v55 = v68
-                v56.append(v55)
-            v54 = tuple(v56)
-        else:
-            v54 = _c70
-        v71 = packet.get('open_questions', _MISSING)
-        if v71 is not _MISSING:
-            n -= 1
-            if type(v71) is not list: return None
-            if len(v71) > 32: return None
-            for v72 in v71:
-                if type(v72) is not str or len(v72) > 1024: return None
-            n += len(v71)
-            v71 = tuple(v71)
-        else:
-            v71 = _c73
-        v74 = packet['next_step']
-        if type(v74) is not str or not 1 <= len(v74) <= 1024: return None
-        v75 = packet.get('tags', _MISSING)
-        if v75 is not _MISSING:
-            n -= 1
-            if type(v75) is not list: return None
-            if len(v75) > 16: return None
-            for v76 in v75:
-                if type(v76) is not str or not _c77(v76): return None
-            n += len(v75)
-            v75 = tuple(v75)
-        else:
-            v75 = _c78
-        v79 = packet.get('provenance', _MISSING)
-        if v79 is not _MISSING:
-            n -= 1
-            if type(v79) is not dict: return None
-            if not v79.keys() <= _c80: return None
-            n += 2 * len(v79)
-            v81 = v79.get('author_model', _MISSING)
-            if v81 is not _MISSING:
-                if type(v81) is not str or len(v81) > 128: return None
+                    v79 = _c80
+                    v76 -= 1
+                v81 = v75.get('source_hash', _MISSING)
+                if v81 is not _MISSING:
+                    if type(v81) is not str or not _c82(v81): return None
+                else:
+                    v81 = _c83
+                    v76 -= 1
+                v84 = v75.get('confidence', _MISSING)
+                if v84 is not _MISSING:
+                    if type(v84) is not str or v84 not in _c85: return None
+                else:
+                    v84 = _c86
+                    v76 -= 1
+                if len(v75) != v76: return None
+                v88 = _new(_c87)
+                v88.author_model = v77
+                v88.author_human = v79
+                v88.source_hash = v81
+                v88.confidence = v84
+                v88.__class__ = _c89
+                v75 = v88
             else:
-                v81 = _c82
-            v83 = v79.get('author_human', _MISSING)
-            if v83 is not _MISSING:
-                if type(v83) is not str or len(v83) > 128: return None
-            else:
-                v83 = _c84
-            v85 = v79.get('source_hash', _MISSING)
-            if v85 is not _MISSING:
-                if type(v85) is not str or not _c86(v85): return None
-            else:
-                v85 = _c87
-            v88 = v79.get('confidence', _MISSING)
-            if v88 is not _MISSING:
-                if type(v88) is not str or v88 not in _c89: return None
-            else:
-                v88 = _c90
+                v75 = _c90
+                v1 -= 1
+            if len(packet) != v1: return None
             v92 = _new(_c91)
-            v92.author_model = v81
-            v92.author_human = v83
-            v92.source_hash = v85
-            v92.confidence = v88
-            v92.__class__ = _c93
-            v79 = v92
-        else:
-            v79 = _c94
-        v96 = _new(_c95)
-        v96.ltm_version = v3
-        v96.id = v5
-        v96.created_at = v8
-        v96.goal = v19
-        v96.next_step = v74
-        v96.parent_id = v6
-        v96.project = v9
-        v96.success_criteria = v20
-        v96.constraints = v23
-        v96.decisions = v26
-        v96.methods = v41
-        v96.attempts = v54
-        v96.open_questions = v71
-        v96.tags = v75
-        v96.provenance = v79
-        v96._known = _c97
-        v96.__class__ = _c98
-        packet = v96
-        return packet, n
+            v92.ltm_version = v2
+            v92.id = v4
+            v92.created_at = v7
+            v92.goal = v18
+            v92.next_step = v70
+            v92.parent_id = v5
+            v92.project = v8
+            v92.success_criteria = v19
+            v92.constraints = v22
+            v92.decisions = v25
+            v92.methods = v39
+            v92.attempts = v51
+            v92.open_questions = v67
+            v92.tags = v71
+            v92.provenance = v75
+            v92._known = _c93
+            v92.__class__ = _c94
+            packet = v92
+            return packet, n
+        except KeyError:
+            return None
     return build
 
 
@@ -2316,8 +2361,7 @@ def _definition_canonical_writer():
         if (v6 := packet.decisions):
             p = p + '  "decisions": [\n'
             for o7 in v6:
-                out += (p + '    {\n      "what": "', o7.what)
-                out += ('",\n      "why": "', o7.why)
+                out += (p + '    {\n      "what": "', o7.what, '",\n      "why": "', o7.why)
                 if o7.consequences:
                     out += ('",\n      "consequences": "', o7.consequences)
                 p = ('",\n      "locked": true\n    },\n' if o7.locked else '"\n    },\n')
@@ -2325,16 +2369,13 @@ def _definition_canonical_writer():
         if (v8 := packet.methods):
             p = p + '  "methods": [\n'
             for o9 in v8:
-                out += (p + '    {\n      "name": "', o9.name)
-                out += ('",\n      "when_applicable": "', o9.when_applicable)
-                out += ('",\n      "how": "', o9.how)
+                out += (p + '    {\n      "name": "', o9.name, '",\n      "when_applicable": "', o9.when_applicable, '",\n      "how": "', o9.how)
                 p = '"\n    },\n'
             p = p[:-2] + '\n  ],\n'
         if (v10 := packet.attempts):
             p = p + '  "attempts": [\n'
             for o11 in v10:
-                out += (p + '    {\n      "tried": "', o11.tried)
-                out += ('",\n      "outcome": "', o11.outcome)
+                out += (p + '    {\n      "tried": "', o11.tried, '",\n      "outcome": "', o11.outcome)
                 if o11.learned:
                     out += ('",\n      "learned": "', o11.learned)
                 if o11.confidence:
@@ -4142,440 +4183,485 @@ RECORD_METHODS: dict[str, Any] = {
 DEFINITIONS: dict[str, Any] = {
     (
         'def build(packet, _MISSING=_MISSING, _new=_new, type=type, len=len, str=str, bool=bool, dict=dict, list=list, tuple=tuple):\n'
-        '    n = 0\n'
-        '    if type(packet) is not dict: return None\n'
-        '    if not packet.keys() >= _c1: return None\n'
-        '    if not packet.keys() <= _c2: return None\n'
-        '    n += 2 * len(packet)\n'
-        "    v3 = packet['ltm_version']\n"
-        '    if type(v3) is not str or not _c4(v3): return None\n'
-        "    v5 = packet['id']\n"
-        '    if type(v5) is not str or not 10 <= len(v5) <= 64: return None\n'
-        "    v6 = packet['created_at']\n"
-        '    if type(v6) is not str or not _is_date_time(v6): return None\n'
-        "    v7 = packet.get('project', _MISSING)\n"
-        '    if v7 is not _MISSING:\n'
-        '        n -= 1\n'
-        '        if type(v7) is not dict: return None\n'
-        '        if not v7.keys() <= _c8: return None\n'
-        '        n += 2 * len(v7)\n'
-        "        v9 = v7.get('name', _MISSING)\n"
-        '        if v9 is not _MISSING:\n'
-        '            if type(v9) is not str or len(v9) > 128: return None\n'
-        '        else:\n'
-        '            v9 = _c10\n'
-        "        v11 = v7.get('ref', _MISSING)\n"
-        '        if v11 is not _MISSING:\n'
-        '            if type(v11) is not str or len(v11) > 256: return None\n'
-        '        else:\n'
-        '            v11 = _c12\n'
-        '        v14 = _new(_c13)\n'
-        '        v14.name = v9\n'
-        '        v14.ref = v11\n'
-        '        v14.__class__ = _c15\n'
-        '        v7 = v14\n'
-        '    else:\n'
-        '        v7 = _c16\n'
-        "    v17 = packet['goal']\n"
-        '    if type(v17) is not str or not 1 <= len(v17) <= 1024: return None\n'
-        "    v18 = packet.get('constraints', _MISSING)\n"
-        '    if v18 is not _MISSING:\n'
-        '        n -= 1\n'
-        '        if type(v18) is not list: return None\n'
-        '        if len(v18) > 32: return None\n'
-        '        for v19 in v18:\n'
-        '            if type(v19) is not str or len(v19) > 1024: return None\n'
-        '        n += len(v18)\n'
-        '        v18 = tuple(v18)\n'
-        '    else:\n'
-        '        v18 = _c20\n'
-        "    v21 = packet.get('decisions', _MISSING)\n"
-        '    if v21 is not _MISSING:\n'
-        '        n -= 1\n'
-        '        if type(v21) is not list: return None\n'
-        '        if len(v21) > 64: return None\n'
-        '        v23 = []\n'
-        '        for v22 in v21:\n'
-        '            if type(v22) is not dict: return None\n'
-        '            if not v22.keys() >= _c24: return None\n'
-        '            if not v22.keys() <= _c25: return None\n'
-        '            n += 2 * len(v22)\n'
-        "            v26 = v22['what']\n"
-        '            if type(v26) is not str or len(v26) > 1024: return None\n'
-        "            v27 = v22['why']\n"
-        '            if type(v27) is not str or len(v27) > 1024: return None\n'
-        "            v28 = v22.get('locked', _MISSING)\n"
-        '            if v28 is not _MISSING:\n'
-        '                n -= 1\n'
-        '                if type(v28) is not bool: return None\n'
+        '    try:\n'
+        '        n = 0\n'
+        '        if type(packet) is not dict: return None\n'
+        '        v1 = 12\n'
+        '        n += 2 * len(packet)\n'
+        "        v2 = packet['ltm_version']\n"
+        '        if type(v2) is not str or not _c3(v2): return None\n'
+        "        v4 = packet['id']\n"
+        '        if type(v4) is not str or not 10 <= len(v4) <= 64: return None\n'
+        "        v5 = packet['created_at']\n"
+        '        if type(v5) is not str or not _is_date_time(v5): return None\n'
+        "        v6 = packet.get('project', _MISSING)\n"
+        '        if v6 is not _MISSING:\n'
+        '            n -= 1\n'
+        '            if type(v6) is not dict: return None\n'
+        '            v7 = 2\n'
+        '            n += 2 * len(v6)\n'
+        "            v8 = v6.get('name', _MISSING)\n"
+        '            if v8 is not _MISSING:\n'
+        '                if type(v8) is not str or len(v8) > 128: return None\n'
         '            else:\n'
-        '                v28 = _c29\n'
-        '            v31 = _new(_c30)\n'
-        '            v31.what = v26\n'
-        '            v31.why = v27\n'
-        '            v31.consequences = _c32\n'
-        '            v31.locked = v28\n'
-        '            v31.__class__ = _c33\n'
-        '            v22 = v31\n'
-        '            v23.append(v22)\n'
-        '        v21 = tuple(v23)\n'
-        '    else:\n'
-        '        v21 = _c34\n'
-        "    v35 = packet.get('attempts', _MISSING)\n"
-        '    if v35 is not _MISSING:\n'
-        '        n -= 1\n'
-        '        if type(v35) is not list: return None\n'
-        '        if len(v35) > 64: return None\n'
-        '        v37 = []\n'
-        '        for v36 in v35:\n'
-        '            if type(v36) is not dict: return None\n'
-        '            if not v36.keys() >= _c38: return None\n'
-        '            if not v36.keys() <= _c39: return None\n'
-        '            n += 2 * len(v36)\n'
-        "            v40 = v36['tried']\n"
-        '            if type(v40) is not str or len(v40) > 1024: return None\n'
-        "            v41 = v36['outcome']\n"
-        '            if type(v41) is not str or v41 not in _c42: return None\n'
-        "            v43 = v36.get('learned', _MISSING)\n"
-        '            if v43 is not _MISSING:\n'
-        '                if type(v43) is not str or len(v43) > 1024: return None\n'
+        '                v8 = _c9\n'
+        '                v7 -= 1\n'
+        "            v10 = v6.get('ref', _MISSING)\n"
+        '            if v10 is not _MISSING:\n'
+        '                if type(v10) is not str or len(v10) > 256: return None\n'
         '            else:\n'
-        '                v43 = _c44\n'
-        '            v46 = _new(_c45)\n'
-        '            v46.tried = v40\n'
-        '            v46.outcome = v41\n'
-        '            v46.learned = v43\n'
-        '            v46.confidence = _c47\n'
-        '            v46.__class__ = _c48\n'
-        '            v36 = v46\n'
-        '            v37.append(v36)\n'
-        '        v35 = tuple(v37)\n'
-        '    else:\n'
-        '        v35 = _c49\n'
-        "    v50 = packet.get('open_questions', _MISSING)\n"
-        '    if v50 is not _MISSING:\n'
-        '        n -= 1\n'
-        '        if type(v50) is not list: return None\n'
-        '        if len(v50) > 32: return None\n'
-        '        for v51 in v50:\n'
-        '            if type(v51) is not str or len(v51) > 1024: return None\n'
-        '        n += len(v50)\n'
-        '        v50 = tuple(v50)\n'
-        '    else:\n'
-        '        v50 = _c52\n'
-        "    v53 = packet['next_step']\n"
-        '    if type(v53) is not str or not 1 <= len(v53) <= 1024: return None\n'
-        "    v54 = packet.get('tags', _MISSING)\n"
-        '    if v54 is not _MISSING:\n'
-        '        n -= 1\n'
-        '        if type(v54) is not list: return None\n'
-        '        if len(v54) > 16: return None\n'
-        '        for v55 in v54:\n'
-        '            if type(v55) is not str or not _c56(v55): return None\n'
-        '        n += len(v54)\n'
-        '        v54 = tuple(v54)\n'
-        '    else:\n'
-        '        v54 = _c57\n'
-        "    v58 = packet.get('provenance', _MISSING)\n"
-        '    if v58 is not _MISSING:\n'
-        '        n -= 1\n'
-        '        if type(v58) is not dict: return None\n'
-        '        if not v58.keys() <= _c59: return None\n'
-        '        n += 2 * len(v58)\n'
-        "        v60 = v58.get('author_model', _MISSING)\n"
-        '        if v60 is not _MISSING:\n'
-        '            if type(v60) is not str or len(v60) > 128: return None\n'
+        '                v10 = _c11\n'
+        '                v7 -= 1\n'
+        '            if len(v6) != v7: return None\n'
+        '            v13 = _new(_c12)\n'
+        '            v13.name = v8\n'
+        '            v13.ref = v10\n'
+        '            v13.__class__ = _c14\n'
+        '            v6 = v13\n'
         '        else:\n'
-        '            v60 = _c61\n'
-        "        v62 = v58.get('author_human', _MISSING)\n"
-        '        if v62 is not _MISSING:\n'
-        '            if type(v62) is not str or len(v62) > 128: return None\n'
+        '            v6 = _c15\n'
+        '            v1 -= 1\n'
+        "        v16 = packet['goal']\n"
+        '        if type(v16) is not str or not 1 <= len(v16) <= 1024: return None\n'
+        "        v17 = packet.get('constraints', _MISSING)\n"
+        '        if v17 is not _MISSING:\n'
+        '            n -= 1\n'
+        '            if type(v17) is not list: return None\n'
+        '            if len(v17) > 32: return None\n'
+        '            for v18 in v17:\n'
+        '                if type(v18) is not str or len(v18) > 1024: return None\n'
+        '            n += len(v17)\n'
+        '            v17 = tuple(v17)\n'
         '        else:\n'
-        '            v62 = _c63\n'
-        "        v64 = v58.get('source_hash', _MISSING)\n"
-        '        if v64 is not _MISSING:\n'
-        '            if type(v64) is not str or not _c65(v64): return None\n'
+        '            v17 = _c19\n'
+        '            v1 -= 1\n'
+        "        v20 = packet.get('decisions', _MISSING)\n"
+        '        if v20 is not _MISSING:\n'
+        '            n -= 1\n'
+        '            if type(v20) is not list: return None\n'
+        '            if len(v20) > 64: return None\n'
+        '            v22 = []\n'
+        '            for v21 in v20:\n'
+        '                if type(v21) is not dict: return None\n'
+        '                v23 = 3\n'
+        '                n += 2 * len(v21)\n'
+        "                v24 = v21['what']\n"
+        '                if type(v24) is not str or len(v24) > 1024: return None\n'
+        "                v25 = v21['why']\n"
+        '                if type(v25) is not str or len(v25) > 1024: return None\n'
+        "                v26 = v21.get('locked', _MISSING)\n"
+        '                if v26 is not _MISSING:\n'
+        '                    n -= 1\n'
+        '                    if type(v26) is not bool: return None\n'
+        '                else:\n'
+        '                    v26 = _c27\n'
+        '                    v23 -= 1\n'
+        '                if len(v21) != v23: return None\n'
+        '                v29 = _new(_c28)\n'
+        '                v29.what = v24\n'
+        '                v29.why = v25\n'
+        '                v29.consequences = _c30\n'
+        '                v29.locked = v26\n'
+        '                v29.__class__ = _c31\n'
+        '                v21 = v29\n'
+        '                v22.append(v21)\n'
+        '            v20 = tuple(v22)\n'
         '        else:\n'
-        '            v64 = _c66\n'
-        "        v67 = v58.get('confidence', _MISSING)\n"
-        '        if v67 is not _MISSING:\n'
-        '            if type(v67) is not str or v67 not in _c68: return None\n'
+        '            v20 = _c32\n'
+        '            v1 -= 1\n'
+        "        v33 = packet.get('attempts', _MISSING)\n"
+        '        if v33 is not _MISSING:\n'
+        '            n -= 1\n'
+        '            if type(v33) is not list: return None\n'
+        '            if len(v33) > 64: return None\n'
+        '            v35 = []\n'
+        '            for v34 in v33:\n'
+        '                if type(v34) is not dict: return None\n'
+        '                v36 = 3\n'
+        '                n += 2 * len(v34)\n'
+        "                v37 = v34['tried']\n"
+        '                if type(v37) is not str or len(v37) > 1024: return None\n'
+        "                v38 = v34['outcome']\n"
+        '                if type(v38) is not str or v38 not in _c39: return None\n'
+        "                v40 = v34.get('learned', _MISSING)\n"
+        '                if v40 is not _MISSING:\n'
+        '                    if type(v40) is not str or len(v40) > 1024: return None\n'
+        '                else:\n'
+        '                    v40 = _c41\n'
+        '                    v36 -= 1\n'
+        '                if len(v34) != v36: return None\n'
+        '                v43 = _new(_c42)\n'
+        '                v43.tried = v37\n'
+        '                v43.outcome = v38\n'
+        '                v43.learned = v40\n'
+        '                v43.confidence = _c44\n'
+        '                v43.__class__ = _c45\n'
+        '                v34 = v43\n'
+        '                v35.append(v34)\n'
+        '            v33 = tuple(v35)\n'
         '        else:\n'
-        '            v67 = _c69\n'
-        '        v71 = _new(_c70)\n'
-        '        v71.author_model = v60\n'
-        '        v71.author_human = v62\n'
-        '        v71.source_hash = v64\n'
-        '        v71.confidence = v67\n'
-        '        v71.__class__ = _c72\n'
-        '        v58 = v71\n'
-        '    else:\n'
-        '        v58 = _c73\n'
-        '    v75 = _new(_c74)\n'
-        '    v75.ltm_version = v3\n'
-        '    v75.id = v5\n'
-        '    v75.created_at = v6\n'
-        '    v75.goal = v17\n'
-        '    v75.next_step = v53\n'
-        '    v75.parent_id = _c76\n'
-        '    v75.project = v7\n'
-        '    v75.success_criteria = _c77\n'
-        '    v75.constraints = v18\n'
-        '    v75.decisions = v21\n'
-        '    v75.methods = _c78\n'
-        '    v75.attempts = v35\n'
-        '    v75.open_questions = v50\n'
-        '    v75.tags = v54\n'
-        '    v75.provenance = v58\n'
-        '    v75._known = _c79\n'
-        '    v75.__class__ = _c80\n'
-        '    packet = v75\n'
-        '    return packet, n\n'
-    ): _definition_builder_of_https___ltm_cli_dev_schema_core_memory_v0_1_json,
-    (
-        'def build(packet, _MISSING=_MISSING, _new=_new, type=type, len=len, str=str, bool=bool, dict=dict, list=list, tuple=tuple):\n'
-        '    n = 0\n'
-        '    if type(packet) is not dict: return None\n'
-        '    if not packet.keys() >= _c1: return None\n'
-        '    if not packet.keys() <= _c2: return None\n'
-        '    n += 2 * len(packet)\n'
-        "    v3 = packet['ltm_version']\n"
-        '    if type(v3) is not str or v3 != _c4: return None\n'
-        "    v5 = packet['id']\n"
-        '    if type(v5) is not str or not 10 <= len(v5) <= 64: return None\n'
-        "    v6 = packet.get('parent_id', _MISSING)\n"
-        '    if v6 is not _MISSING:\n'
-        '        if type(v6) is not str or not 10 <= len(v6) <= 64: return None\n'
-        '    else:\n'
-        '        v6 = _c7\n'
-        "    v8 = packet['created_at']\n"
-        '    if type(v8) is not str or not _is_date_time(v8): return None\n'
-        "    v9 = packet.get('project', _MISSING)\n"
-        '    if v9 is not _MISSING:\n'
-        '        n -= 1\n'
-        '        if type(v9) is not dict: return None\n'
-        '        if not v9.keys() <= _c10: return None\n'
-        '        n += 2 * len(v9)\n'
-        "        v11 = v9.get('name', _MISSING)\n"
-        '        if v11 is not _MISSING:\n'
-        '            if type(v11) is not str or len(v11) > 128: return None\n'
+        '            v33 = _c46\n'
+        '            v1 -= 1\n'
+        "        v47 = packet.get('open_questions', _MISSING)\n"
+        '        if v47 is not _MISSING:\n'
+        '            n -= 1\n'
+        '            if type(v47) is not list: return None\n'
+        '            if len(v47) > 32: return None\n'
+        '            for v48 in v47:\n'
+        '                if type(v48) is not str or len(v48) > 1024: return None\n'
+        '            n += len(v47)\n'
+        '            v47 = tuple(v47)\n'
         '        else:\n'
-        '            v11 = _c12\n'
-        "        v13 = v9.get('ref', _MISSING)\n"
-        '        if v13 is not _MISSING:\n'
-        '            if type(v13) is not str or len(v13) > 256: return None\n'
+        '            v47 = _c49\n'
+        '            v1 -= 1\n'
+        "        v50 = packet['next_step']\n"
+        '        if type(v50) is not str or not 1 <= len(v50) <= 1024: return None\n'
+        "        v51 = packet.get('tags', _MISSING)\n"
+        '        if v51 is not _MISSING:\n'
+        '            n -= 1\n'
+        '            if type(v51) is not list: return None\n'
+        '            if len(v51) > 16: return None\n'
+        '            for v52 in v51:\n'
+        '                if type(v52) is not str or not _c53(v52): return None\n'
+        '            n += len(v51)\n'
+        '            v51 = tuple(v51)\n'
         '        else:\n'
-        '            v13 = _c14\n'
-        '        v16 = _new(_c15)\n'
-        '        v16.name = v11\n'
-        '        v16.ref = v13\n'
-        '        v16.__class__ = _c17\n'
-        '        v9 = v16\n'
-        '    else:\n'
-        '        v9 = _c18\n'
-        "    v19 = packet['goal']\n"
-        '    if type(v19) is not str or not 1 <= len(v19) <= 1024: return None\n'
-        "    v20 = packet.get('success_criteria', _MISSING)\n"
-        '    if v20 is not _MISSING:\n'
-        '        n -= 1\n'
-        '        if type(v20) is not list: return None\n'
-        '        if len(v20) > 16: return None\n'
-        '        for v21 in v20:\n'
-        '            if type(v21) is not str or len(v21) > 1024: return None\n'
-        '        n += len(v20)\n'
-        '        v20 = tuple(v20)\n'
-        '    else:\n'
-        '        v20 = _c22\n'
-        "    v23 = packet.get('constraints', _MISSING)\n"
-        '    if v23 is not _MISSING:\n'
-        '        n -= 1\n'
-        '        if type(v23) is not list: return None\n'
-        '        if len(v23) > 32: return None\n'
-        '        for v24 in v23:\n'
-        '            if type(v24) is not str or len(v24) > 1024: return None\n'
-        '        n += len(v23)\n'
-        '        v23 = tuple(v23)\n'
-        '    else:\n'
-        '        v23 = _c25\n'
-        "    v26 = packet.get('decisions', _MISSING)\n"
-        '    if v26 is not _MISSING:\n'
-        '        n -= 1\n'
-        '        if type(v26) is not list: return None\n'
-        '        if len(v26) > 64: return None\n'
-        '        v28 = []\n'
-        '        for v27 in v26:\n'
-        '            if type(v27) is not dict: return None\n'
-        '            if not v27.keys() >= _c29: return None\n'
-        '            if not v27.keys() <= _c30: return None\n'
-        '            n += 2 * len(v27)\n'
-        "            v31 = v27['what']\n"
-        '            if type(v31) is not str or len(v31) > 1024: return None\n'
-        "            v32 = v27['why']\n"
-        '            if type(v32) is not str or len(v32) > 1024: return None\n'
-        "            v33 = v27.get('consequences', _MISSING)\n"
-        '            if v33 is not _MISSING:\n'
-        '                if type(v33) is not str or len(v33) > 1024: return None\n'
-        '            else:\n'
-        '                v33 = _c34\n'
-        "            v35 = v27.get('locked', _MISSING)\n"
-        '            if v35 is not _MISSING:\n'
-        '                n -= 1\n'
-        '                if type(v35) is not bool: return None\n'
-        '            else:\n'
-        '                v35 = _c36\n'
-        '            v38 = _new(_c37)\n'
-        '            v38.what = v31\n'
-        '            v38.why = v32\n'
-        '            v38.consequences = v33\n'
-        '            v38.locked = v35\n'
-        '            v38.__class__ = _c39\n'
-        '            v27 = v38\n'
-        '            v28.append(v27)\n'
-        '        v26 = tuple(v28)\n'
-        '    else:\n'
-        '        v26 = _c40\n'
-        "    v41 = packet.get('methods', _MISSING)\n"
-        '    if v41 is not _MISSING:\n'
-        '        n -= 1\n'
-        '        if type(v41) is not list: return None\n'
-        '        if len(v41) > 32: return None\n'
-        '        v43 = []\n'
-        '        for v42 in v41:\n'
-        '            if type(v42) is not dict: return None\n'
-        '            if not v42.keys() >= _c44: return None\n'
-        '            if not v42.keys() <= _c45: return None\n'
-        '            n += 2 * len(v42)\n'
-        "            v46 = v42['name']\n"
-        '            if type(v46) is not str or len(v46) > 128 or not _c47(v46): return None\n'
-        "            v48 = v42['when_applicable']\n"
-        '            if type(v48) is not str or len(v48) > 1024: return None\n'
-        "            v49 = v42['how']\n"
-        '            if type(v49) is not str or len(v49) > 2048: return None\n'
-        '            v51 = _new(_c50)\n'
-        '            v51.name = v46\n'
-        '            v51.when_applicable = v48\n'
-        '            v51.how = v49\n'
-        '            v51.__class__ = _c52\n'
-        '            v42 = v51\n'
-        '            v43.append(v42)\n'
-        '        v41 = tuple(v43)\n'
-        '    else:\n'
-        '        v41 = _c53\n'
-        "    v54 = packet.get('attempts', _MISSING)\n"
-        '    if v54 is not _MISSING:\n'
-        '        n -= 1\n'
-        '        if type(v54) is not list: return None\n'
-        '        if len(v54) > 64: return None\n'
-        '        v56 = []\n'
-        '        for v55 in v54:\n'
+        '            v51 = _c54\n'
+        '            v1 -= 1\n'
+        "        v55 = packet.get('provenance', _MISSING)\n"
+        '        if v55 is not _MISSING:\n'
+        '            n -= 1\n'
         '            if type(v55) is not dict: return None\n'
-        '            if not v55.keys() >= _c57: return None\n'
-        '            if not v55.keys() <= _c58: return None\n'
+        '            v56 = 4\n'
         '            n += 2 * len(v55)\n'
-        "            v59 = v55['tried']\n"
-        '            if type(v59) is not str or len(v59) > 1024: return None\n'
-        "            v60 = v55['outcome']\n"
-        '            if type(v60) is not str or v60 not in _c61: return None\n'
-        "            v62 = v55.get('learned', _MISSING)\n"
-        '            if v62 is not _MISSING:\n'
-        '                if type(v62) is not str or len(v62) > 1024: return None\n'
+        "            v57 = v55.get('author_model', _MISSING)\n"
+        '            if v57 is not _MISSING:\n'
+        '                if type(v57) is not str or len(v57) > 128: return None\n'
         '            else:\n'
-        '                v62 = _c63\n'
+        '                v57 = _c58\n'
+        '                v56 -= 1\n'
+        "            v59 = v55.get('author_human', _MISSING)\n"
+        '            if v59 is not _MISSING:\n'
+        '                if type(v59) is not str or len(v59) > 128: return None\n'
+        '            else:\n'
+        '                v59 = _c60\n'
+        '                v56 -= 1\n'
+        "            v61 = v55.get('source_hash', _MISSING)\n"
+        '            if v61 is not _MISSING:\n'
+        '                if type(v61) is not str or not _c62(v61): return None\n'
+        '            else:\n'
+        '                v61 = _c63\n'
+        '                v56 -= 1\n'
         "            v64 = v55.get('confidence', _MISSING)\n"
         '            if v64 is not _MISSING:\n'
         '                if type(v64) is not str or v64 not in _c65: return None\n'
         '            else:\n'
         '                v64 = _c66\n'
+        '                v56 -= 1\n'
+        '            if len(v55) != v56: return None\n'
         '            v68 = _new(_c67)\n'
-        '            v68.tried = v59\n'
-        '            v68.outcome = v60\n'
-        '            v68.learned = v62\n'
+        '            v68.author_model = v57\n'
+        '            v68.author_human = v59\n'
+        '            v68.source_hash = v61\n'
         '            v68.confidence = v64\n'
         '            v68.__class__ = _c69\n'
         '            v55 = v68\n'
-        '            v56.append(v55)\n'
-        '        v54 = tuple(v56)\n'
-        '    else:\n'
-        '        v54 = _c70\n'
-        "    v71 = packet.get('open_questions', _MISSING)\n"
-        '    if v71 is not _MISSING:\n'
-        '        n -= 1\n'
-        '        if type(v71) is not list: return None\n'
-        '        if len(v71) > 32: return None\n'
-        '        for v72 in v71:\n'
-        '            if type(v72) is not str or len(v72) > 1024: return None\n'
-        '        n += len(v71)\n'
-        '        v71 = tuple(v71)\n'
-        '    else:\n'
-        '        v71 = _c73\n'
-        "    v74 = packet['next_step']\n"
-        '    if type(v74) is not str or not 1 <= len(v74) <= 1024: return None\n'
-        "    v75 = packet.get('tags', _MISSING)\n"
-        '    if v75 is not _MISSING:\n'
-        '        n -= 1\n'
-        '        if type(v75) is not list: return None\n'
-        '        if len(v75) > 16: return None\n'
-        '        for v76 in v75:\n'
-        '            if type(v76) is not str or not _c77(v76): return None\n'
-        '        n += len(v75)\n'
-        '        v75 = tuple(v75)\n'
-        '    else:\n'
-        '        v75 = _c78\n'
-        "    v79 = packet.get('provenance', _MISSING)\n"
-        '    if v79 is not _MISSING:\n'
-        '        n -= 1\n'
-        '        if type(v79) is not dict: return None\n'
-        '        if not v79.keys() <= _c80: return None\n'
-        '        n += 2 * len(v79)\n'
-        "        v81 = v79.get('author_model', _MISSING)\n"
-        '        if v81 is not _MISSING:\n'
-        '            if type(v81) is not str or len(v81) > 128: return None\n'
         '        else:\n'
-        '            v81 = _c82\n'
-        "        v83 = v79.get('author_human', _MISSING)\n"
-        '        if v83 is not _MISSING:\n'
-        '            if type(v83) is not str or len(v83) > 128: return None\n'
+        '            v55 = _c70\n'
+        '            v1 -= 1\n'
+        '        if len(packet) != v1: return None\n'
+        '        v72 = _new(_c71)\n'
+        '        v72.ltm_version = v2\n'
+        '        v72.id = v4\n'
+        '        v72.created_at = v5\n'
+        '        v72.goal = v16\n'
+        '        v72.next_step = v50\n'
+        '        v72.parent_id = _c73\n'
+        '        v72.project = v6\n'
+        '        v72.success_criteria = _c74\n'
+        '        v72.constraints = v17\n'
+        '        v72.decisions = v20\n'
+        '        v72.methods = _c75\n'
+        '        v72.attempts = v33\n'
+        '        v72.open_questions = v47\n'
+        '        v72.tags = v51\n'
+        '        v72.provenance = v55\n'
+        '        v72._known = _c76\n'
+        '        v72.__class__ = _c77\n'
+        '        packet = v72\n'
+        '        return packet, n\n'
+        '    except KeyError:\n'
+        '        return None\n'
+    ): _definition_builder_of_https___ltm_cli_dev_schema_core_memory_v0_1_json,
+    (
+        'def build(packet, _MISSING=_MISSING, _new=_new, type=type, len=len, str=str, bool=bool, dict=dict, list=list, tuple=tuple):\n'
+        '    try:\n'
+        '        n = 0\n'
+        '        if type(packet) is not dict: return None\n'
+        '        v1 = 15\n'
+        '        n += 2 * len(packet)\n'
+        "        v2 = packet['ltm_version']\n"
+        '        if type(v2) is not str or v2 != _c3: return None\n'
+        "        v4 = packet['id']\n"
+        '        if type(v4) is not str or not 10 <= len(v4) <= 64: return None\n'
+        "        v5 = packet.get('parent_id', _MISSING)\n"
+        '        if v5 is not _MISSING:\n'
+        '            if type(v5) is not str or not 10 <= len(v5) <= 64: return None\n'
         '        else:\n'
-        '            v83 = _c84\n'
-        "        v85 = v79.get('source_hash', _MISSING)\n"
-        '        if v85 is not _MISSING:\n'
-        '            if type(v85) is not str or not _c86(v85): return None\n'
+        '            v5 = _c6\n'
+        '            v1 -= 1\n'
+        "        v7 = packet['created_at']\n"
+        '        if type(v7) is not str or not _is_date_time(v7): return None\n'
+        "        v8 = packet.get('project', _MISSING)\n"
+        '        if v8 is not _MISSING:\n'
+        '            n -= 1\n'
+        '            if type(v8) is not dict: return None\n'
+        '            v9 = 2\n'
+        '            n += 2 * len(v8)\n'
+        "            v10 = v8.get('name', _MISSING)\n"
+        '            if v10 is not _MISSING:\n'
+        '                if type(v10) is not str or len(v10) > 128: return None\n'
+        '            else:\n'
+        '                v10 = _c11\n'
+        '                v9 -= 1\n'
+        "            v12 = v8.get('ref', _MISSING)\n"
+        '            if v12 is not _MISSING:\n'
+        '                if type(v12) is not str or len(v12) > 256: return None\n'
+        '            else:\n'
+        '                v12 = _c13\n'
+        '                v9 -= 1\n'
+        '            if len(v8) != v9: return None\n'
+        '            v15 = _new(_c14)\n'
+        '            v15.name = v10\n'
+        '            v15.ref = v12\n'
+        '            v15.__class__ = _c16\n'
+        '            v8 = v15\n'
         '        else:\n'
-        '            v85 = _c87\n'
-        "        v88 = v79.get('confidence', _MISSING)\n"
-        '        if v88 is not _MISSING:\n'
-        '            if type(v88) is not str or v88 not in _c89: return None\n'
+        '            v8 = _c17\n'
+        '            v1 -= 1\n'
+        "        v18 = packet['goal']\n"
+        '        if type(v18) is not str or not 1 <= len(v18) <= 1024: return None\n'
+        "        v19 = packet.get('success_criteria', _MISSING)\n"
+        '        if v19 is not _MISSING:\n'
+        '            n -= 1\n'
+        '            if type(v19) is not list: return None\n'
+        '            if len(v19) > 16: return None\n'
+        '            for v20 in v19:\n'
+        '                if type(v20) is not str or len(v20) > 1024: return None\n'
+        '            n += len(v19)\n'
+        '            v19 = tuple(v19)\n'
         '        else:\n'
-        '            v88 = _c90\n'
+        '            v19 = _c21\n'
+        '            v1 -= 1\n'
+        "        v22 = packet.get('constraints', _MISSING)\n"
+        '        if v22 is not _MISSING:\n'
+        '            n -= 1\n'
+        '            if type(v22) is not list: return None\n'
+        '            if len(v22) > 32: return None\n'
+        '            for v23 in v22:\n'
+        '                if type(v23) is not str or len(v23) > 1024: return None\n'
+        '            n += len(v22)\n'
+        '            v22 = tuple(v22)\n'
+        '        else:\n'
+        '            v22 = _c24\n'
+        '            v1 -= 1\n'
+        "        v25 = packet.get('decisions', _MISSING)\n"
+        '        if v25 is not _MISSING:\n'
+        '            n -= 1\n'
+        '            if type(v25) is not list: return None\n'
+        '            if len(v25) > 64: return None\n'
+        '            v27 = []\n'
+        '            for v26 in v25:\n'
+        '                if type(v26) is not dict: return None\n'
+        '                v28 = 4\n'
+        '                n += 2 * len(v26)\n'
+        "                v29 = v26['what']\n"
+        '                if type(v29) is not str or len(v29) > 1024: return None\n'
+        "                v30 = v26['why']\n"
+        '                if type(v30) is not str or len(v30) > 1024: return None\n'
+        "                v31 = v26.get('consequences', _MISSING)\n"
+        '                if v31 is not _MISSING:\n'
+        '                    if type(v31) is not str or len(v31) > 1024: return None\n'
+        '                else:\n'
+        '                    v31 = _c32\n'
+        '                    v28 -= 1\n'
+        "                v33 = v26.get('locked', _MISSING)\n"
+        '                if v33 is not _MISSING:\n'
+        '                    n -= 1\n'
+        '                    if type(v33) is not bool: return None\n'
+        '                else:\n'
+        '                    v33 = _c34\n'
+        '                    v28 -= 1\n'
+        '                if len(v26) != v28: return None\n'
+        '                v36 = _new(_c35)\n'
+        '                v36.what = v29\n'
+        '                v36.why = v30\n'
+        '                v36.consequences = v31\n'
+        '                v36.locked = v33\n'
+        '                v36.__class__ = _c37\n'
+        '                v26 = v36\n'
+        '                v27.append(v26)\n'
+        '            v25 = tuple(v27)\n'
+        '        else:\n'
+        '            v25 = _c38\n'
+        '            v1 -= 1\n'
+        "        v39 = packet.get('methods', _MISSING)\n"
+        '        if v39 is not _MISSING:\n'
+        '            n -= 1\n'
+        '            if type(v39) is not list: return None\n'
+        '            if len(v39) > 32: return None\n'
+        '            v41 = []\n'
+        '            for v40 in v39:\n'
+        '                if type(v40) is not dict: return None\n'
+        '                v42 = 3\n'
+        '                n += 2 * len(v40)\n'
+        "                v43 = v40['name']\n"
+        '                if type(v43) is not str or len(v43) > 128 or not _c44(v43): return None\n'
+        "                v45 = v40['when_applicable']\n"
+        '                if type(v45) is not str or len(v45) > 1024: return None\n'
+        "                v46 = v40['how']\n"
+        '                if type(v46) is not str or len(v46) > 2048: return None\n'
+        '                if len(v40) != v42: return None\n'
+        '                v48 = _new(_c47)\n'
+        '                v48.name = v43\n'
+        '                v48.when_applicable = v45\n'
+        '                v48.how = v46\n'
+        '                v48.__class__ = _c49\n'
+        '                v40 = v48\n'
+        '                v41.append(v40)\n'
+        '            v39 = tuple(v41)\n'
+        '        else:\n'
+        '            v39 = _c50\n'
+        '            v1 -= 1\n'
+        "        v51 = packet.get('attempts', _MISSING)\n"
+        '        if v51 is not _MISSING:\n'
+        '            n -= 1\n'
+        '            if type(v51) is not list: return None\n'
+        '            if len(v51) > 64: return None\n'
+        '            v53 = []\n'
+        '            for v52 in v51:\n'
+        '                if type(v52) is not dict: return None\n'
+        '                v54 = 4\n'
+        '                n += 2 * len(v52)\n'
+        "                v55 = v52['tried']\n"
+        '                if type(v55) is not str or len(v55) > 1024: return None\n'
+        "                v56 = v52['outcome']\n"
+        '                if type(v56) is not str or v56 not in _c57: return None\n'
+        "                v58 = v52.get('learned', _MISSING)\n"
+        '                if v58 is not _MISSING:\n'
+        '                    if type(v58) is not str or len(v58) > 1024: return None\n'
+        '                else:\n'
+        '                    v58 = _c59\n'
+        '                    v54 -= 1\n'
+        "                v60 = v52.get('confidence', _MISSING)\n"
+        '                if v60 is not _MISSING:\n'
+        '                    if type(v60) is not str or v60 not in _c61: return None\n'
+        '                else:\n'
+        '                    v60 = _c62\n'
+        '                    v54 -= 1\n'
+        '                if len(v52) != v54: return None\n'
+        '                v64 = _new(_c63)\n'
+        '                v64.tried = v55\n'
+        '                v64.outcome = v56\n'
+        '                v64.learned = v58\n'
+        '                v64.confidence = v60\n'
+        '                v64.__class__ = _c65\n'
+        '                v52 = v64\n'
+        '                v53.append(v52)\n'
+        '            v51 = tuple(v53)\n'
+        '        else:\n'
+        '            v51 = _c66\n'
+        '            v1 -= 1\n'
+        "        v67 = packet.get('open_questions', _MISSING)\n"
+        '        if v67 is not _MISSING:\n'
+        '            n -= 1\n'
+        '            if type(v67) is not list: return None\n'
+        '            if len(v67) > 32: return None\n'
+        '            for v68 in v67:\n'
+        '                if type(v68) is not str or len(v68) > 1024: return None\n'
+        '            n += len(v67)\n'
+        '            v67 = tuple(v67)\n'
+        '        else:\n'
+        '            v67 = _c69\n'
+        '            v1 -= 1\n'
+        "        v70 = packet['next_step']\n"
+        '        if type(v70) is not str or not 1 <= len(v70) <= 1024: return None\n'
+        "        v71 = packet.get('tags', _MISSING)\n"
+        '        if v71 is not _MISSING:\n'
+        '            n -= 1\n'
+        '            if type(v71) is not list: return None\n'
+        '            if len(v71) > 16: return None\n'
+        '            for v72 in v71:\n'
+        '                if type(v72) is not str or not _c73(v72): return None\n'
+        '            n += len(v71)\n'
+        '            v71 = tuple(v71)\n'
+        '        else:\n'
+        '            v71 = _c74\n'
+        '            v1 -= 1\n'
+        "        v75 = packet.get('provenance', _MISSING)\n"
+        '        if v75 is not _MISSING:\n'
+        '            n -= 1\n'
+        '            if type(v75) is not dict: return None\n'
+        '            v76 = 4\n'
+        '            n += 2 * len(v75)\n'
+        "            v77 = v75.get('author_model', _MISSING)\n"
+        '            if v77 is not _MISSING:\n'
+        '                if type(v77) is not str or len(v77) > 128: return None\n'
+        '            else:\n'
+        '                v77 = _c78\n'
+        '                v76 -= 1\n'
+        "            v79 = v75.get('author_human', _MISSING)\n"
+        '            if v79 is not _MISSING:\n'
+        '                if type(v79) is not str or len(v79) > 128: return None\n'
+        '            else:\n'
+        '                v79 = _c80\n'
+        '                v76 -= 1\n'
+        "            v81 = v75.get('source_hash', _MISSING)\n"
+        '            if v81 is not _MISSING:\n'
+        '                if type(v81) is not str or not _c82(v81): return None\n'
+        '            else:\n'
+        '                v81 = _c83\n'
+        '                v76 -= 1\n'
+        "            v84 = v75.get('confidence', _MISSING)\n"
+        '            if v84 is not _MISSING:\n'
+        '                if type(v84) is not str or v84 not in _c85: return None\n'
+        '            else:\n'
+        '                v84 = _c86\n'
+        '                v76 -= 1\n'
+        '            if len(v75) != v76: return None\n'
+        '            v88 = _new(_c87)\n'
+        '            v88.author_model = v77\n'
+        '            v88.author_human = v79\n'
+        '            v88.source_hash = v81\n'
+        '            v88.confidence = v84\n'
+        '            v88.__class__ = _c89\n'
+        '            v75 = v88\n'
+        '        else:\n'
+        '            v75 = _c90\n'
+        '            v1 -= 1\n'
+        '        if len(packet) != v1: return None\n'
         '        v92 = _new(_c91)\n'
-        '        v92.author_model = v81\n'
-        '        v92.author_human = v83\n'
-        '        v92.source_hash = v85\n'
-        '        v92.confidence = v88\n'
-        '        v92.__class__ = _c93\n'
-        '        v79 = v92\n'
-        '    else:\n'
-        '        v79 = _c94\n'
-        '    v96 = _new(_c95)\n'
-        '    v96.ltm_version = v3\n'
-        '    v96.id = v5\n'
-        '    v96.created_at = v8\n'
-        '    v96.goal = v19\n'
-        '    v96.next_step = v74\n'
-        '    v96.parent_id = v6\n'
-        '    v96.project = v9\n'
-        '    v96.success_criteria = v20\n'
-        '    v96.constraints = v23\n'
-        '    v96.decisions = v26\n'
-        '    v96.methods = v41\n'
-        '    v96.attempts = v54\n'
-        '    v96.open_questions = v71\n'
-        '    v96.tags = v75\n'
-        '    v96.provenance = v79\n'
-        '    v96._known = _c97\n'
-        '    v96.__class__ = _c98\n'
-        '    packet = v96\n'
-        '    return packet, n\n'
+        '        v92.ltm_version = v2\n'
+        '        v92.id = v4\n'
+        '        v92.created_at = v7\n'
+        '        v92.goal = v18\n'
+        '        v92.next_step = v70\n'
+        '        v92.parent_id = v5\n'
+        '        v92.project = v8\n'
+        '        v92.success_criteria = v19\n'
+        '        v92.constraints = v22\n'
+        '        v92.decisions = v25\n'
+        '        v92.methods = v39\n'
+        '        v92.attempts = v51\n'
+        '        v92.open_questions = v67\n'
+        '        v92.tags = v71\n'
+        '        v92.provenance = v75\n'
+        '        v92._known = _c93\n'
+        '        v92.__class__ = _c94\n'
+        '        packet = v92\n'
+        '        return packet, n\n'
+        '    except KeyError:\n'
+        '        return None\n'
     ): _definition_builder_of_https___ltm_cli_dev_schema_core_memory_v0_2_json,
     (
         'def write(packet, identity, _time=_time):\n'
@@ -4612,8 +4698,7 @@ DEFINITIONS: dict[str, Any] = {
         '    if (v6 := packet.decisions):\n'
         '        p = p + \'  "decisions": [\\n\'\n'
         '        for o7 in v6:\n'
-        '            out += (p + \'    {\\n      "what": "\', o7.what)\n'
-        '            out += (\'",\\n      "why": "\', o7.why)\n'
+        '            out += (p + \'    {\\n      "what": "\', o7.what, \'",\\n      "why": "\', o7.why)\n'
         '            if o7.consequences:\n'
         '                out += (\'",\\n      "consequences": "\', o7.consequences)\n'
         '            p = (\'",\\n      "locked": true\\n    },\\n\' if o7.locked else \'"\\n    },\\n\')\n'
@@ -4621,16 +4706,13 @@ DEFINITIONS: dict[str, Any] = {
         '    if (v8 := packet.methods):\n'
         '        p = p + \'  "methods": [\\n\'\n'
         '        for o9 in v8:\n'
-        '            out += (p + \'    {\\n      "name": "\', o9.name)\n'
-        '            out += (\'",\\n      "when_applicable": "\', o9.when_applicable)\n'
-        '            out += (\'",\\n      "how": "\', o9.how)\n'
+        '            out += (p + \'    {\\n      "name": "\', o9.name, \'",\\n      "when_applicable": "\', o9.when_applicable, \'",\\n      "how": "\', o9.how)\n'
         '            p = \'"\\n    },\\n\'\n'
         "        p = p[:-2] + '\\n  ],\\n'\n"
         '    if (v10 := packet.attempts):\n'
         '        p = p + \'  "attempts": [\\n\'\n'
         '        for o11 in v10:\n'
-        '            out += (p + \'    {\\n      "tried": "\', o11.tried)\n'
-        '            out += (\'",\\n      "outcome": "\', o11.outcome)\n'
+        '            out += (p + \'    {\\n      "tried": "\', o11.tried, \'",\\n      "outcome": "\', o11.outcome)\n'
         '            if o11.learned:\n'
         '                out += (\'",\\n      "learned": "\', o11.learned)\n'
         '            if o11.confidence:\n'

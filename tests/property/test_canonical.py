@@ -479,6 +479,36 @@ def test_the_writers_generated_source_can_be_read_back(monkeypatch: pytest.Monke
     assert inspect.getsource(compiled_here) == textwrap.dedent(inspect.getsource(write))
 
 
+def test_the_writer_extends_its_pieces_once_for_each_run_of_one_block() -> None:
+    """Adjacent ``out += (...)`` lines at one indent run one after the other and are one
+    extend; a line between them, or another indent (another block), keeps them apart."""
+    from cmp._writer import _one_extend_each
+
+    lines = [
+        "    out += ('a', x)",
+        "    out += ('b', y)",
+        "    out += ('c', z)",
+        "    if c:",
+        "        out += ('d', w)",
+        "    out += ('e', v)",
+        "    p = 'f'",
+        "    out += (p, u)",
+    ]
+    assert _one_extend_each(lines) == [
+        "    out += ('a', x, 'b', y, 'c', z)",
+        "    if c:",
+        "        out += ('d', w)",
+        "    out += ('e', v)",
+        "    p = 'f'",
+        "    out += (p, u)",
+    ]
+    import inspect
+    import re
+
+    # In the shipped writer, a decision's what and why are one extend.
+    assert re.search(r"out \+= \(.*\.what, '.*\"why\": \"', \w+\.why\)$", inspect.getsource(shipped_writer()), re.M)
+
+
 # --- escaping what the text's escapes wrote (cmp.model.Known.escaped, cmp._quick fact 4) ---
 
 

@@ -19,7 +19,7 @@ from cmp.conformance import vector_input
 from cmp.findings import Finding
 from cmp.schema import load_schema
 from tests.support.examples import examples
-from tests.support.packets import full, put, strings_in
+from tests.support.packets import drop, full, put, strings_in
 from tests.support.strategies import packets
 from tests.support.vectors import committed_vectors
 
@@ -227,4 +227,62 @@ def test_a_required_member_that_is_not_a_string_refuses_to_compile() -> None:
     """The string count assumes it; the assumption is checked, not silently relied on."""
     schema = {"type": "object", "required": ["locked"], "properties": {"locked": {"type": "boolean"}}}
     with pytest.raises(ValueError, match="required members"):
+        compile_builder(schema, {"$": model.Decision})
+
+
+# Each object the 0.2 schema builds, and the path of one such object in full("0.2").
+_OBJECTS = {"$": "", "$.project": "project.", "$.provenance": "provenance."} | {
+    f"$.{array}[]": f"{array}[0]." for array in ("decisions", "methods", "attempts")
+}
+
+
+def _members(location: str) -> tuple[dict[str, Any], set[str]]:
+    """The properties and required names of the 0.2 schema's object at ``location``."""
+    schema = load_schema("0.2")
+    for step in location[2:].split(".") if location != "$" else []:
+        schema = schema["properties"][step.removesuffix("[]")]
+        if step.endswith("[]"):
+            schema = schema["items"]
+    return schema["properties"], set(schema.get("required", ()))
+
+
+@pytest.mark.parametrize("location", sorted(_OBJECTS))
+def test_an_unknown_member_is_refused_whichever_optional_members_are_absent(location: str) -> None:
+    """The builder counts the members it reads down as optional ones turn out absent, and
+    refuses an object of any other length: an unknown member beside any set of absent
+    optional members, one for each absent or as well as all of them, is still refused."""
+    properties, required = _members(location)
+    optional = sorted(set(properties) - required)
+    prefix = _OBJECTS[location]
+    for absent in [[], *([name] for name in optional), optional]:
+        obj = full("0.2")
+        for name in absent:
+            obj = drop(obj, prefix + name)
+        assert_builder_agrees(obj, "0.2")
+        assert builder("0.2")(obj) is not None, (location, absent)
+        for extras in (["extra"], [f"extra{i}" for i in range(len(absent) + 1)]):
+            unknown = obj
+            for extra in extras:
+                unknown = put(unknown, prefix + extra, "x")
+            assert builder("0.2")(unknown) is None, (location, absent, extras)
+            assert_builder_agrees(unknown, "0.2")
+
+
+@pytest.mark.parametrize("location", sorted(_OBJECTS))
+def test_a_missing_required_member_is_refused(location: str) -> None:
+    """A required member is read by subscript; its KeyError is the builder's None."""
+    _, required = _members(location)
+    prefix = _OBJECTS[location]
+    for name in sorted(required):
+        obj = drop(full("0.2"), prefix + name)
+        assert builder("0.2")(obj) is None, (location, name)
+        assert_builder_agrees(obj, "0.2")
+        # An unknown member in its place gives the object the length counted: the subscript still refuses it.
+        assert builder("0.2")(put(obj, prefix + "extra", "x")) is None, (location, name)
+
+
+def test_a_required_member_without_a_schema_refuses_to_compile() -> None:
+    """The builder finds a missing required member by reading it: one it would never read is refused."""
+    schema = {"type": "object", "required": ["what"], "properties": {"why": {"type": "string"}}}
+    with pytest.raises(ValueError, match=r"required members from properties: \['what'\]"):
         compile_builder(schema, {"$": model.Decision})
