@@ -42,6 +42,20 @@ def test_canonical_rendering(given: str, rendered: str) -> None:
     assert timestamps.canonical(rendered) == rendered
 
 
+@settings(max_examples=examples(1000))
+@given(
+    st.sampled_from(["2026-04-21T12:00:00", "2026-04-21T12:00:10", "2026-04-21T12:00:07", "2026-04-21 12:00:00", ""]),
+    st.sampled_from(["", ".", ".5", ".50", ".120", ".1", ".0", ".000000000", ".123456789", ".1234567890"]),
+    st.sampled_from(["Z", "z", "", "+00:00", "-00:00", "+02:00", "-05:30", "+10:00", "+0000", "00:00", "0Z", "0"]),
+    st.text(alphabet="0Z:+-.T1", max_size=3),
+)
+def test_canonical_at_a_glance_is_canonical_the_long_way(head: str, fraction: str, zone: str, tail: str) -> None:
+    """Whatever the text, valid or not, the three slices that pass it as its own rendering
+    agree with the shape and its fields."""
+    for text in (head + fraction + zone, head + fraction + zone + tail, fraction + zone, zone + tail):
+        assert timestamps.canonical(text) == timestamps._canonical_by_shape(text), text
+
+
 def test_datetime_view() -> None:
     value = timestamps.to_datetime("2026-04-21T12:00:00.123456789+02:00")
     assert value == dt.datetime(2026, 4, 21, 10, 0, 0, 123456, tzinfo=dt.timezone.utc)
