@@ -230,8 +230,10 @@ _PLAIN_SCAN: Callable[[str, int], tuple[Any, int]] = _QUICK_DECODER.scan_once  #
 RAW_TEXT_MEMBERS: frozenset[str] = frozenset({"created_at"})
 
 # A JSON string token, or one structural character. On valid JSON text, scanning with it
-# from the start never lands inside a string.
-_STRING_TOKEN = rb'"(?:[^"\\]|\\.)*"'
+# from the start never lands inside a string. Written as runs of plain bytes between
+# escapes (the same strings as "(?:[^"\\]|\\.)*"): Python's re then takes a run in one
+# step, where the alternation takes a step per byte (0.37 against 2.8 us for 100 bytes).
+_STRING_TOKEN = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
 
 
 @functools.cache
@@ -244,6 +246,24 @@ def _token() -> re.Pattern[bytes]:
     return re.compile(_STRING_TOKEN + rb"|[\[\]{}:]")
 
 
+@functools.cache
+def _leading_value(name: str) -> re.Pattern[bytes]:
+    """The value token of top-level member ``name`` (its name written plainly) when only
+    members with string values come before it, as in a packet's schema order.
+
+    Matched from the text's start, each repetition reads one whole member, name and string
+    value, at depth 1; JSON's string tokens are exact on text that parsed. A name written
+    with an escape reads as another member's, and the one plain ``name`` after it would be
+    a duplicate, which the intake refused: so a match is the member's value. No match (a
+    value that is no string before it, or the name escaped) leaves it to the full scan.
+    """
+    space = rb"[ \t\n\r]*"
+    member = _STRING_TOKEN + space + b":" + space + _STRING_TOKEN + space + b"," + space
+    plain = json.dumps(name).encode()
+    leading = space + b"\\{" + space + b"(?:" + member + b")*?"
+    return re.compile(leading + re.escape(plain) + space + b":" + space + b"(" + _STRING_TOKEN + b")")
+
+
 def escaped_members(raw: bytes, names: frozenset[str]) -> frozenset[str]:
     """Which of the top-level members ``names`` have a string value written with an escape.
 
@@ -252,6 +272,16 @@ def escaped_members(raw: bytes, names: frozenset[str]) -> frozenset[str]:
     """
     if b"\\" not in raw or not names:
         return frozenset()
+    if len(names) == 1:
+        (name,) = names
+        value = _leading_value(name).match(raw)
+        if value is not None:
+            return names if b"\\" in value.group(1) else frozenset()
+    return _escaped_members_scanned(raw, names)
+
+
+def _escaped_members_scanned(raw: bytes, names: frozenset[str]) -> frozenset[str]:
+    """:func:`escaped_members` the long way, token by token from the start."""
     found: set[str] = set()
     seen = 0
     depth = 0
@@ -536,7 +566,7 @@ def parse_json(text: str, raw: bytes) -> tuple[Any, list[Finding]]:
 # walks documents with it too.)
 @functools.cache
 def text_token() -> re.Pattern[str]:
-    return re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{},:]|[^\s\[\]{},:"]+')
+    return re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{},:]|[^\s\[\]{},:"]+')  # strings as _STRING_TOKEN
 
 
 def refused_at(text: str, raw: bytes) -> int | None:

@@ -17,7 +17,7 @@ from tests.property.test_compiler import JSON_VALUES, PATHS, edited, routed_obje
 from tests.support import schema_oracle
 from tests.support.examples import examples
 from tests.support.packets import encode, full, minimal, put
-from tests.support.strategies import packets
+from tests.support.strategies import packets, renderings
 
 
 def assert_agrees(obj: Any, version: str) -> None:
@@ -178,6 +178,37 @@ def test_a_created_at_that_is_not_a_string_is_never_taken_for_an_escaped_one(val
     escaped = raw.replace(b'"go\\u0061l"', b'"created_at":"2026-04-21T12:00:00\\u005a","goal"')
     escaped = escaped.replace(b'"created_at":' + value.encode() + b",", b"")
     assert intake.escaped_members(escaped, intake.RAW_TEXT_MEMBERS) == frozenset({"created_at"})
+
+
+@settings(max_examples=examples(300))
+@given(
+    packets(),
+    st.data(),
+    st.sampled_from(["as is", "value escaped", "name escaped", "both escaped", "after a list", "nested too"]),
+)
+def test_created_at_found_among_the_leading_members_is_what_the_token_scan_finds(
+    packet: cmp.Packet, data: st.DataObject, edit: str
+) -> None:
+    """The leading members' pattern, which reads created_at's value when only string
+    members come before it, answers as the scan of every token does, or leaves it to it."""
+    from cmp import _intake as intake
+
+    raw = data.draw(renderings(packet))
+    value = json.dumps(packet.created_at).encode()
+    if edit in ("value escaped", "both escaped"):
+        raw = raw.replace(value, value[:-2] + b"\\u%04x" % value[-2] + b'"', 1)
+    if edit in ("name escaped", "both escaped"):
+        raw = raw.replace(b'"created_at"', b'"created\\u005fat"', 1)
+    if edit == "after a list":
+        raw = raw.replace(b"{", b'{"tags": [],', 1) if b'"tags"' not in raw else raw
+    if edit == "nested too":
+        raw = raw.replace(b"{", b'{"project": {"created_at": "x\\/"},', 1) if b'"project"' not in raw else raw
+    assert json.loads(raw) is not None
+    names = intake.RAW_TEXT_MEMBERS
+    found = intake.escaped_members(raw, names)
+    assert found == intake._escaped_members_scanned(raw, names)
+    if edit in ("value escaped", "both escaped") and raw.count(value[:-2]) == 1:  # the timestamp is created_at's alone
+        assert found == names
 
 
 # --- the counts worked out column by column, against the long way ------------------
