@@ -267,8 +267,10 @@ def _leading_value(name: str) -> re.Pattern[bytes]:
 def escaped_members(raw: bytes, names: frozenset[str]) -> frozenset[str]:
     """Which of the top-level members ``names`` have a string value written with an escape.
 
-    ``raw`` must be a JSON object text that parsed. Scans tokens from the start and
-    stops once every name was seen, so members written early cost almost nothing.
+    ``raw`` must be a JSON object text that parsed. One name is read with one pattern
+    when only members with string values come before it (:func:`_leading_value`);
+    otherwise tokens are scanned from the start until every name was seen, so members
+    written early cost almost nothing either way.
     """
     if b"\\" not in raw or not names:
         return frozenset()

@@ -65,10 +65,10 @@ def is_rfc3339(text: str) -> bool:
 
 def canonical(text: str) -> str:
     """The reference's rendering: fraction without trailing zeros, a zero offset as Z."""
-    # What the reference writes, and so what most packets hold, is its own rendering, and
-    # so is any text without a fraction (20 characters with Z, 25 with an offset) or whose
-    # fraction would end in a zero (before Z, or before a numeric offset) and without a
-    # zero offset: of the right shape it loses nothing, and of any other the long way
+    # What the reference writes, and so what most packets hold, is its own rendering. So
+    # is any text that has no fraction (20 characters with Z, 25 with an offset) or whose
+    # last character before Z or a numeric offset is no zero, and whose offset is not a
+    # zero one: of the right shape it loses nothing, and of any other shape the long way
     # returns it as it is. A length and slices, where the shape takes a pattern.
     if text[-1:] == "Z":
         unchanged = len(text) == 20 or text[-2:-1] != "0"
