@@ -267,19 +267,21 @@ def _leading_value(name: str) -> re.Pattern[bytes]:
 def escaped_members(raw: bytes, names: frozenset[str]) -> frozenset[str]:
     """Which of the top-level members ``names`` have a string value written with an escape.
 
-    ``raw`` must be a JSON object text that parsed. One name is read with one pattern
+    ``raw`` must be a JSON object text that parsed. Each name is read with one pattern
     when only members with string values come before it (:func:`_leading_value`);
     otherwise tokens are scanned from the start until every name was seen, so members
     written early cost almost nothing either way.
     """
     if b"\\" not in raw or not names:
         return frozenset()
-    if len(names) == 1:
-        (name,) = names
+    found = set()
+    for name in names:
         value = _leading_value(name).match(raw)
-        if value is not None:
-            return names if b"\\" in value.group(1) else frozenset()
-    return _escaped_members_scanned(raw, names)
+        if value is None:
+            return _escaped_members_scanned(raw, names)
+        if b"\\" in value.group(1):
+            found.add(name)
+    return frozenset(found)
 
 
 def _escaped_members_scanned(raw: bytes, names: frozenset[str]) -> frozenset[str]:

@@ -17,7 +17,7 @@ from cmp._explain import explain
 from cmp._validation import builder
 from cmp.conformance import vector_input
 from cmp.findings import Finding
-from cmp.schema import load_schema
+from cmp.schema import layout, load_schema
 from tests.support.examples import examples
 from tests.support.packets import drop, full, put, strings_in
 from tests.support.strategies import packets
@@ -236,14 +236,10 @@ _OBJECTS = {"$": "", "$.project": "project.", "$.provenance": "provenance."} | {
 }
 
 
-def _members(location: str) -> tuple[dict[str, Any], set[str]]:
-    """The properties and required names of the 0.2 schema's object at ``location``."""
-    schema = load_schema("0.2")
-    for step in location[2:].split(".") if location != "$" else []:
-        schema = schema["properties"][step.removesuffix("[]")]
-        if step.endswith("[]"):
-            schema = schema["items"]
-    return schema["properties"], set(schema.get("required", ()))
+def _members(location: str) -> tuple[list[str], set[str]]:
+    """The member names and the required ones of the 0.2 schema's object at ``location``."""
+    found = layout([load_schema("0.2")])[location]
+    return [member.name for member in found], {member.name for member in found if member.required}
 
 
 @pytest.mark.parametrize("location", sorted(_OBJECTS))
@@ -251,8 +247,8 @@ def test_an_unknown_member_is_refused_whichever_optional_members_are_absent(loca
     """The builder counts the members it reads down as optional ones turn out absent, and
     refuses an object of any other length: an unknown member beside any set of absent
     optional members, one for each absent or as well as all of them, is still refused."""
-    properties, required = _members(location)
-    optional = sorted(set(properties) - required)
+    names, required = _members(location)
+    optional = sorted(set(names) - required)
     prefix = _OBJECTS[location]
     for absent in [[], *([name] for name in optional), optional]:
         obj = full("0.2")

@@ -207,6 +207,8 @@ def test_created_at_found_among_the_leading_members_is_what_the_token_scan_finds
     names = intake.RAW_TEXT_MEMBERS
     found = intake.escaped_members(raw, names)
     assert found == intake._escaped_members_scanned(raw, names)
+    more = names | {"id", "goal"}  # each name read with its own pattern, or all of them scanned
+    assert intake.escaped_members(raw, more) == intake._escaped_members_scanned(raw, more)
     if edit in ("value escaped", "both escaped") and raw.count(value[:-2]) == 1:  # the timestamp is created_at's alone
         assert found == names
 
