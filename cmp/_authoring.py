@@ -11,10 +11,10 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 from collections.abc import Mapping
+from dataclasses import fields
 from typing import Any
 
 from cmp._canonical import judged
-from cmp._record import fields
 from cmp._validation import validate
 from cmp.findings import Finding, PacketError
 from cmp.model import Known, Packet, build, from_obj, to_obj

@@ -8,10 +8,10 @@ strings escaped as Go's encoding/json escapes them (HTML-safe, U+2028/U+2029 esc
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 from json.encoder import encode_basestring
 
 from cmp._intake import MAX_PACKET_BYTES, size_finding
-from cmp._record import replace
 from cmp._validation import validate
 from cmp._writer import shipped_writer
 from cmp.findings import Finding, PacketError

@@ -27,10 +27,10 @@ to its length (sorting children for display aside).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Protocol
 
 from cmp._messages import quote
-from cmp._record import record
 from cmp._timestamps import instant
 from cmp.findings import Finding
 from cmp.model import Packet
@@ -45,7 +45,7 @@ RULES: dict[str, str] = {
 }
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Link:
     """What the chain keeps of one packet: its identity, where it points, and when it was made.
 
@@ -60,7 +60,7 @@ class Link:
     parent: int | None
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class ChainFinding:
     """One chain finding: the packet it is about (``index``, its input position, and ``id``),
     the finding (code ``chain``, keyword the rule, a path into that packet), and the other
@@ -73,7 +73,7 @@ class ChainFinding:
     other: int | None = None
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class ChainReport:
     """What :func:`chain` found in a set of packets. Packets are named by their input position.
 

@@ -8,12 +8,9 @@ gives the plain twin they are filled in as (see its docstring for the invariant)
 
 from __future__ import annotations
 
-import builtins
 import itertools
-import types
+import linecache
 from collections.abc import Callable, Mapping
-
-from cmp._precompiled import DEFINITIONS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,32 +20,16 @@ if TYPE_CHECKING:
 def define(name: str, label: str, source: str, names: Mapping[str, Any]) -> Callable[..., Any]:
     """The function ``name`` that ``source`` defines, with ``names`` as its globals.
 
-    The shipped schemas' builders and writer come compiled ahead, from cmp/_precompiled.py
-    (a module generated from these very texts: tools/generate_precompiled.py): the text
-    is looked up by equality, and its function runs the same definition under ``names``.
-    Its lines are that module's, a file tracebacks and debuggers read. Any other text is
-    compiled here, under a file name of its own kept in linecache (an entry without an
-    mtime is never dropped by checkcache), so that tracebacks, ``inspect.getsource`` and
-    debuggers show its lines too.
+    The text is compiled under a file name of its own kept in linecache (an entry without
+    an mtime is never dropped by checkcache), so that tracebacks, ``inspect.getsource``
+    and debuggers show its lines.
     """
-    DEFINED[source] = (label, name)
     namespace = dict(names)
-    namespace.setdefault("__builtins__", builtins.__dict__)  # as exec would add it
-    ahead = DEFINITIONS.get(source)
-    if ahead is not None:
-        function: Callable[..., Any] = types.FunctionType(ahead.__code__, namespace, name)()
-        return function
-    import linecache  # here: the precompiled texts need none, and it loads tokenize
-
     filename = f"<cmp compiled {label} #{next(_COMPILATIONS)}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     exec(compile(source, filename, "exec"), namespace)
-    function = namespace[name]
+    function: Callable[..., Any] = namespace[name]
     return function
-
-
-# Every text defined in this process, with its label and the name it defines, for the generator.
-DEFINED: dict[str, tuple[str, str]] = {}
 
 
 _COMPILATIONS = itertools.count(1)

@@ -13,11 +13,11 @@ schema change cannot silently weaken it. The generated source is defined by
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import MISSING, fields, is_dataclass
 
 from cmp import _timestamps
 from cmp._codegen import define, draft_class
 from cmp._matcher import Matcher
-from cmp._record import MISSING, fields, is_record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -162,8 +162,8 @@ class _Compiler:
         cls = self.classes.get(where)
         if cls is None:
             raise ValueError(f"the schema compiler has no model class for {where}")
-        if not is_record(cls):
-            raise ValueError(f"the schema compiler builds records (cmp._record), and {cls.__name__} is none")
+        if not is_dataclass(cls):
+            raise ValueError(f"the schema compiler builds dataclasses, and {cls.__name__} is none")
         names = {f.name for f in fields(cls)}
         stray = set(properties) - names
         if stray:

@@ -24,19 +24,19 @@ import bisect
 import functools
 import itertools
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import re2
 
 from cmp._matcher import compile_set
 from cmp._messages import capped, quote
-from cmp._record import record
 from cmp.findings import Finding
 from cmp.model import Packet
 from cmp.schema import SUPPORTED_VERSIONS, load_schema
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Rule:
     """One lint rule: its stable id (a finding's ``keyword``) and the writing rule it applies.
 
@@ -356,7 +356,7 @@ def _unobservable(data: bytes, kind: Kind) -> str | None:
     return f"is not observable ({_shown(match.group(), data)}); say what a reader can check without asking"
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class _TextRule:
     """A lint rule that reads the packet's text: its regex over the joined fields, and what it says."""
 

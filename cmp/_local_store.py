@@ -37,6 +37,7 @@ import secrets
 import stat
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from cmp._canonical import dumps, file_bytes
@@ -45,7 +46,6 @@ from cmp._display import describe, display_name, visible
 from cmp._intake import MAX_PACKET_BYTES
 from cmp._messages import quote
 from cmp._pipeline import check, redact
-from cmp._record import record
 from cmp._redaction._hit import Redaction, RedactionError
 from cmp._render import ResumeBlock, Style, render
 from cmp._timestamps import instant
@@ -102,7 +102,7 @@ class UnredactedPacket(StoreError, RedactionError):
         self.args = (f"not stored: {first_of(named)}; cmp.scrub replaces it, allow_unredacted=True stores it as it is",)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class SaveResult:
     """What a save did: the packet's ``id``, the ``path`` of its file, and whether this save
     ``written`` it (False: the same bytes were already stored)."""
@@ -112,7 +112,7 @@ class SaveResult:
     written: bool
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class StoreProblem:
     """A file in the store's folder that the store does not serve, and why (``message``, one line)."""
 

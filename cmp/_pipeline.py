@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 from cmp import _intake, _quick, _validation
 from cmp._canonical import growth_finding
 from cmp._codegen import draft_class
-from cmp._record import field, record, replace
 from cmp._redaction._hit import Redaction
 from cmp._redaction._rules import RULES, RuleSet, rule_set
 from cmp._validation import builder, validate
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from cmp._redaction._rules import Rules
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Policy:
     """How :func:`check` judges: ``lenient`` (schema errors do not refuse the packet, and
     its raw data is scanned), ``allow_unredacted`` (redaction findings do not block it)
@@ -57,7 +57,7 @@ def policy_of(lenient: bool = False, allow_unredacted: bool = False, rules: Rule
         return Policy(lenient, allow_unredacted, rules)
 
 
-@record(repr=False, kw_only=True)
+@dataclass(frozen=True, slots=True, repr=False, kw_only=True)
 class Report:
     """What :func:`check` found.
 

@@ -29,11 +29,11 @@ import json
 import re
 from collections import deque
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from cmp import _intake
 from cmp._messages import BoundedPath, member_step, member_steps
-from cmp._record import field, record, replace
 from cmp._redaction._hit import Redaction
 from cmp._redaction._rules import rule_set
 from cmp.findings import Finding, Position
@@ -55,7 +55,7 @@ class _Node(NamedTuple):
     string: str | None
 
 
-@record(frozen=False)
+@dataclass(slots=True)
 class _Frame:
     """An open array or object: its path, the next item's index, or the member whose value
     comes next and the names its object has had so far."""
@@ -68,7 +68,7 @@ class _Frame:
     seen: set[str] = field(default_factory=set)
 
 
-@record(frozen=False)
+@dataclass(slots=True)
 class _Map:
     """The document's values by rendered path: the first written; the first string (a
     redaction hit is in one, and a path cut short may render like its ancestors'); the

@@ -58,11 +58,11 @@ import functools
 import json
 import math
 import re
+from dataclasses import replace
 
 from cmp import _intake, _validation
 from cmp._canonical import growth_finding
 from cmp._compiler import most_strings
-from cmp._record import replace
 from cmp._redaction._hit import Redaction
 from cmp._redaction._rules import DEFAULT, RuleSet
 from cmp.model import CONFORMING, Known, Packet

@@ -35,6 +35,7 @@ import sqlite3
 import stat
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote as url_quote
 
@@ -42,7 +43,6 @@ from cmp._canonical import dumps
 from cmp._display import describe, one_line
 from cmp._intake import MAX_PACKET_BYTES
 from cmp._messages import credential_in, quote
-from cmp._record import record
 from cmp._timestamps import instant
 from cmp.findings import Finding
 
@@ -96,7 +96,7 @@ class StoreChanged(StoreError):
         self.retry = retry
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Identity:
     """Which file a store's path names: its inode, and its device where devices can be
     compared (None on a cluster, whose machines number their devices each their own way)."""
@@ -112,7 +112,7 @@ class Identity:
         return info.st_ino == self.inode and (self.device is None or info.st_dev == self.device)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Limits:
     """What may cut a statement short: ``deadline`` (a ``time.time()``), and ``stopping``,
     asked every PROGRESS_STEPS steps whether a stop signal is pending."""
@@ -128,7 +128,7 @@ class Limits:
 NO_LIMITS = Limits()
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Row:
     """A row as text and bytes; ``body`` None when the column holds no bytes to check:
     ``body_kind`` says what it holds instead, ``body_size`` how many bytes a body too

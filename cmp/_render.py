@@ -36,11 +36,11 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Literal, get_args
 
 from cmp._canonical import dumps
 from cmp._pipeline import redact
-from cmp._record import record
 from cmp._redaction._hit import Redaction, RedactionError
 from cmp._redaction._rules import placeholder
 from cmp._scrub import scrubbed_data
@@ -122,7 +122,7 @@ def field_text(text: str, style: Style) -> str:
     return line
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Section:
     """One section of the block: a paragraph (``text``), a list of plain items (``items``,
     each an ``item_tag`` in xml), a list of records (``records``: each a record's
@@ -177,7 +177,7 @@ DROP_ORDER: tuple[str, ...] = (
 )
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class ResumeBlock:
     """What :func:`render` wrote: ``text``, its size in characters (``chars``) and an
     estimate of its tokens (``tokens``: a quarter token per ASCII character, one per

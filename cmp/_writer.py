@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 
 from cmp._codegen import define
-from cmp._record import record, replace
 from cmp._timestamps import canonical as canonical_time
 from cmp.model import Packet
 from cmp.schema import Member, members
@@ -25,7 +25,7 @@ _QUOTE, _NEWLINE = '"', "\n"
 _NEXT = ",\n"  # what follows every member but an object's or array's last
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class _State:
     """The layout written since the last string, as far as the generator knows it.
 

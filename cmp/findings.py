@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-from cmp._record import record
+from dataclasses import dataclass
 
 TYPE_CHECKING = False
 
@@ -51,7 +50,7 @@ ECHO_LIMIT = 32
 MAX_FINDINGS = 100
 
 
-@record(order=True)
+@dataclass(frozen=True, slots=True, order=True)
 class Position:
     """Where in a packet's source text a finding is: 1-based ``line`` and ``column``.
 
@@ -66,7 +65,7 @@ class Position:
         return f"{self.line}:{self.column}"
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One reason a packet is not conforming, or one piece of advice about it.
 

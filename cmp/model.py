@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import types
 from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 
 from cmp import _timestamps
 from cmp._messages import quote
-from cmp._record import field, fields, record
 from cmp.findings import Finding
 from cmp.schema import members
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 _TYPE_CHECKING_ONLY = {"Outcome": str, "Confidence": str}
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class _Rule:
     """The type one member must have: ``kind`` itself, or None too, or a tuple or list of ``kind``."""
 
@@ -115,7 +115,7 @@ def _refusal(self: object, member: str, expected: str, value: object) -> TypeErr
     return TypeError(f"{type(self).__name__}.{member} must be {expected}, not {found}")
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Project:
     """``project``: what the work is on (``name``) and where (``ref``)."""
 
@@ -126,7 +126,7 @@ class Project:
         _check_members(self)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Decision:
     """One of ``decisions``: what was decided, why, and what follows from it."""
 
@@ -139,7 +139,7 @@ class Decision:
         _check_members(self)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Method:
     """One of ``methods`` (v0.2): a way of working, when it applies and how."""
 
@@ -151,7 +151,7 @@ class Method:
         _check_members(self)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Attempt:
     """One of ``attempts``: what was tried, how it came out, and what was learned."""
 
@@ -164,7 +164,7 @@ class Attempt:
         _check_members(self)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Provenance:
     """``provenance``: who wrote the packet (a model, a person) and the hash of its source."""
 
@@ -177,7 +177,7 @@ class Provenance:
         _check_members(self)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Known:
     """Facts about a packet's values that the step which read them found, kept for later steps.
 
@@ -201,7 +201,7 @@ class Known:
 CONFORMING = Known(conforming=True)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Packet:
     """One Core Memory Packet. Build with :meth:`new`, or get one from :func:`cmp.loads`."""
 

@@ -33,6 +33,7 @@ screen is anchored, so the quick path's fact 2 holds for this table too
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import is_dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 # The patterns, their checks and screens are cmp._extended_patterns' (the bottom layer,
@@ -40,7 +41,6 @@ from typing import TYPE_CHECKING, Any
 from cmp._extended_patterns import EXTENDED_PATTERNS, JOIN, SET, matches, screen
 from cmp._matcher import without_lone_surrogates
 from cmp._patterns import Pattern
-from cmp._record import is_dataclass_like, replace
 from cmp._redaction._hit import Redaction
 from cmp._redaction._scan import credentials, lenient_texts, member_of, other_texts, texts
 
@@ -116,12 +116,12 @@ def extra_texts(packet: Any) -> Iterator[tuple[str, str]]:
         if "[]." in spec:
             if isinstance(value, (list, tuple)):
                 for index, item in enumerate(value):
-                    if isinstance(item, Mapping) or is_dataclass_like(item):
+                    if isinstance(item, Mapping) or (is_dataclass(item) and not isinstance(item, type)):
                         text = member_of(item, member)
                         if isinstance(text, str):
                             yield f"{top}[{index}].{member}", text
             continue
-        if isinstance(value, Mapping) or is_dataclass_like(value):
+        if isinstance(value, Mapping) or (is_dataclass(value) and not isinstance(value, type)):
             text = member_of(value, member)
             if isinstance(text, str):
                 yield spec, text

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from cmp import _record
 from cmp._codegen import draft_class
 from cmp._messages import credential_in
 from cmp._patterns import public_prefix, shows_echo
-from cmp._record import record
 from cmp.findings import ECHO_LIMIT, Position, first_of
 
 TYPE_CHECKING = False
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 DEFAULT_RULES = "default"
 
 
-@record(repr=False)
+@dataclass(frozen=True, slots=True, repr=False)
 class Redaction:
     """One (field, pattern) hit.
 
@@ -48,15 +48,15 @@ class Redaction:
         if self.length < 0:
             object.__setattr__(self, "length", len(self.found))
 
-    # (_record.field, not field: a member of this class is named field.)
+    # (dataclasses.field, not field: a member of this class is named field.)
     # The name of the rule set that found it (its ``rules``): DEFAULT_RULES, or "extended"
     # (cmp._redaction._extended, opt-in). Named in output only when it is not the
     # default, so default output stays as the reference's. The member is ``profile`` in
     # the JSON output too, where programs read it.
-    profile: str = _record.field(default=DEFAULT_RULES, kw_only=True)
+    profile: str = dataclasses.field(default=DEFAULT_RULES, kw_only=True)
     # Where the match starts in the source text, once asked for (cmp.Report.located,
     # cmp.locate); None until then.
-    position: Position | None = _record.field(default=None, kw_only=True)
+    position: Position | None = dataclasses.field(default=None, kw_only=True)
 
     @property
     def echo(self) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import is_dataclass
 from operator import attrgetter
 
 from cmp._matcher import compile_set, without_lone_surrogates
@@ -26,7 +27,6 @@ from cmp._patterns import (
     searches,
     shows_echo,
 )
-from cmp._record import is_dataclass_like
 from cmp._redaction._hit import Redaction, make_redaction
 
 TYPE_CHECKING = False
@@ -138,7 +138,7 @@ def texts(packet: Any) -> Iterator[tuple[str, str]]:
                 if isinstance(item, str):
                     yield f"{top}[{index}]", item
                 continue
-            if isinstance(item, Mapping) or is_dataclass_like(item):
+            if isinstance(item, Mapping) or (is_dataclass(item) and not isinstance(item, type)):
                 for member in members:
                     text = member_of(item, member)
                     if isinstance(text, str):

@@ -25,16 +25,15 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from cmp.cli._args import build_parser
-    from cmp.cli._command_line import CONSOLE_PROG, MODULE_PROG
+    from cmp.cli._args import CONSOLE_PROG, MODULE_PROG, build_parser
     from cmp.cli._main import main
     from cmp.cli._output import EXIT_FAIL, EXIT_OK, EXIT_USAGE, render_line
 
 # Loaded on first use (PEP 562), like the package's own names: the entry points below
 # load the program inside their own try, so a Ctrl-C while it loads is one line.
 _DEFINED_IN = {
-    "CONSOLE_PROG": "cmp.cli._command_line",
-    "MODULE_PROG": "cmp.cli._command_line",
+    "CONSOLE_PROG": "cmp.cli._args",
+    "MODULE_PROG": "cmp.cli._args",
     "build_parser": "cmp.cli._args",
     "main": "cmp.cli._main",
     "EXIT_FAIL": "cmp.cli._output",
@@ -88,7 +87,7 @@ def _load() -> Any:
 def _exit(prog: str | None, default: str) -> None:
     try:
         _main = _load()
-        status = _main.main(prog=prog if prog is not None else getattr(_module("cmp.cli._command_line"), default))
+        status = _main.main(prog=prog if prog is not None else getattr(_module("cmp.cli._args"), default))
     except KeyboardInterrupt:  # before main could take it: while the program loads
         if sys.stderr is not None:
             try:

@@ -8,7 +8,6 @@ import sys
 from collections.abc import Callable, Sequence
 
 from cmp import __version__
-from cmp.cli._command_line import CONSOLE_PROG
 from cmp.cli._output import EXIT_USAGE, error_line
 from cmp.cli._render import FORMATS
 from cmp.schema import SUPPORTED_VERSIONS
@@ -16,6 +15,10 @@ from cmp.schema import SUPPORTED_VERSIONS
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+# The program's names: the console script's, and the module's.
+CONSOLE_PROG = "core-memory-packet"
+MODULE_PROG = "python -m cmp"
 
 # What cmp.conformance.default_vector_dir does, said once for --help and the error when
 # it finds nothing. Kept here, not beside that function: importing any part of the

@@ -34,6 +34,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import closing
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from cmp import Report, dumps
@@ -42,7 +43,6 @@ from cmp._display import display_name
 from cmp._intake import size_finding
 from cmp._messages import unquoted
 from cmp._pipeline import DEFAULT_POLICY, Policy, judge, policy_of
-from cmp._record import field, record, replace
 from cmp._reference_store import (
     Identity,
     Limits,
@@ -100,7 +100,7 @@ def label(value: str | None) -> str | None:
     return shown if len(shown) <= NAME_LIMIT else shown[:NAME_LIMIT] + "…"
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class AuditOptions:
     """How ``audit`` judges (its --rules, as a policy) and renders: its --format, --show-found, --by, and
     whether text lines are coloured."""
@@ -134,7 +134,7 @@ def _stop_now() -> NoReturn:
     raise Stopped(pending_stop() or signal.SIGINT)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class StoreShare:
     """The rows of a store whose rowid is in ``[first, last]`` (None: no bound), read by
     whoever audits them, in rowid order (the order the server stored them in)."""
@@ -151,7 +151,7 @@ class StoreShare:
         return self.name, None
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class FilesShare:
     """Packet files of an export, read by whoever audits them: ``paths`` as the user named
     them (and as they are printed), relative to ``base``."""
@@ -239,7 +239,7 @@ def audit_share(share: StoreShare | FilesShare | JsonlShare, options: AuditOptio
     return tally.block(options)
 
 
-@record(frozen=False)
+@dataclass(slots=True)
 class _Tally:
     """What auditing a share found so far: its verdicts, counts and problems."""
 
@@ -393,7 +393,7 @@ def _verdict(item: Audited, options: AuditOptions) -> Verdict:
     return Verdict(item.where, False, lines=tuple(lines))
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Audited:
     """One packet judged: where it is, its report, and what its row disagrees on."""
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 
 from cmp._display import describe, display_name
-from cmp._record import record, replace
 from cmp.cli._render import Block
 from cmp.cli._sources import (
     EVERY_JSON,
@@ -388,7 +388,7 @@ def merged(
         runner.close(completed=completed)
 
 
-@record(frozen=False)
+@dataclass(slots=True)
 class _Out:
     """A share in the window: handed out (or why it could not be, or None for an Unreadable),
     and whether its rest, if it has one, is already in the window right behind it."""

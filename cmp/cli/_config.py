@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
-from cmp._record import record
 from cmp.cli._sources import GlobError, Walk, glob_pattern
 
 TYPE_CHECKING = False
@@ -38,7 +38,7 @@ class ConfigError(Exception):
     """A setting that cannot be used: the message is one line naming where it came from."""
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Option:
     """One setting: ``key`` in the file, ``dest`` the argument it fills, ``commands`` that read it."""
 
@@ -76,7 +76,7 @@ OPTIONS: tuple[Option, ...] = (
 OPTIONS_BY_KEY = {option.key: option for option in OPTIONS}
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Setting:
     """A setting's value and where it came from: its flag, ``CMP_X``, a file's path, or ``default``."""
 
@@ -172,7 +172,7 @@ def file_table(path: str, *, named: bool = False) -> dict[str, Any]:
     return table
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Sources:
     """Where settings come from besides flags: the environment, and the file (its path, or None)."""
 

@@ -26,6 +26,7 @@ from cmp._display import display_name, visible
 from cmp._local_store import Store, StoreError, default_store_path, project_folder
 from cmp.cli._new import DraftError, read_draft
 from cmp.cli._output import EXIT_OK, EXIT_USAGE, Output, error_line
+from cmp.cli._store import run_save as run_save_file
 from cmp.cli._store import save_and_say
 from cmp.findings import PacketError
 from cmp.model import Packet
@@ -140,6 +141,13 @@ def _handoff(path: str, store: Store) -> Packet | None:
         for finding in exc.findings:
             error_line(f"save: --draft {shown}: {finding}")
         raise HookRefused(EXIT_USAGE) from None
+
+
+def run_save(args: argparse.Namespace, out: Output) -> int:
+    """``save``: a packet file (cmp.cli._store), or with ``--hook claude`` the hand-off."""
+    if args.hook is None:
+        return run_save_file(args, out)
+    return run_save_hook(args, out)
 
 
 def run_save_hook(args: argparse.Namespace, out: Output) -> int:

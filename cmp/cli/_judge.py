@@ -8,12 +8,12 @@ share of the input and hands back bytes to print, not reports.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from cmp import MAX_PACKET_BYTES, Report
 from cmp._intake import size_finding
 from cmp._pipeline import DEFAULT_POLICY, Policy, policy_of
 from cmp._pipeline import judge as judge_data
-from cmp._record import record
 from cmp.cli._output import JsonResults, coloured_line
 from cmp.cli._policy import DEFAULT_RUN, RunPolicy
 from cmp.cli._render import Block, file_line, json_entry, report_json, report_lines, where
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from cmp.cli._render import Format, Line
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class CheckOptions:
     """How ``check`` judges (its --lenient, --allow-unredacted and --rules, as one policy) and
     renders: its --format, --show-found and --quiet (a source that is accepted prints nothing); ``colour`` colours
@@ -50,7 +50,7 @@ class CheckOptions:
     run: RunPolicy = DEFAULT_RUN
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Verdict:
     """A judged source, reduced to what the CLI prints.
 
@@ -149,7 +149,7 @@ def render_verdicts(verdicts: list[Verdict], format: Format, *, colour: bool = F
     return b"".join(lines), 0
 
 
-@record(frozen=False)
+@dataclass(slots=True)
 class ShareReading:
     """How reading a JSON Lines share went: filled in by :func:`jsonl_sources` as it reads.
 

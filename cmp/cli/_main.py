@@ -2,158 +2,48 @@
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import signal
 import sys
 from collections.abc import Callable, Sequence
 
-from cmp.cli._check import run_check
-from cmp.cli._command_line import CHOICES, CONSOLE_PROG, plain_check
+from cmp.cli._args import CONSOLE_PROG, build_parser, choices_of, command_in, subcommand
 from cmp.cli._config import ConfigError, configure, settings_lines
 from cmp.cli._output import EXIT_USAGE, Output, error_line, silence_stdout
 from cmp.cli._signals import Stopped
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
-
-# Commands other than check are imported when they run: the conformance runner
-# brings subprocess, selectors and the vector loader, and the writer's commands the
-# writer's toolkit, which every check would otherwise load at start-up.
-
-
-def _run_fmt(args: argparse.Namespace, out: Output) -> int:
-    from cmp.cli._fmt import run_fmt
-
-    return run_fmt(args, out)
-
-
-def _run_conformance(args: argparse.Namespace, out: Output) -> int:
-    from cmp.cli._conformance import run_conformance
-
-    return run_conformance(args, out)
-
-
-def _run_chain(args: argparse.Namespace, out: Output) -> int:
-    from cmp.cli._chain import run_chain
-
-    return run_chain(args, out)
-
-
-def _run_lint(args: argparse.Namespace, out: Output) -> int:
-    from cmp.cli._lint import run_lint
-
-    return run_lint(args, out)
-
-
-def _run_rules(args: argparse.Namespace, out: Output) -> int:
-    from cmp.cli._rules import run_rules
-
-    return run_rules(args, out)
-
-
-def _run_gate(args: argparse.Namespace, out: Output) -> int:
-    from cmp.cli._gate import run_gate
-
-    return run_gate(args, out)
-
-
-def _run_schema(args: argparse.Namespace, out: Output) -> int:
-    from cmp.cli._schema import run_schema
-
-    return run_schema(args, out)
-
-
-def _run_new(args: argparse.Namespace, out: Output) -> int:
-    from cmp.cli._new import run_new
-
-    return run_new(args, out)
-
-
-def _run_example(args: argparse.Namespace, out: Output) -> int:
-    from cmp.cli._new import run_example
-
-    return run_example(args, out)
-
-
-def _run_resume(args: argparse.Namespace, out: Output) -> int:
-    from cmp.cli._resume import run_resume
-
-    return run_resume(args, out)
-
-
-def _run_scrub(args: argparse.Namespace, out: Output) -> int:
-    from cmp.cli._transform import run_scrub
-
-    return run_scrub(args, out)
-
-
-def _run_migrate(args: argparse.Namespace, out: Output) -> int:
-    from cmp.cli._transform import run_migrate
-
-    return run_migrate(args, out)
-
-
-def _run_baseline(args: argparse.Namespace, out: Output) -> int:
-    from cmp.cli._baseline import run_baseline
-
-    return run_baseline(args, out)
-
-
-def _run_audit(args: argparse.Namespace, out: Output) -> int:
-    from cmp.cli._audit import run_audit
-
-    return run_audit(args, out)
-
-
-def _run_mcp(args: argparse.Namespace, out: Output) -> int:
-    from cmp.cli._mcp import run_mcp
-
-    return run_mcp(args, out)
-
-
-def _run_save(args: argparse.Namespace, out: Output) -> int:
-    if args.hook is not None:  # the hand-off of a Claude Code hook
-        from cmp.cli._hooks import run_save_hook
-
-        return run_save_hook(args, out)
-    from cmp.cli._store import run_save
-
-    return run_save(args, out)
-
-
-def _run_ls(args: argparse.Namespace, out: Output) -> int:
-    from cmp.cli._store import run_ls
-
-    return run_ls(args, out)
-
-
-def _run_show(args: argparse.Namespace, out: Output) -> int:
-    from cmp.cli._store import run_show
-
-    return run_show(args, out)
-
-
-_COMMANDS: dict[str, Callable[[argparse.Namespace, Output], int]] = {
-    "check": run_check,
-    "fmt": _run_fmt,
-    "conformance": _run_conformance,
-    "chain": _run_chain,
-    "new": _run_new,
-    "example": _run_example,
-    "resume": _run_resume,
-    "scrub": _run_scrub,
-    "migrate": _run_migrate,
-    "lint": _run_lint,
-    "gate": _run_gate,
-    "schema": _run_schema,
-    "rules": _run_rules,
-    "mcp": _run_mcp,
-    "audit": _run_audit,
-    "baseline": _run_baseline,
-    "save": _run_save,
-    "ls": _run_ls,
-    "show": _run_show,
+# Each command's function, as "module:function", imported when it runs: a check loads
+# neither the conformance runner (subprocess, selectors, the vector loader) nor the
+# writer's toolkit.
+_COMMANDS: dict[str, str] = {
+    "check": "cmp.cli._check:run_check",
+    "fmt": "cmp.cli._fmt:run_fmt",
+    "conformance": "cmp.cli._conformance:run_conformance",
+    "chain": "cmp.cli._chain:run_chain",
+    "new": "cmp.cli._new:run_new",
+    "example": "cmp.cli._new:run_example",
+    "resume": "cmp.cli._resume:run_resume",
+    "scrub": "cmp.cli._transform:run_scrub",
+    "migrate": "cmp.cli._transform:run_migrate",
+    "lint": "cmp.cli._lint:run_lint",
+    "gate": "cmp.cli._gate:run_gate",
+    "schema": "cmp.cli._schema:run_schema",
+    "rules": "cmp.cli._rules:run_rules",
+    "mcp": "cmp.cli._mcp:run_mcp",
+    "audit": "cmp.cli._audit:run_audit",
+    "baseline": "cmp.cli._baseline:run_baseline",
+    "save": "cmp.cli._hooks:run_save",  # a packet, or a Claude Code hook's hand-off (--hook)
+    "ls": "cmp.cli._store:run_ls",
+    "show": "cmp.cli._store:run_show",
 }
+
+
+def command_function(name: str) -> Callable[[argparse.Namespace, Output], int]:
+    """The function that runs the command ``name``, its module imported now."""
+    module, function = _COMMANDS[name].split(":")
+    found: Callable[[argparse.Namespace, Output], int] = getattr(importlib.import_module(module), function)
+    return found
 
 
 def main(argv: Sequence[str] | None = None, prog: str = CONSOLE_PROG) -> int:
@@ -161,21 +51,16 @@ def main(argv: Sequence[str] | None = None, prog: str = CONSOLE_PROG) -> int:
     out = Output(sys.stdout)
     line = sys.argv[1:] if argv is None else argv
     try:
-        args = plain_check(line)  # check FILE...: the parser's arguments, without argparse
-        choices = CHOICES
-        if args is None:
-            from cmp.cli._args import build_parser, choices_of, command_in, subcommand
-
-            parser = build_parser(prog, only=command_in(line))
-            try:
-                args = parser.parse_args(line)
-            except SystemExit as exc:
-                return exc.code if isinstance(exc.code, int) else EXIT_USAGE
-            if args.command is None:  # no subcommand was given
-                parser.print_help()
-                return EXIT_USAGE
-            choices = choices_of(subcommand(parser, args.command))
-        command = _COMMANDS[args.command]
+        parser = build_parser(prog, only=command_in(line))
+        try:
+            args = parser.parse_args(line)
+        except SystemExit as exc:
+            return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+        if args.command is None:  # no subcommand was given
+            parser.print_help()
+            return EXIT_USAGE
+        choices = choices_of(subcommand(parser, args.command))
+        command = command_function(args.command)
         try:
             settings = configure(args, choices)
         except ConfigError as exc:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import dataclass
 
 from cmp._display import visible
-from cmp._record import record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -173,7 +173,7 @@ class JsonResults:
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
-@record(frozen=False)
+@dataclass(slots=True)
 class ExitStatus:
     """The exit status of one command, the worst so far, as sources are read and judged."""
 

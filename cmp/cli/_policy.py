@@ -26,9 +26,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 
 from cmp import Report
-from cmp._record import field, fields, record, replace
 from cmp._redaction._hit import Redaction
 from cmp._redaction._rules import EXTENDED, RuleSet, finder
 
@@ -60,7 +60,7 @@ class PolicyError(Exception):
     """A policy that cannot be used (an unknown rule, an unreadable baseline): one line, exit 2."""
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Hit:
     """A redaction hit as the CLI reports it: ``redaction`` (placed where the text allows),
     its ``rule`` id, whether it was found in a ``refused`` packet, and, with a baseline,
@@ -76,7 +76,7 @@ class Hit:
         return self.baseline == "unchanged"
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Judged:
     """A report and what the CLI makes of its hits: ``hits`` (none left out by --ignore),
     ``accepted`` for the run (known hits do not fail it), and ``matched``: the baseline
@@ -122,7 +122,7 @@ def matches_by_category(report: Report, hits: Iterable[Hit]) -> dict[str, set[st
     return found
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Entry:
     """One baseline finding: the file (relative to the baseline's folder, ``/``-separated),
     the field, category, rule and fingerprint of the hit."""
@@ -142,7 +142,7 @@ class Entry:
         return {member.name: getattr(self, member.name) for member in fields(self)}
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Baseline:
     """The findings a repository already holds: read from (or to be written to) ``path``."""
 
@@ -270,7 +270,7 @@ def _names(rule: str, rule_id: str) -> bool:
     return rule_id == rule or rule_id.startswith(rule.rstrip("/") + "/")
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class RunPolicy:
     """How the CLI reports hits (it travels to worker processes): only the rules ``select``
     names, when it names any, less those ``ignore`` names; ``baseline`` marks hits as known;

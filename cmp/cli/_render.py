@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from cmp import Report
-from cmp._record import record
 from cmp._redaction._hit import Redaction
 from cmp._redaction._rules import finder
 from cmp.cli._policy import Hit, Judged, as_judged
@@ -151,7 +151,7 @@ def report_json(judged: Judged, *, show_found: bool = False) -> dict[str, Any]:
     return result
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Block:
     """One share of a run's input judged and rendered where it was read (a worker, or this process).
 

@@ -14,13 +14,13 @@ import re
 import stat
 import sys
 from collections.abc import Generator, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 
 import re2
 
 from cmp import MAX_PACKET_BYTES
 from cmp._display import describe, display_name
 from cmp._matcher import without_lone_surrogates
-from cmp._record import field, record, replace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ ANOTHER_FILE = "changed while it was read: another file took its name"
 CUT_SHORT = "changed while it was read: it was cut short"
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Stamp:
     """What identifies one state of a file: ``fmt --write`` compares it before replacing the file."""
 
@@ -49,7 +49,7 @@ class Stamp:
         return cls(info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Source:
     """Bytes read from one source: a FILE, stdin, or one line of a JSON Lines file.
 
@@ -70,7 +70,7 @@ class Source:
         return self.file if self.line is None else f"{self.file}:{self.line}"
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Unreadable:
     """A source that could not be read. It travels with the sources so that it is reported in input order."""
 
@@ -258,7 +258,7 @@ def glob_pattern(glob: str) -> Any:
 DEFAULT_INCLUDE = ("*.json",)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Walk:
     """Which files below a folder argument are read: those matching an ``include`` glob and
     no ``exclude`` glob. A glob without ``/`` matches a name: for ``include`` the file's, for
@@ -448,7 +448,7 @@ SHARE_ROWS = 1000
 SHARE_PACKETS = 100
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class SourcesShare:
     """Sources the parent read (FILE arguments, stdin's lines), handed to a worker as they are."""
 
@@ -483,7 +483,7 @@ def shares_of(items: Iterable[Source | Unreadable], *, one_by_one: bool) -> Iter
         yield SourcesShare(tuple(chunk))
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class JsonlShare:
     """A part of a JSON Lines file that a worker reads by itself: the lines that start in ``[start, end)``.
 

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
-from cmp._record import field, record
 from cmp.conformance._compare import compare
 from cmp.conformance._implementation import Implementation
 from cmp.conformance._protocol import respond
 from cmp.conformance._vectors import vector_input
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class VectorResult:
     """One vector's result: the problems that failed it, none if it passed."""
 

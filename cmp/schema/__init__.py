@@ -13,8 +13,7 @@ import functools
 import json
 import os
 from collections.abc import Mapping, Sequence
-
-from cmp._record import record
+from dataclasses import dataclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -47,7 +46,7 @@ if TYPE_CHECKING:
     Kind = Literal["string", "timestamp", "boolean", "strings", "object", "objects"]
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Member:
     """One member an object of the packet may have, as the schemas state it.
 

@@ -34,21 +34,12 @@ if moment.startswith("import "):
             return None
     sys.meta_path.insert(0, InterruptOnImport())
 elif moment.startswith("parse"):
-    # check FILE is read without argparse (cmp.cli._command_line), any other line by it.
     import argparse
-    from cmp.cli import _command_line
     parse = argparse.ArgumentParser.parse_args
     def interrupted_parse(self, *args, **kwargs):
         interrupt()
         return parse(self, *args, **kwargs)
     argparse.ArgumentParser.parse_args = interrupted_parse
-    plain = _command_line.plain_check
-    def interrupted_plain(argv):
-        args = plain(argv)
-        if args is not None:
-            interrupt()
-        return args
-    _command_line.plain_check = interrupted_plain
 
 options = ["--quiet"] if moment == "parse with an option" else []
 sys.argv = ["core-memory-packet", "check", *options, path]

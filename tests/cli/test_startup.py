@@ -1,4 +1,4 @@
-"""What a one-file check loads at start-up, and the one-command parser that keeps it short.
+"""What a one-file check loads at start-up, and the parser's answers.
 
 Nothing here times anything (benchmarks/run.py does): these tests hold the module lists
 and the parser's answers, which are what the start-up figures follow from.
@@ -28,24 +28,16 @@ NOT_AT_START_UP = (
     "hashlib",  # state_digest, source_hash, baselines
     "rfc3339_validator",  # the wording of a refused created_at
     "tomllib",  # a pyproject.toml that names the project
-    "dataclasses",  # records are made without it (cmp._record); dataclasses.fields() on one loads it
-    "inspect",  # dataclasses's
     "shutil",  # argparse's help width (cmp.cli._args.terminal_columns answers as it does)
     "threading",  # the parser's per-thread state is _thread's local, threading.local itself
     "datetime",  # Packet.created_at_datetime
-    "copy",  # the annotated and draft schemas' copies
     "zlib",  # the extended rules' checksummed tokens
-    "linecache",  # the lines of a builder compiled at run time (the shipped ones are precompiled)
-    "tokenize",  # linecache's
     "cmp.cli._fmt",
     "cmp.cli._difference",
     "cmp.cli._rewrite",
     "cmp._redaction._extended",  # --rules extended, --select and --ignore
     "cmp._extended_patterns",  # those, and withholding a text of 22 characters or more (cmp._patterns)
     "cmp._deepjson",  # a text nested deeper than the C decoder reads
-    "argparse",  # any command line but check FILE... (cmp.cli._command_line reads that one)
-    "gettext",  # argparse's
-    "locale",  # gettext's, when a parser is made
     "typing",  # mypy's: the package reads it under TYPE_CHECKING = False (cmp.findings makes its Literals on use)
 )
 

@@ -9,11 +9,11 @@ import re
 from typing import Any
 
 import pytest
+from dataclasses import fields
 from ulid import ULID
 
 import cmp
 from cmp import model
-from cmp._record import fields
 from tests.support.packets import encode, full
 
 
