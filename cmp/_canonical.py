@@ -7,7 +7,6 @@ strings escaped as Go's encoding/json escapes them (HTML-safe, U+2028/U+2029 esc
 
 from __future__ import annotations
 
-import functools
 from dataclasses import replace
 from json.encoder import encode_basestring
 
@@ -51,66 +50,15 @@ def _escape_strings(pieces: list[str]) -> None:
         pieces[1::2] = encode_basestring(_ESCAPE_SPLIT.join(strings))[1:-1].split(_ESCAPE_SPLIT)
 
 
-# The characters JSON escapes that the layout holds; it holds no other (member names are
-# fixed ASCII words). So when the packet knows the characters its strings hold that need
-# an escape (cmp._quick, fact 4), each of them is escaped throughout the text at once, in
-# its UTF-8 bytes, backslash first (the escapes of the others write backslashes that must
-# stay single). In a packet read from C:\\Users (only the backslash) that is all; when a
-# string holds a quote or a line break, the layout's own quotes and line breaks stand as
-# _STAND_INS while that is done (neither can be in a string: each is a control character
-# JSON escapes, so the packet would have said so), and are written back after. All of
-# these are ASCII: a byte of one is never part of another character's UTF-8. The tests
-# hold the layout to this, and the bytes to the oracle's and to the long way's.
-_STAND_INS = {'"': "\x01", "\n": "\x02"}
-_IN_LAYOUT = frozenset(_STAND_INS)
-_STAND_IN_CHARS = frozenset(_STAND_INS.values())
-_STAND_INS_UTF8 = tuple((stand_in.encode(), char.encode()) for char, stand_in in _STAND_INS.items())
-# A layout piece's stand-in version, made once: the writer joins fixed pieces, so there
-# are a few hundred at most (held under _LAYOUTS_KEPT all the same).
-_LAYOUTS_KEPT = 4096
-
-
-class _StoodIn(dict[str, str]):
-    def __missing__(self, layout: str) -> str:
-        stood_in = layout
-        for char, stand_in in _STAND_INS.items():
-            stood_in = stood_in.replace(char, stand_in)
-        if len(self) < _LAYOUTS_KEPT:
-            self[layout] = stood_in
-        return stood_in
-
-
-_STOOD_IN = _StoodIn()
-
-
-@functools.lru_cache(maxsize=256)  # the sets of the eight characters the quick path's escapes write
-def _escapes_of(escaped: str) -> tuple[tuple[bytes, bytes], ...]:
-    """Each of ``escaped``'s characters and its escape, in UTF-8, the backslash first."""
-    ordered = sorted(escaped, key="\\".__ne__)
-    return tuple((char.encode(), encode_basestring(char)[1:-1].encode()) for char in ordered)
-
-
 def _render(packet: Packet, identity: bool) -> bytes:
     """The canonical bytes (with ``identity`` False, without the members the digest leaves out)."""
     pieces = shipped_writer()(packet, identity)
-    escaped = packet._known.escaped  # what the strings may hold that needs escaping, if known
-    throughout = escaped is not None and _STAND_IN_CHARS.isdisjoint(escaped)
-    stood_in = escaped is not None and throughout and not _IN_LAYOUT.isdisjoint(escaped)
-    if stood_in:
-        pieces[0::2] = map(_STOOD_IN.__getitem__, pieces[0::2])
-    elif not throughout:
-        _escape_strings(pieces)
+    _escape_strings(pieces)
     text = "".join(pieces)
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:
         raise _surrogate_error(text) from None
-    if throughout and escaped:
-        for char_utf8, escape in _escapes_of(escaped):
-            data = data.replace(char_utf8, escape)
-        if stood_in:
-            for stand_in, layout_char in _STAND_INS_UTF8:
-                data = data.replace(stand_in, layout_char)
     for char, char_utf8, escape in _GO_EXTRA_UTF8:
         if char in text:
             data = data.replace(char_utf8, escape)

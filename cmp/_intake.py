@@ -246,46 +246,14 @@ def _token() -> re.Pattern[bytes]:
     return re.compile(_STRING_TOKEN + rb"|[\[\]{}:]")
 
 
-@functools.cache
-def _leading_value(name: str) -> re.Pattern[bytes]:
-    """The value token of top-level member ``name`` (its name written plainly) when only
-    members with string values come before it, as in a packet's schema order.
-
-    Matched from the text's start, each repetition reads one whole member, name and string
-    value, at depth 1; JSON's string tokens are exact on text that parsed. A name written
-    with an escape reads as another member's, and the one plain ``name`` after it would be
-    a duplicate, which the intake refused: so a match is the member's value. No match (a
-    value that is no string before it, or the name escaped) leaves it to the full scan.
-    """
-    space = rb"[ \t\n\r]*"
-    member = _STRING_TOKEN + space + b":" + space + _STRING_TOKEN + space + b"," + space
-    plain = json.dumps(name).encode()
-    leading = space + b"\\{" + space + b"(?:" + member + b")*?"
-    return re.compile(leading + re.escape(plain) + space + b":" + space + b"(" + _STRING_TOKEN + b")")
-
-
 def escaped_members(raw: bytes, names: frozenset[str]) -> frozenset[str]:
     """Which of the top-level members ``names`` have a string value written with an escape.
 
-    ``raw`` must be a JSON object text that parsed. Each name is read with one pattern
-    when only members with string values come before it (:func:`_leading_value`);
-    otherwise tokens are scanned from the start until every name was seen, so members
-    written early cost almost nothing either way.
+    ``raw`` must be a JSON object text that parsed. Tokens are scanned from the start
+    until every name was seen, so members written early cost almost nothing.
     """
     if b"\\" not in raw or not names:
         return frozenset()
-    found = set()
-    for name in names:
-        value = _leading_value(name).match(raw)
-        if value is None:
-            return _escaped_members_scanned(raw, names)
-        if b"\\" in value.group(1):
-            found.add(name)
-    return frozenset(found)
-
-
-def _escaped_members_scanned(raw: bytes, names: frozenset[str]) -> frozenset[str]:
-    """:func:`escaped_members` the long way, token by token from the start."""
     found: set[str] = set()
     seen = 0
     depth = 0

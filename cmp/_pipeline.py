@@ -7,7 +7,6 @@ from dataclasses import dataclass, field, replace
 
 from cmp import _intake, _quick, _validation
 from cmp._canonical import growth_finding
-from cmp._codegen import draft_class
 from cmp._redaction._hit import Redaction
 from cmp._redaction._rules import RULES, RuleSet, rule_set
 from cmp._validation import builder, validate
@@ -65,9 +64,8 @@ class Report:
     ``ok``: conforming and no redaction finding blocks it (specification 8.7).
     ``accepted``: what a server in the chosen mode would do: ``ok``, or in lenient
     mode a packet whose only errors are schema errors, still blocked by redactions.
-    ``policy``: how it was judged (:class:`Policy`); ``lenient``, ``allow_unredacted`` and
-    ``rules`` are its values (``rules``: "default", or "extended": then the extended
-    findings follow the default ones, each with ``profile="extended"``).
+    ``policy``: how it was judged (:class:`Policy`; with the extended rule set, the
+    extended findings follow the default ones, each with ``profile="extended"``).
     """
 
     version: str | None
@@ -99,24 +97,12 @@ class Report:
         )
 
     @property
-    def lenient(self) -> bool:
-        return self.policy.lenient
-
-    @property
-    def allow_unredacted(self) -> bool:
-        return self.policy.allow_unredacted
-
-    @property
-    def rules(self) -> Rules:
-        return self.policy.rules
-
-    @property
     def conforming(self) -> bool:
         return not self.errors
 
     @property
     def blocked(self) -> bool:
-        return bool(self.redactions) and not self.allow_unredacted
+        return bool(self.redactions) and not self.policy.allow_unredacted
 
     @property
     def ok(self) -> bool:
@@ -131,7 +117,7 @@ class Report:
     def accepted(self) -> bool:
         if self.blocked:
             return False
-        return self.conforming or (self.lenient and self.schema_only)
+        return self.conforming or (self.policy.lenient and self.schema_only)
 
     def __repr__(self) -> str:
         # The packet is left out: a report may be logged, and the packet may hold secrets.
@@ -192,10 +178,9 @@ def judge(data: bytes | bytearray | memoryview | str, policy: Policy) -> Report:
     data = _readable(data)
     raw = _utf8_or_none(data) if isinstance(data, str) else data
     quick = _quick.read(raw, policy.rule_set) if raw is not None else None
-    if not isinstance(quick, tuple):
-        # Text already encoded goes on as bytes: encoded once, not again by the long way,
-        # and decoded once when the quick way's object is what the intake reads (its fact 5).
-        return _long(data, data if raw is None else raw, policy, quick)
+    if quick is None:
+        # Text already encoded goes on as bytes: encoded once, not again by the long way.
+        return _long(data, data if raw is None else raw, policy)
     version, packet, redactions = quick
     return _conforming_report(version, packet, redactions, policy, data)
 
@@ -214,16 +199,12 @@ def check_long(
     return _long(data, data if raw is None else raw, policy_of(lenient, allow_unredacted, rules))
 
 
-def _long(source: bytes | str, data: bytes | str, policy: Policy, read: dict[str, Any] | None = None) -> Report:
+def _long(source: bytes | str, data: bytes | str, policy: Policy) -> Report:
     """The long way for ``source``, read as ``data`` (its UTF-8 bytes, or the text itself
-    when it cannot be UTF-8: the intake says where), or from ``read``, the object the
-    intake reads ``data`` to, refusing nothing (cmp._quick, fact 5)."""
-    if read is None:
-        obj, findings = _intake.parse_packet(data)
-        if obj is None:
-            return Report.refused(policy, source, findings)
-    else:
-        obj = read
+    when it cannot be UTF-8: the intake says where)."""
+    obj, findings = _intake.parse_packet(data)
+    if obj is None:
+        return Report.refused(policy, source, findings)
     assert isinstance(data, bytes)  # text that parsed is valid UTF-8
     routed = _validation.route(obj)
     if isinstance(routed, Finding):
@@ -244,23 +225,8 @@ def _long(source: bytes | str, data: bytes | str, policy: Policy, read: dict[str
 def _conforming_report(
     version: str, packet: Packet, redactions: tuple[Redaction, ...], policy: Policy, source: bytes | str
 ) -> Report:
-    """The report of a conforming packet, read either way.
-
-    Made as the schema compiler makes the model (cmp._codegen.draft_class): a draft with
-    Report's slots is filled in, then becomes a Report, for a fifth of what the frozen
-    dataclass's __init__ costs (about 1 µs of every check). It sets every field the
-    constructor would (the tests hold the two to equal reports, field by field).
-    """
-    made: Any = _new(_REPORT_DRAFT)
-    made.version, made.errors, made.redactions, made.packet = version, (), redactions, packet
-    made.policy, made.source = policy, source
-    made.__class__ = Report
-    report: Report = made
-    return report
-
-
-_REPORT_DRAFT = draft_class(Report)
-_new = object.__new__
+    """The report of a conforming packet, read either way."""
+    return Report(version=version, errors=(), redactions=redactions, packet=packet, policy=policy, source=source)
 
 
 def redact(packet: Packet, *, rules: Rules = "default") -> list[Redaction]:

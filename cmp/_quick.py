@@ -1,17 +1,15 @@
 """The quick path: a conforming packet written without a ``\\u`` escape, read in one C
-decode and one compiled walk, scanned in one pass, and, when it holds no backslash at
-all, written with no escaping pass.
+decode and one compiled walk, and, when it holds no backslash at all, scanned in one pass.
 
 Most writers escape nothing in ordinary text, or only the odd backslash, quote or line
 break, so this is the common case. It only ever says "conforming, and here is the
 packet": anything else (a ``\\u`` escape, a dropped duplicate, a schema error, a
 canonical form too large) goes the long way (:func:`cmp._pipeline.check_long`), which
-alone writes findings; a text the long way's intake would read to the object decoded
-here, refusing nothing, is handed over as that object (fact 5). So no verdict depends
-on this module; the tests hold the two ways to identical reports and bytes over every
-vector and over generated, re-rendered and mutated packets.
+alone writes findings. So no verdict depends on this module; the tests hold the two
+ways to identical reports and bytes over every vector and over generated, re-rendered
+and mutated packets.
 
-It rests on five facts about JSON text, stated here once:
+It rests on three facts about JSON text, stated here once:
 
 1. **Taking out every escape (a backslash and the byte after it) leaves exactly the
    quotes that open or close strings.** So the strings in the document (member names
@@ -32,55 +30,21 @@ It rests on five facts about JSON text, stated here once:
    asserted for each pattern table when it loads (:mod:`cmp._redaction._rules`).
    (:func:`read` skips the scan of the fields; with a backslash, escapes may
    hide a match, and the fields are scanned.)
-4. **A string holds a quote, a backslash or a control character only where an escape
-   wrote it**, since JSON text cannot hold one in a string as it is. So the characters
-   the canonical writer must escape are among those the text's escapes write: in a text
-   with no backslash, none (it need not escape the packet's strings, only rewrite Go's
-   extra characters ``<``, ``>``, ``&``, U+2028, U+2029); in ``C:\\Users``, only the
-   backslash. The packet knows them as ``escaped`` (:class:`cmp.model.Known`), which
-   :mod:`cmp._canonical` reads.
-5. **A text without a ``\\u`` escape that the C decoder reads to an object holding
-   every string (fact 1: no duplicate dropped), no number but finite floats and
-   integers within 2**53 either way, and no container deeper than a packet's schema
-   nests, is one the long way's intake** (:func:`cmp._intake.parse_packet`) **reads to
-   an equal object, refusing nothing.** What the intake refuses beyond the C decoder's
-   syntax errors is a byte order mark, UTF-16 or UTF-32 (none of which the decoder
-   reads as an object), NaN, Infinity and a number no finite double holds (both read
-   numbers with float() and int(); these are finite), a duplicate member (none), a
-   lone surrogate (only ``\\u`` writes one: fact 2), nesting past MAX_DEPTH (far
-   deeper) and a top level that is no object. (:func:`read` hands such a text over
-   decoded; the tests hold it to the intake's answer.)
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import math
 import re
-from dataclasses import replace
 
 from cmp import _intake, _validation
 from cmp._canonical import growth_finding
 from cmp._compiler import most_strings
 from cmp._redaction._hit import Redaction
 from cmp._redaction._rules import DEFAULT, RuleSet
-from cmp.model import CONFORMING, Known, Packet
+from cmp.model import Packet
 from cmp.schema import SUPPORTED_VERSIONS, load_schema
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
-# What each escape the quick path reads writes (every JSON escape but \u, fact 2), said
-# by JSON itself: the characters a packet's strings may hold that need escaping (fact 4).
-_WRITES = {
-    escape: json.loads(b'"' + escape + b'"')
-    for escape in (b'\\"', b"\\\\", b"\\/", b"\\b", b"\\f", b"\\n", b"\\r", b"\\t")
-}
-# The facts a packet read here carries, by the characters escaped (at most 2**8 sets):
-# each made once, not per packet.
-_KNOWN: dict[str, Known] = {}
 
 # Text with more backslashes than this, and more than one in this many bytes, goes the
 # long way: taking out thousands of escapes to count the strings costs more than the
@@ -116,15 +80,10 @@ def parse_counted(raw: bytes) -> tuple[dict[str, object], int] | None:
     hook: no schema admits a number, so the builder refuses every packet holding one
     and the long way refuses what it must (:func:`cmp._intake.decode_plain`).
     """
-    read = _read(raw)
-    return None if read is None else (read[0], read[1])
-
-
-def _read(raw: bytes) -> tuple[dict[str, object], int, str] | None:
-    """:func:`parse_counted`'s answer and the characters the text's escapes write (fact 4)."""
     if len(raw) > _intake.MAX_PACKET_BYTES:
         return None
     first = raw.find(b"\\")  # what comes before it holds no escape: counting starts here
+    quotes = raw.count(b'"')
     if first >= 0:
         if raw.count(b"\\", first) > max(_ESCAPE_DENSITY, len(raw) // _ESCAPE_DENSITY):
             return None
@@ -135,84 +94,29 @@ def _read(raw: bytes) -> tuple[dict[str, object], int, str] | None:
         escapes = _escape().findall(raw, first)
         if b"\\u" in escapes or b"\\\\u" in escapes:
             return None  # fact 2 (an escaped backslash before a u, as in C:\\\\users, goes the long way too)
-        quotes = raw.count(b'"') - escapes.count(b'\\"')
-    else:
-        escapes = []
-        quotes = raw.count(b'"')
+        quotes -= escapes.count(b'\\"')
     if quotes % 2 or quotes // 2 > _MOST_STRINGS:
         return None
     value = _intake.decode_plain(raw)
     if type(value) is not dict:
         return None
-    # The decoder took the text, so every escape is one of JSON's: _WRITES knows it.
-    escaped = "".join(sorted({_WRITES[escape] for escape in escapes})) if escapes else ""
-    return value, quotes // 2, escaped
+    return value, quotes // 2
 
 
-def read(raw: bytes, rules: RuleSet = DEFAULT) -> tuple[str, Packet, tuple[Redaction, ...]] | dict[str, Any] | None:
+def read(raw: bytes, rules: RuleSet = DEFAULT) -> tuple[str, Packet, tuple[Redaction, ...]] | None:
     """(version, packet, the findings of ``rules``) of a conforming packet read the quick
-    way; for a text the long way's intake reads to the object decoded here, refusing
-    nothing (fact 5), that object; else None."""
-    decoded = _read(raw)
-    if decoded is None:
+    way; None for anything else (the long way judges it)."""
+    counted = parse_counted(raw)
+    if counted is None:
         return None
-    obj, strings, escaped = decoded
+    obj, strings = counted
     routed = _validation.route(obj)
-    if type(routed) is not str or (built := _validation.builder(routed)(obj)) is None:  # refused
-        return obj if _as_the_intake_reads(obj, strings) else None
+    if type(routed) is not str or (built := _validation.builder(routed)(obj)) is None:
+        return None
     if built[1] != strings:  # fact 1: a duplicate was dropped
         return None
     packet = built[0]
-    known = _KNOWN.get(escaped)
-    if known is None:
-        known = _KNOWN.setdefault(escaped, replace(CONFORMING, escaped=escaped))
-    object.__setattr__(packet, "_known", known)  # fact 4
-    plain = not escaped  # every backslash starts an escape, and every escape writes a character
     if growth_finding(packet, len(raw)) is not None:
         return None  # the long way reports the size
-    return routed, packet, rules.redact_quick(raw, packet, plain)  # fact 3, for each rule set
-
-
-# A value this many levels below the top object, or deeper, and the intake reads the text
-# itself (fact 5 needs no more: a packet's schema nests three levels, and the intake's
-# own limit, MAX_DEPTH, is far past it).
-_DEEPEST = 8
-# Integers no larger than this either way surely fit a finite double (fact 5).
-_EXACT = 2**53
-# The values (strings, numbers, literals, containers) a handed-over object holds beyond
-# two for each of its strings: a packet's members are each a name and a value.
-_SPARE_VALUES = 64
-
-
-def _as_the_intake_reads(obj: dict[str, Any], strings: int) -> bool:
-    """Whether fact 5 holds for ``obj``, decoded from a text of ``strings`` strings: every
-    string there, no number the intake might refuse, no value _DEEPEST levels down."""
-    counted = 0
-    level: list[Any] = [obj]
-    # Values past this many are no packet a writer meant (ten thousand [] in 32 KB): the
-    # intake reads such a text itself, and the walk stops before it costs what that does.
-    values = 2 * strings + _SPARE_VALUES
-    for _ in range(_DEEPEST):
-        values -= len(level)
-        if values < 0:
-            return False
-        below: list[Any] = []
-        for value in level:
-            kind = type(value)
-            if kind is dict:
-                counted += len(value)
-                below += value.values()
-            elif kind is list:
-                below += value
-            elif kind is str:
-                counted += 1
-            elif kind is int:
-                if not -_EXACT <= value <= _EXACT:
-                    return False  # the intake says whether a double holds it
-            elif kind is float:
-                if not math.isfinite(value):
-                    return False  # NaN, Infinity or 1e999: the intake refuses it
-        if not below:
-            return counted == strings
-        level = below
-    return False
+    plain = b"\\" not in raw  # fact 3
+    return routed, packet, rules.redact_quick(raw, packet, plain)

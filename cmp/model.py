@@ -188,11 +188,6 @@ class Known:
 
     # It passed its version's schema (check's builder, from_obj): dumps need not validate it.
     conforming: bool = False
-    # The characters the escapes of the text it was read from wrote (cmp._quick, fact 4):
-    # no string holds another character JSON must escape (quote, backslash, control
-    # character). With "" the canonical writer has nothing to escape; with neither quote
-    # nor line break, it escapes these throughout its text at once. None: not known.
-    escaped: str | None = None
     # Its canonical bytes, when check had to write them to measure a large packet
     # (cmp._canonical.growth_finding): dumps returns them.
     canonical: bytes | None = None

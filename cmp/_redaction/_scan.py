@@ -303,12 +303,8 @@ def _item_names(top: str, members: tuple[str, ...] | None, count: int) -> tuple[
 
 def redact(packet: Packet) -> list[Redaction]:
     """Redaction findings for a typed :class:`cmp.Packet`, in the reference's order."""
-    # A packet that knows which characters needing an escape its strings may hold (one read
-    # the quick way, cmp._quick fact 4) holds a NUL only if that is one of them.
-    escaped = packet._known.escaped
-    nul_free = escaped is not None and "\x00" not in escaped
     try:
-        return _findings(functools.partial(_plain_names, packet), _plain_texts(packet), nul_free=nul_free)
+        return _findings(functools.partial(_plain_names, packet), _plain_texts(packet))
     except (UnicodeEncodeError, TypeError, AttributeError):
         return scan(list(texts(packet)))  # a hand-built model with odd values: the careful walk copes
 

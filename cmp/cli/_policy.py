@@ -323,7 +323,7 @@ def refused_hits(report: Report) -> tuple[list[Redaction], bool]:
     by offset."""
     if report.packet is not None or report.redactions or report.source is None:
         return [], True
-    if report.lenient and report.schema_only:
+    if report.policy.lenient and report.schema_only:
         return [], True  # lenient mode scanned it already, and found nothing
     from cmp import _intake
     from cmp._positions import located_in_text, source_text

@@ -72,8 +72,8 @@ def tones(report: Report) -> tuple[Tone, Tone]:
     """How ``report``'s findings and its redaction hits read, in every format: a warning
     when they do not fail the run (schema findings in lenient mode, hits with
     --allow-unredacted), else a failure."""
-    errors: Tone = "warn" if report.lenient and report.schema_only else "fail"
-    hits: Tone = "warn" if report.allow_unredacted else "fail"
+    errors: Tone = "warn" if report.policy.lenient and report.schema_only else "fail"
+    hits: Tone = "warn" if report.policy.allow_unredacted else "fail"
     return errors, hits
 
 

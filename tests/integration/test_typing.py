@@ -20,7 +20,7 @@ from cmp.findings import CODES, Finding, PacketError
 
 report: cmp.Report = cmp.check(b"{}", lenient=True, allow_unredacted=False, rules="extended")
 ok: bool = report.ok and report.accepted and report.conforming
-rules: str = report.rules
+rules: str = report.policy.rules
 errors: tuple[Finding, ...] = report.located().errors
 packet: cmp.Packet = cmp.Packet.new(goal="g", next_step="n", tags=["a"])
 data: bytes = cmp.dumps(packet)

@@ -19,6 +19,6 @@ def test_every_public_name_resolves() -> None:
 
 def test_the_report_keeps_its_policy_values() -> None:
     report = cmp.check(b"{}", lenient=True, rules="extended")
-    assert (report.lenient, report.allow_unredacted, report.rules) == (True, False, "extended")
+    assert (report.policy.lenient, report.policy.allow_unredacted, report.policy.rules) == (True, False, "extended")
     assert report.policy.rules == "extended" and report.to_json()["rules"] == "extended"
     assert "rules" not in cmp.check(b"{}").to_json()  # default output stays the reference's

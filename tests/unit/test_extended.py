@@ -463,7 +463,7 @@ def test_the_extra_fields_are_scanned_by_the_extended_rules_only(path: str, name
     default = cmp.check(raw)
     assert default.ok and default.redactions == ()
     report = cmp.check(raw, rules="extended")
-    assert not report.ok and report.conforming and report.rules == "extended"
+    assert not report.ok and report.conforming and report.policy.rules == "extended"
     assert [(r.field, r.category, r.profile) for r in report.redactions] == [(name, "url-credentials", "extended")]
     assert cmp.check(raw, rules="extended", allow_unredacted=True).ok
 

@@ -6,10 +6,10 @@ import dataclasses
 import datetime as dt
 import json
 import re
+from dataclasses import fields
 from typing import Any
 
 import pytest
-from dataclasses import fields
 from ulid import ULID
 
 import cmp
