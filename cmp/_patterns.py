@@ -39,18 +39,6 @@ class Pattern:
     # so every candidate costs a bounded number of steps (see _Screen). It confirms a
     # screen's flag and finds the leftmost match; the tests hold it to ``regex``.
     fixed_width: bytes | None = None
-    # A regex RE2 can search fast (it starts with a literal, so RE2 skips to that
-    # literal's next occurrence with memchr), and how far into a match it starts:
-    # wherever ``regex`` matches from offset s, ``seek`` matches from s + ``seek_back``.
-    # Searching for ``regex`` itself cannot skip ahead when it starts with ``\b`` or a
-    # class (seven times slower on prose); see _Screen.first_match, whose answer stays
-    # exact. When ``regex`` is ``seek`` behind a ``\b`` (``seek`` starting with a word
-    # character) or a ``\B`` (``seek`` starting with one that is not), the assertion
-    # holds exactly where the byte before is not a word character, and the match is
-    # ``seek``'s. The tests hold every match of ``regex`` to this.
-    seek: str | None = None
-    seek_back: int = 0
-
     @property
     def screened_by(self) -> str:
         return self.screen or self.regex
@@ -63,13 +51,9 @@ _AWS_PREFIXES = "AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA"
 # Categories and order are the reference's (docs/specification.md, clauses 8.1 to 8.6). RE2 `\b` and
 # `\s` are ASCII-only, as in Go; Python's `re` would disagree on é, Å and friends.
 PATTERNS: tuple[Pattern, ...] = (
-    Pattern(
-        "abs-path",
-        r"\B/(?:Users|home|opt|var|etc|root)/[A-Za-z0-9._/-]+",
-        seek=r"/(?:Users|home|opt|var|etc|root)/[A-Za-z0-9._/-]+",
-    ),
-    Pattern("abs-path", r"\b[A-Za-z]:[\\/](?:[A-Za-z0-9 _.-]+[\\/]?)+", seek=r":[\\/]", seek_back=1),
-    Pattern("aws-key", rf"\b(?:{_AWS_PREFIXES})[0-9A-Z]{{16}}\b", seek=rf"(?:{_AWS_PREFIXES})[0-9A-Z]{{16}}\b"),
+    Pattern("abs-path", r"\B/(?:Users|home|opt|var|etc|root)/[A-Za-z0-9._/-]+"),
+    Pattern("abs-path", r"\b[A-Za-z]:[\\/](?:[A-Za-z0-9 _.-]+[\\/]?)+"),
+    Pattern("aws-key", rf"\b(?:{_AWS_PREFIXES})[0-9A-Z]{{16}}\b"),
     Pattern("gh-token", r"gh[pousr]_[A-Za-z0-9]{36,}"),
     Pattern("jwt", r"eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"),
     Pattern("private-key", r"-----BEGIN (?:RSA |EC |OPENSSH )?PRIVATE KEY-----", mask="-----BEGIN …"),
@@ -81,13 +65,9 @@ PATTERNS: tuple[Pattern, ...] = (
         fixed_width=rb"AIza(?<![0-9A-Za-z_]AIza)[0-9A-Za-z_-]{35}"
         rb"(?:(?<=[0-9A-Za-z_])(?![0-9A-Za-z_])|(?<![0-9A-Za-z_])(?=[0-9A-Za-z_]))",
     ),
-    Pattern("slack-token", r"\bxox[baprs]-[0-9A-Za-z-]{10,}\b", seek=r"xox[baprs]-[0-9A-Za-z-]{10,}\b"),
+    Pattern("slack-token", r"\bxox[baprs]-[0-9A-Za-z-]{10,}\b"),
     Pattern("stripe-key", r"\b(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{20,}|whsec_[0-9A-Za-z]{32,})\b"),
-    Pattern(
-        "ssh-public-key",
-        r"\bssh-(?:rsa|ed25519|dss|ecdsa)[ \t\n\f\r]+AAAA[0-9A-Za-z+/=]{20,}",
-        seek=r"ssh-(?:rsa|ed25519|dss|ecdsa)[ \t\n\f\r]+AAAA[0-9A-Za-z+/=]{20,}",
-    ),
+    Pattern("ssh-public-key", r"\bssh-(?:rsa|ed25519|dss|ecdsa)[ \t\n\f\r]+AAAA[0-9A-Za-z+/=]{20,}"),
 )
 
 CATEGORIES: tuple[str, ...] = tuple(dict.fromkeys(p.category for p in PATTERNS))
@@ -223,71 +203,19 @@ def _first_matchers() -> tuple[FirstMatch, ...]:
 
 
 def _first_matcher(index: int) -> FirstMatch:
-    """How pattern ``index`` finds its leftmost match from a byte offset on.
-
-    A pattern screened loosely is found by its ``fixed_width`` form (see _Screen). A
-    pattern with a ``seek`` is not searched for itself: its seek is (RE2 skips to its
-    literal at memchr speed), and each place it matches is tried as a start,
-    ``seek_back`` bytes earlier: by the byte before it, for a pattern that is its seek
-    behind ``\\b`` or ``\\B``, else by the pattern anchored there. Every start of the
-    pattern is a place its seek matches, and these are tried in order, so the first that
-    holds is the leftmost match, exactly. After _SEEK_TRIES places that do not hold, one
-    plain search goes on from the last: text crowded with near misses costs a few calls
-    more than a plain search, never one call per near miss.
-    """
+    """How pattern ``index`` finds its leftmost match from a byte offset on: a pattern
+    screened loosely by its ``fixed_width`` form (see _Screen), any other by a search
+    for the pattern itself."""
     confirm = SCREEN._confirm.get(index)
-    if confirm is not None:
-        search = confirm.search
+    if confirm is None:
+        return _exact_spans()[index].search
+    search = confirm.search
 
-        def confirmed(data: bytes, pos: int) -> tuple[int, int] | None:
-            found = search(data, pos)
-            return None if found is None else found.span()
+    def confirmed(data: bytes, pos: int) -> tuple[int, int] | None:
+        found = search(data, pos)
+        return None if found is None else found.span()
 
-        return confirmed
-    exact = _exact_spans()[index]
-    seek = _seek_spans()[index]
-    if seek is None:
-        return exact.search
-    seek_search, exact_match, exact_search = seek.search, exact.match, exact.search
-    if _behind_boundary()[index]:
-
-        def behind(data: bytes, pos: int) -> tuple[int, int] | None:
-            candidate, tries = seek_search(data, pos), _SEEK_TRIES
-            while candidate is not None:
-                start = candidate[0]
-                if start == 0 or data[start - 1] not in _WORD_BYTES:
-                    return candidate  # the byte before decides the assertion
-                tries -= 1
-                if not tries:
-                    return exact_search(data, start + 1)
-                candidate = seek_search(data, start + 1)
-            return None
-
-        return behind
-    back = PATTERNS[index].seek_back
-
-    def anchored(data: bytes, pos: int) -> tuple[int, int] | None:
-        candidate, tries = seek_search(data, pos + back), _SEEK_TRIES
-        while candidate is not None:
-            start = candidate[0] - back
-            span = exact_match(data, start)
-            if span is not None:
-                return span  # the pattern itself, anchored where it would start
-            tries -= 1
-            if not tries:
-                return exact_search(data, start + 1)
-            candidate = seek_search(data, start + 1 + back)
-        return None
-
-    return anchored
-
-
-# RE2's \b and \B read ASCII word characters; every other byte, UTF-8 included, is not one.
-_WORD_BYTES = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
-
-
-# Places a seek may match without a match of its pattern before a plain search takes over.
-_SEEK_TRIES = 4
+    return confirmed
 
 
 @functools.cache
@@ -300,20 +228,6 @@ def searches() -> tuple[Any, ...]:
 def _exact_spans() -> tuple[Spans, ...]:
     """Each pattern as a span search (see first_match), built on the first dirty text."""
     return tuple(Spans(p.regex) for p in PATTERNS)
-
-
-@functools.cache
-def _behind_boundary() -> tuple[bool, ...]:
-    """Whether each pattern is its seek behind a \\b or \\B (see Pattern.seek)."""
-    return tuple(
-        p.seek is not None and p.seek_back == 0 and p.regex in (r"\b" + p.seek, r"\B" + p.seek) for p in PATTERNS
-    )
-
-
-@functools.cache
-def _seek_spans() -> tuple[Spans | None, ...]:
-    """Each pattern's seek as a span search, or None (see first_match)."""
-    return tuple(None if p.seek is None else Spans(p.seek) for p in PATTERNS)
 
 
 SCREEN = _Screen()
