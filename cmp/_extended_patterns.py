@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import re2
 
 from cmp._matcher import compile_set, without_lone_surrogates
 from cmp._memo import remembered
 from cmp._patterns import PATTERNS, Pattern, credential_like_forms
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing stays unloaded: a message that quotes a long text loads this table
+    from typing import Any
 
 _B64URL = "[A-Za-z0-9_-]"
 _SPACE = "[ \\t\\n\\f\\r]+"  # clause 8.2's whitespace, as the default ssh-public-key has it

@@ -275,21 +275,6 @@ def first_credential(text: str) -> str | None:
 # reads it.
 
 
-# No pattern of the extended table (cmp._extended_patterns), nor a credential-like form
-# of one, matches inside a text shorter than this that holds no "/": those that can be
-# shorter, and the URLs, need one (url-credentials is scheme://user:password@host). So
-# such a text, a part of a path or most names and values a message quotes, is never put
-# to that table, which is then not even loaded (building its RE2 sets is some 4 ms of a
-# one-file check). The tests derive the number from the patterns.
-EXTENDED_SHORTEST = 22
-
-
-def extended_may_match(text: str) -> bool:
-    """Whether a pattern of the extended table, or its credential-like form, can match
-    somewhere in ``text`` (:data:`EXTENDED_SHORTEST`); False says for certain that none does."""
-    return len(text) >= EXTENDED_SHORTEST or "/" in text
-
-
 def credential_like_forms(patterns: tuple[Pattern, ...]) -> list[tuple[str, str]]:
     """(category, credential-like regex) of each credential pattern (not an absolute path) of ``patterns``."""
     return [(p.category, without_word_assertions(p.regex)) for p in patterns if not shows_echo(p.category)]
