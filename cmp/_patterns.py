@@ -12,19 +12,19 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 import re2
 
 from cmp._matcher import Spans, compile_set, without_lone_surrogates, without_word_assertions
 from cmp._memo import remembered
-from cmp._record import record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Pattern:
     """One rule of a redaction table: its category, its RE2 regex, and how a match is shown."""
 
@@ -39,6 +39,7 @@ class Pattern:
     # so every candidate costs a bounded number of steps (see _Screen). It confirms a
     # screen's flag and finds the leftmost match; the tests hold it to ``regex``.
     fixed_width: bytes | None = None
+
     @property
     def screened_by(self) -> str:
         return self.screen or self.regex

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 DEFAULT_RULES = "default"
 
 
+# Still a record, not a dataclass: cmp._positions and cmp.cli._policy copy findings with
+# cmp._record.replace, which takes records only. It becomes
+# @dataclasses.dataclass(frozen=True, slots=True, repr=False) with them.
 @record(repr=False)
 class Redaction:
     """One (field, pattern) hit.

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from types import ModuleType
 
 from cmp._matcher import anchored, without_lone_surrogates
 from cmp._messages import quote
 from cmp._patterns import CATEGORIES, PATTERNS, Pattern, shows_echo
-from cmp._record import record
 from cmp._redaction import _scan
 from cmp._redaction._hit import DEFAULT_RULES, Redaction
 
@@ -215,7 +215,7 @@ class _Extended(RuleSet):
         return [(list(_scan.texts(data)), both), (list(walks.extra_texts(data)), extra)]
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class _Table:
     """The extended table's two modules."""
 

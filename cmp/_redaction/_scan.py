@@ -9,6 +9,7 @@ one more line in SCANNED_FIELDS. Which rule sets exist and what each runs is
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -26,7 +27,6 @@ from cmp._patterns import (
     searches,
     shows_echo,
 )
-from cmp._record import is_dataclass_like
 from cmp._redaction._hit import Redaction, make_redaction
 
 TYPE_CHECKING = False
@@ -119,6 +119,11 @@ def member_of(container: Any, name: str) -> Any:
     return getattr(container, name, None)
 
 
+def is_dataclass_instance(value: Any) -> bool:
+    """Whether ``value`` is a typed object (a dataclass instance, not the class itself)."""
+    return dataclasses.is_dataclass(value) and not isinstance(value, type)
+
+
 def texts(packet: Any) -> Iterator[tuple[str, str]]:
     """(finding name, text) for every scanned field that holds a string, in scan order.
 
@@ -138,7 +143,7 @@ def texts(packet: Any) -> Iterator[tuple[str, str]]:
                 if isinstance(item, str):
                     yield f"{top}[{index}]", item
                 continue
-            if isinstance(item, Mapping) or is_dataclass_like(item):
+            if isinstance(item, Mapping) or is_dataclass_instance(item):
                 for member in members:
                     text = member_of(item, member)
                     if isinstance(text, str):
@@ -463,6 +468,7 @@ __all__ = [
     "SCANNED_TOPS",
     "Pattern",
     "credentials",
+    "is_dataclass_instance",
     "lenient_texts",
     "matches_anywhere",
     "member_of",

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from cmp._chain import RULES as CHAIN_RULES
 from cmp._lint import RULES as LINT_RULES
-from cmp._record import record
 from cmp._redaction._rules import DEFAULT, EXTENDED, RuleSet
 from cmp.cli._policy import redaction_rule_id
 from cmp.findings import ADVICE_CODES, CODES, Finding
@@ -46,7 +46,7 @@ CATALOG_VERSION = 1
 Kind = Literal["finding", "redaction", "advice", "lint"]
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class CatalogRule:
     """One rule: ``id`` as results carry it, its ``kind``, a one-line ``description`` and
     the full ``help`` text (what it means and what to do). ``rule_set`` is the redaction
