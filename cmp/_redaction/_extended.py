@@ -19,9 +19,9 @@ nothing here runs. With the extended rules:
 Precision comes first, since one finding blocks a whole packet: every pattern starts
 from a format's public prefix or fixed structure, and where a format carries a
 checksum (GitHub's classic tokens and npm's end in a CRC32 of their random part) or a
-value must look random, a check in :data:`cmp._extended_patterns.CHECKS` rules look-alikes out. No rule rests
-on entropy alone. docs/extended-rules.md lists each rule, an example shape and why it
-is precise.
+value must look random, the pattern's ``check`` (:mod:`cmp._extended_patterns`) rules
+look-alikes out. No rule rests on entropy alone. docs/extended-rules.md lists each
+rule, an example shape and why it is precise.
 
 Each pattern also has a ``screen``: its public prefix, which matches wherever the
 pattern does. One RE2 set pass over the screens rules most texts clean; a flagged text

@@ -1,8 +1,8 @@
 """The format's redaction scan: the reference's ten RE2 patterns over the packet's visible text.
 
-The tables are the whole rule set: SCANNED_FIELDS below, and the patterns with what a
-finding shows of each category in :mod:`cmp._patterns` (imported here under the same
-names); the walk, the CLI and the docs read them from here. Adding a scanned field is
+The tables are the whole rule set: SCANNED_FIELDS below, and the patterns, each with
+what a finding shows of its category, in :mod:`cmp._patterns` (imported here under the
+same names); the walk, the CLI and the docs read them from here. Adding a scanned field is
 one more line in SCANNED_FIELDS. Which rule sets exist and what each runs is
 :mod:`cmp._redaction._rules`'.
 """
@@ -20,7 +20,6 @@ from cmp._messages import BoundedPath, field_name
 from cmp._patterns import (
     CATEGORIES,
     PATTERNS,
-    PUBLIC_PREFIXES,
     SCREEN,
     Pattern,
     matches_anywhere,
@@ -463,7 +462,6 @@ def other_texts(obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
 __all__ = [
     "CATEGORIES",
     "PATTERNS",
-    "PUBLIC_PREFIXES",
     "SCANNED_FIELDS",
     "SCANNED_TOPS",
     "Pattern",
