@@ -83,15 +83,12 @@ def masked_name(name: str) -> str:
 def _credential(part: str) -> str | None:
     if not part:
         return None
-    from cmp._patterns import credential_like, extended_may_match, first_credential
+    # Imported here: a program that shows no file name loads neither table.
+    from cmp._extended_patterns import credential_like as extended_like
+    from cmp._extended_patterns import first_category as first_extended
+    from cmp._patterns import credential_like, first_credential
 
-    found = first_credential(part) or credential_like(part)
-    if found is None and extended_may_match(part):
-        from cmp._extended_patterns import credential_like as extended_like
-        from cmp._extended_patterns import first_category as first_extended
-
-        found = first_extended(part) or extended_like(part)
-    return found
+    return first_credential(part) or credential_like(part) or first_extended(part) or extended_like(part)
 
 
 def _withheld_part(part: str) -> str:

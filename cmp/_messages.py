@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 
 from cmp._matcher import anchored
 from cmp._memo import remembered
-from cmp._patterns import credential_like, extended_may_match, first_category, first_credential
+from cmp._patterns import credential_like, first_category, first_credential
 from cmp.findings import ECHO_LIMIT, MAX_FINDINGS, Finding
 
 TYPE_CHECKING = False
@@ -29,40 +29,21 @@ QUOTE_LIMIT = ECHO_LIMIT
 def _withholding_category(text: str) -> str | None:
     """The category a message names in place of ``text``: the first default pattern that
     matches it, else the first extended one (every extended category is a credential),
-    whichever rule set a check runs with: a credential is not quoted either way.
+    else the first credential-like form of either (:func:`_resembled`), whichever rule set
+    a check runs with: a credential is not quoted either way.
 
     Every step of every path asks (member names, mostly short and repeated), hence the memo.
     """
     return first_category(text) or _in_extended(text) or _resembled(text)
 
 
-def _load_extended(text: str) -> str | None:
-    """cmp._extended_patterns.first_category, its table loaded on the first call.
-
-    A default check that quotes nothing never loads the extended table; once one quote
-    has needed it, _first_extended is the table's own function.
-    """
-    global _first_extended, _extended_like
-    from cmp._extended_patterns import credential_like as extended_like
+def _in_extended(text: str) -> str | None:
+    """The first extended category matching somewhere in ``text``."""
+    # Imported here: the extended table loads when a message first needs it, and a
+    # default check that writes no message never pays for it.
     from cmp._extended_patterns import first_category as first_extended
 
-    _first_extended, _extended_like = first_extended, extended_like  # from now on, called directly
     return first_extended(text)
-
-
-def _load_extended_like(text: str) -> str | None:
-    _load_extended("")
-    return _extended_like(text)
-
-
-_first_extended: Callable[[str], str | None] = _load_extended
-_extended_like: Callable[[str], str | None] = _load_extended_like
-
-
-def _in_extended(text: str) -> str | None:
-    """The first extended category matching somewhere in ``text``; the table is asked (and
-    loaded) only for a text it can match (:func:`cmp._patterns.extended_may_match`)."""
-    return _first_extended(text) if extended_may_match(text) else None
 
 
 def _resembled(text: str) -> str | None:
@@ -70,7 +51,9 @@ def _resembled(text: str) -> str | None:
     without its word-boundary assertions, :func:`cmp._patterns.credential_like`) matches
     somewhere in ``text``: a key glued to a word character, which no pattern finds, is
     withheld all the same."""
-    return credential_like(text) or (_extended_like(text) if extended_may_match(text) else None)
+    from cmp._extended_patterns import credential_like as extended_like  # as in _in_extended
+
+    return credential_like(text) or extended_like(text)
 
 
 def credential_in(text: str) -> str | None:

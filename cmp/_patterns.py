@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, replace
 
 import re2
 
@@ -24,12 +24,35 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+# Whether a match counts: (the text searched, the match's start, its end) -> bool.
+Check = Callable[[str, int, int], bool]
+
+
 @dataclass(frozen=True, slots=True)
 class Pattern:
-    """One rule of a redaction table: its category, its RE2 regex, and how a match is shown."""
+    """One rule of a redaction table: its category, its RE2 regex, what a finding shows,
+    and the category's facts (the catalog's description, the public prefix, a check).
+
+    A category is the pattern that names it, or several with the same facts (abs-path:
+    the second is the first with another regex, :func:`dataclasses.replace`), so adding a
+    category is one entry in its table (this one or :mod:`cmp._extended_patterns`).
+    """
 
     category: str
     regex: str
+    _: KW_ONLY
+    # What a match is, as a reader names it: the rule catalog's description
+    # (``core-memory-packet rules``, docs/rules.md).
+    description: str
+    # What a finding shows of a credential by default: the prefix its format publishes
+    # (the same for every key of that kind, so it tells a reader the kind and nothing of
+    # the key), as a regex matched at the start of the match; where the pattern allows
+    # alternatives the prefix is the alternative the match took (``sk_test_``,
+    # ``whsec_``, ``ssh-rsa``). None: not a credential, the echo is shown (absolute paths).
+    prefix: str | None
+    # The extended rules only: a match counts only if this says yes (a checksum, a
+    # random-looking value, a password that is no placeholder).
+    check: Check | None = None
     mask: str | None = None  # reported instead of the match, for key headers
     # A looser regex for the one-pass screen (see _Screen): it matches wherever
     # ``regex`` does, and its DFA stays small in a set with the others.
@@ -39,122 +62,125 @@ class Pattern:
     # so every candidate costs a bounded number of steps (see _Screen). It confirms a
     # screen's flag and finds the leftmost match; the tests hold it to ``regex``.
     fixed_width: bytes | None = None
-    # A regex RE2 can search fast (it starts with a literal, so RE2 skips to that
-    # literal's next occurrence with memchr), and how far into a match it starts:
-    # wherever ``regex`` matches from offset s, ``seek`` matches from s + ``seek_back``.
-    # Searching for ``regex`` itself cannot skip ahead when it starts with ``\b`` or a
-    # class (seven times slower on prose); see _Screen.first_match, whose answer stays
-    # exact. When ``regex`` is ``seek`` behind a ``\b`` (``seek`` starting with a word
-    # character) or a ``\B`` (``seek`` starting with one that is not), the assertion
-    # holds exactly where the byte before is not a word character, and the match is
-    # ``seek``'s. The tests hold every match of ``regex`` to this.
-    seek: str | None = None
-    seek_back: int = 0
 
     @property
     def screened_by(self) -> str:
         return self.screen or self.regex
 
 
-# The ten four-letter prefixes of AWS access key ids: the pattern and the public prefix
-# below both read them from here.
+def by_category(patterns: tuple[Pattern, ...]) -> dict[str, Pattern]:
+    """Each category of a table, in table order, with its first pattern, which states the
+    category's facts; a later pattern of the category must state the same ones."""
+    out: dict[str, Pattern] = {}
+    for pattern in patterns:
+        first = out.setdefault(pattern.category, pattern)
+        if (pattern.description, pattern.prefix, pattern.check) != (first.description, first.prefix, first.check):
+            raise AssertionError(f"the patterns of {pattern.category} state different facts")
+    return out
+
+
+# The ten four-letter prefixes of AWS access key ids: the pattern and its public prefix
+# both read them from here.
 _AWS_PREFIXES = "AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA"
+
+_ABS_PATH = Pattern(
+    "abs-path",
+    r"\B/(?:Users|home|opt|var|etc|root)/[A-Za-z0-9._/-]+",
+    description="an absolute path under a home or system folder (/home, /Users, /root, /opt, /var, /etc) "
+    "or a Windows drive path",
+    prefix=None,
+)
 
 # Categories and order are the reference's (docs/specification.md, clauses 8.1 to 8.6). RE2 `\b` and
 # `\s` are ASCII-only, as in Go; Python's `re` would disagree on é, Å and friends.
 PATTERNS: tuple[Pattern, ...] = (
+    _ABS_PATH,
+    replace(_ABS_PATH, regex=r"\b[A-Za-z]:[\\/](?:[A-Za-z0-9 _.-]+[\\/]?)+"),
     Pattern(
-        "abs-path",
-        r"\B/(?:Users|home|opt|var|etc|root)/[A-Za-z0-9._/-]+",
-        seek=r"/(?:Users|home|opt|var|etc|root)/[A-Za-z0-9._/-]+",
+        "aws-key",
+        rf"\b(?:{_AWS_PREFIXES})[0-9A-Z]{{16}}\b",
+        description="an AWS access key id (AKIA…, ASIA…)",
+        prefix=f"(?:{_AWS_PREFIXES})",
     ),
-    Pattern("abs-path", r"\b[A-Za-z]:[\\/](?:[A-Za-z0-9 _.-]+[\\/]?)+", seek=r":[\\/]", seek_back=1),
-    Pattern("aws-key", rf"\b(?:{_AWS_PREFIXES})[0-9A-Z]{{16}}\b", seek=rf"(?:{_AWS_PREFIXES})[0-9A-Z]{{16}}\b"),
-    Pattern("gh-token", r"gh[pousr]_[A-Za-z0-9]{36,}"),
-    Pattern("jwt", r"eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"),
-    Pattern("private-key", r"-----BEGIN (?:RSA |EC |OPENSSH )?PRIVATE KEY-----", mask="-----BEGIN …"),
+    Pattern(
+        "gh-token",
+        r"gh[pousr]_[A-Za-z0-9]{36,}",
+        description="a GitHub token (ghp_, gho_, ghu_, ghs_, ghr_)",
+        prefix=r"gh[pousr]_",
+    ),
+    Pattern(
+        "jwt",
+        r"eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+",
+        description="a JSON Web Token (eyJ….….…)",
+        prefix=r"eyJ",
+    ),
+    Pattern(
+        "private-key",
+        r"-----BEGIN (?:RSA |EC |OPENSSH )?PRIVATE KEY-----",
+        description="a private key header (-----BEGIN … PRIVATE KEY-----)",
+        prefix=r"-----BEGIN ",  # the rest is masked as the echo masks it
+        mask="-----BEGIN …",
+    ),
     Pattern(
         "google-api-key",
         r"\bAIza[0-9A-Za-z_-]{35}\b",
+        description="a Google API key (AIza…)",
+        prefix=r"AIza",
         screen=r"\bAIza[0-9A-Za-z_-]",
         # AIza not after a word character, 35 of the class, then a word boundary (ASCII).
         fixed_width=rb"AIza(?<![0-9A-Za-z_]AIza)[0-9A-Za-z_-]{35}"
         rb"(?:(?<=[0-9A-Za-z_])(?![0-9A-Za-z_])|(?<![0-9A-Za-z_])(?=[0-9A-Za-z_]))",
     ),
-    Pattern("slack-token", r"\bxox[baprs]-[0-9A-Za-z-]{10,}\b", seek=r"xox[baprs]-[0-9A-Za-z-]{10,}\b"),
-    Pattern("stripe-key", r"\b(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{20,}|whsec_[0-9A-Za-z]{32,})\b"),
+    Pattern(
+        "slack-token",
+        r"\bxox[baprs]-[0-9A-Za-z-]{10,}\b",
+        description="a Slack token (xoxb-, xoxa-, xoxp-, xoxr-, xoxs-)",
+        prefix=r"xox[baprs]-",
+    ),
+    Pattern(
+        "stripe-key",
+        r"\b(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{20,}|whsec_[0-9A-Za-z]{32,})\b",
+        description="a Stripe secret, restricted or webhook signing key (sk_live_, rk_test_, whsec_)",
+        prefix=r"(?:sk|rk)_(?:live|test)_|whsec_",
+    ),
     Pattern(
         "ssh-public-key",
         r"\bssh-(?:rsa|ed25519|dss|ecdsa)[ \t\n\f\r]+AAAA[0-9A-Za-z+/=]{20,}",
-        seek=r"ssh-(?:rsa|ed25519|dss|ecdsa)[ \t\n\f\r]+AAAA[0-9A-Za-z+/=]{20,}",
+        description="an SSH public key (ssh-rsa AAAA…)",
+        prefix=r"ssh-(?:rsa|ed25519|dss|ecdsa)[ \t\n\f\r]",  # the key type and one space
     ),
 )
 
-CATEGORIES: tuple[str, ...] = tuple(dict.fromkeys(p.category for p in PATTERNS))
+# Each category of the format's table and the pattern stating its facts.
+BY_CATEGORY: dict[str, Pattern] = by_category(PATTERNS)
+CATEGORIES: tuple[str, ...] = tuple(BY_CATEGORY)
+assert all(p.check is None for p in PATTERNS), "the format's patterns are the reference's: no checks"
 
-# What a finding shows of a credential by default: the prefix its format publishes (the
-# same for every key of that kind, so it tells a reader the kind and nothing of the key),
-# as a regex matched at the start of the match; where a pattern allows alternatives the
-# prefix is the alternative the match took (``sk_test_``, ``whsec_``, ``ssh-rsa``).
-# None: not a credential, the echo is shown (absolute paths). A category missing here
-# (another rule set's) shows no prefix at all.
-PUBLIC_PREFIXES: dict[str, str | None] = {
-    "abs-path": None,
-    "aws-key": f"(?:{_AWS_PREFIXES})",
-    "gh-token": r"gh[pousr]_",
-    "jwt": r"eyJ",
-    "private-key": r"-----BEGIN ",  # the rest is masked as the echo masks it
-    "google-api-key": r"AIza",
-    "slack-token": r"xox[baprs]-",
-    "stripe-key": r"(?:sk|rk)_(?:live|test)_|whsec_",
-    "ssh-public-key": r"ssh-(?:rsa|ed25519|dss|ecdsa)[ \t\n\f\r]",  # the key type and one space
-    # The extended rules' categories (cmp._redaction._extended, opt-in), for display only.
-    "github-token": r"gh[pousr]_",
-    "github-fine-grained-token": r"github_pat_",
-    "openai-key": r"sk-(?:(?:proj|svcacct|admin)-)?",
-    "anthropic-key": r"sk-ant-(?:api|admin|oat|ort)[0-9]{2}-",
-    "huggingface-token": r"hf_",
-    "gitlab-token": r"gl(?:pat|dt|rt|ptt|oas|ft|cbt|imt|agent|soat|ffct)-",
-    "npm-token": r"npm_",
-    "pypi-token": r"pypi-",
-    "slack-app-token": r"xapp-",
-    "slack-config-token": r"xoxe(?:\.xox[bp])?-",
-    "slack-webhook": r"hooks\.slack\.com/",
-    "discord-webhook": r"discord(?:app)?\.com/api/webhooks/",
-    "pem-private-key": r"-----BEGIN ",
-    "putty-private-key": r"PuTTY-User-Key-File-",
-    "ssh-public-key-ecdsa": r"ecdsa-sha2-nistp(?:256|384|521)[ \t\n\f\r]",
-    "ssh-public-key-sk": r"sk-(?:ecdsa-sha2-nistp256|ssh-ed25519)@openssh\.com[ \t\n\f\r]",
-    "url-credentials": r"[A-Za-z][A-Za-z0-9+.-]*://",  # the scheme: user and password are not shown
-    "aws-secret-key": r"(?i:(?:aws_?)?secret_?access_?key|aws_?secret_?key)",  # the key's name
-    "google-oauth-secret": r"GOCSPX-",
-    "google-oauth-token": r"ya29\.",
-    "sendgrid-key": r"SG\.",
-    "digitalocean-token": r"do[por]_v1_",
-    "dockerhub-token": r"dckr_pat_",
-    "shopify-token": r"shp(?:at|ca|pa|ss)_",
-    "age-secret-key": r"AGE-SECRET-KEY-1",
-    "azure-storage-key": r"AccountKey=",
-}
-assert set(CATEGORIES) <= set(PUBLIC_PREFIXES), "every category says what it shows"
+# The public prefix of each category of this table (None: the echo is shown), for display.
+PUBLIC_PREFIXES: dict[str, str | None] = {category: p.prefix for category, p in BY_CATEGORY.items()}
 
 
 def shows_echo(category: str) -> bool:
-    """Whether a finding of ``category`` shows its echo by default (it holds no credential)."""
-    return category in PUBLIC_PREFIXES and PUBLIC_PREFIXES[category] is None
+    """Whether a finding of ``category`` shows its echo by default (it holds no credential).
+
+    Only a category of this table can: every extended category is a credential
+    (:mod:`cmp._extended_patterns` asserts it), so that table need not be loaded to say so.
+    """
+    pattern = BY_CATEGORY.get(category)
+    return pattern is not None and pattern.prefix is None
 
 
-def public_prefix(category: str, found: str) -> str:
-    """The public prefix of a match of ``category`` (``AKIA``, ``sk_live_``); "" when it has none."""
-    matcher = _prefix_matcher(category)
+def prefix_of(pattern: Pattern | None, found: str) -> str:
+    """The public prefix of ``found``, a match of ``pattern`` (``AKIA``, ``sk_live_``); ""
+    when it has none (an absolute path, no pattern)."""
+    matcher = None if pattern is None else _prefix_matcher(pattern.prefix)
     match = matcher.match(found) if matcher is not None else None
     return match.group() if match is not None else ""
 
 
 @functools.cache
-def _prefix_matcher(category: str) -> re.Pattern[str] | None:
+def _prefix_matcher(regex: str | None) -> re.Pattern[str] | None:
     # Compiled on first use: a check that finds nothing never needs one (34 regexes, ~3 ms).
-    regex = PUBLIC_PREFIXES.get(category)
     return None if regex is None else re.compile(regex)
 
 
@@ -223,71 +249,19 @@ def _first_matchers() -> tuple[FirstMatch, ...]:
 
 
 def _first_matcher(index: int) -> FirstMatch:
-    """How pattern ``index`` finds its leftmost match from a byte offset on.
-
-    A pattern screened loosely is found by its ``fixed_width`` form (see _Screen). A
-    pattern with a ``seek`` is not searched for itself: its seek is (RE2 skips to its
-    literal at memchr speed), and each place it matches is tried as a start,
-    ``seek_back`` bytes earlier: by the byte before it, for a pattern that is its seek
-    behind ``\\b`` or ``\\B``, else by the pattern anchored there. Every start of the
-    pattern is a place its seek matches, and these are tried in order, so the first that
-    holds is the leftmost match, exactly. After _SEEK_TRIES places that do not hold, one
-    plain search goes on from the last: text crowded with near misses costs a few calls
-    more than a plain search, never one call per near miss.
-    """
+    """How pattern ``index`` finds its leftmost match from a byte offset on: a pattern
+    screened loosely by its ``fixed_width`` form (see _Screen), any other by a search
+    for the pattern itself."""
     confirm = SCREEN._confirm.get(index)
-    if confirm is not None:
-        search = confirm.search
+    if confirm is None:
+        return _exact_spans()[index].search
+    search = confirm.search
 
-        def confirmed(data: bytes, pos: int) -> tuple[int, int] | None:
-            found = search(data, pos)
-            return None if found is None else found.span()
+    def confirmed(data: bytes, pos: int) -> tuple[int, int] | None:
+        found = search(data, pos)
+        return None if found is None else found.span()
 
-        return confirmed
-    exact = _exact_spans()[index]
-    seek = _seek_spans()[index]
-    if seek is None:
-        return exact.search
-    seek_search, exact_match, exact_search = seek.search, exact.match, exact.search
-    if _behind_boundary()[index]:
-
-        def behind(data: bytes, pos: int) -> tuple[int, int] | None:
-            candidate, tries = seek_search(data, pos), _SEEK_TRIES
-            while candidate is not None:
-                start = candidate[0]
-                if start == 0 or data[start - 1] not in _WORD_BYTES:
-                    return candidate  # the byte before decides the assertion
-                tries -= 1
-                if not tries:
-                    return exact_search(data, start + 1)
-                candidate = seek_search(data, start + 1)
-            return None
-
-        return behind
-    back = PATTERNS[index].seek_back
-
-    def anchored(data: bytes, pos: int) -> tuple[int, int] | None:
-        candidate, tries = seek_search(data, pos + back), _SEEK_TRIES
-        while candidate is not None:
-            start = candidate[0] - back
-            span = exact_match(data, start)
-            if span is not None:
-                return span  # the pattern itself, anchored where it would start
-            tries -= 1
-            if not tries:
-                return exact_search(data, start + 1)
-            candidate = seek_search(data, start + 1 + back)
-        return None
-
-    return anchored
-
-
-# RE2's \b and \B read ASCII word characters; every other byte, UTF-8 included, is not one.
-_WORD_BYTES = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
-
-
-# Places a seek may match without a match of its pattern before a plain search takes over.
-_SEEK_TRIES = 4
+    return confirmed
 
 
 @functools.cache
@@ -300,20 +274,6 @@ def searches() -> tuple[Any, ...]:
 def _exact_spans() -> tuple[Spans, ...]:
     """Each pattern as a span search (see first_match), built on the first dirty text."""
     return tuple(Spans(p.regex) for p in PATTERNS)
-
-
-@functools.cache
-def _behind_boundary() -> tuple[bool, ...]:
-    """Whether each pattern is its seek behind a \\b or \\B (see Pattern.seek)."""
-    return tuple(
-        p.seek is not None and p.seek_back == 0 and p.regex in (r"\b" + p.seek, r"\B" + p.seek) for p in PATTERNS
-    )
-
-
-@functools.cache
-def _seek_spans() -> tuple[Spans | None, ...]:
-    """Each pattern's seek as a span search, or None (see first_match)."""
-    return tuple(None if p.seek is None else Spans(p.seek) for p in PATTERNS)
 
 
 SCREEN = _Screen()
@@ -359,21 +319,6 @@ def first_credential(text: str) -> str | None:
 # ``\b`` and ``\B`` (:func:`cmp._matcher.without_word_assertions`): it matches wherever the
 # pattern does and wherever a word character touches the match. Nothing a check answers
 # reads it.
-
-
-# No pattern of the extended table (cmp._extended_patterns), nor a credential-like form
-# of one, matches inside a text shorter than this that holds no "/": those that can be
-# shorter, and the URLs, need one (url-credentials is scheme://user:password@host). So
-# such a text, a part of a path or most names and values a message quotes, is never put
-# to that table, which is then not even loaded (building its RE2 sets is some 4 ms of a
-# one-file check). The tests derive the number from the patterns.
-EXTENDED_SHORTEST = 22
-
-
-def extended_may_match(text: str) -> bool:
-    """Whether a pattern of the extended table, or its credential-like form, can match
-    somewhere in ``text`` (:data:`EXTENDED_SHORTEST`); False says for certain that none does."""
-    return len(text) >= EXTENDED_SHORTEST or "/" in text
 
 
 def credential_like_forms(patterns: tuple[Pattern, ...]) -> list[tuple[str, str]]:

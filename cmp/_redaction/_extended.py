@@ -19,9 +19,9 @@ nothing here runs. With the extended rules:
 Precision comes first, since one finding blocks a whole packet: every pattern starts
 from a format's public prefix or fixed structure, and where a format carries a
 checksum (GitHub's classic tokens and npm's end in a CRC32 of their random part) or a
-value must look random, a check in :data:`cmp._extended_patterns.CHECKS` rules look-alikes out. No rule rests
-on entropy alone. docs/extended-rules.md lists each rule, an example shape and why it
-is precise.
+value must look random, the pattern's ``check`` (:mod:`cmp._extended_patterns`) rules
+look-alikes out. No rule rests on entropy alone. docs/extended-rules.md lists each
+rule, an example shape and why it is precise.
 
 Each pattern also has a ``screen``: its public prefix, which matches wherever the
 pattern does. One RE2 set pass over the screens rules most texts clean; a flagged text
@@ -32,8 +32,8 @@ screen is anchored, so the quick path's fact 2 holds for this table too
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import is_dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 # The patterns, their checks and screens are cmp._extended_patterns' (the bottom layer,
@@ -42,7 +42,7 @@ from cmp._extended_patterns import EXTENDED_PATTERNS, JOIN, SET, matches, screen
 from cmp._matcher import without_lone_surrogates
 from cmp._patterns import Pattern
 from cmp._redaction._hit import Redaction
-from cmp._redaction._scan import credentials, lenient_texts, member_of, other_texts, texts
+from cmp._redaction._scan import credentials, is_dataclass_instance, lenient_texts, member_of, other_texts, texts
 
 if TYPE_CHECKING:
     from cmp.model import Packet
@@ -116,12 +116,12 @@ def extra_texts(packet: Any) -> Iterator[tuple[str, str]]:
         if "[]." in spec:
             if isinstance(value, (list, tuple)):
                 for index, item in enumerate(value):
-                    if isinstance(item, Mapping) or (is_dataclass(item) and not isinstance(item, type)):
+                    if isinstance(item, Mapping) or is_dataclass_instance(item):
                         text = member_of(item, member)
                         if isinstance(text, str):
                             yield f"{top}[{index}].{member}", text
             continue
-        if isinstance(value, Mapping) or (is_dataclass(value) and not isinstance(value, type)):
+        if isinstance(value, Mapping) or is_dataclass_instance(value):
             text = member_of(value, member)
             if isinstance(text, str):
                 yield spec, text
@@ -157,7 +157,7 @@ def _typed_values(packet: Packet) -> list[str]:
 def redact_default_credentials(packet: Packet) -> list[Redaction]:
     """The default table's credential patterns over :data:`EXTRA_FIELDS`, marked
     ``profile="extended"``: the format's own pre-flight does not read these fields."""
-    return [replace(hit, profile=NAME) for hit in credentials(list(extra_texts(packet)))]
+    return [dataclasses.replace(hit, profile=NAME) for hit in credentials(list(extra_texts(packet)))]
 
 
 def redact_extended(packet: Packet | Mapping[str, Any]) -> list[Redaction]:

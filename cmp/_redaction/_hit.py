@@ -8,12 +8,31 @@ from dataclasses import dataclass
 
 from cmp._codegen import draft_class
 from cmp._messages import credential_in
-from cmp._patterns import public_prefix, shows_echo
+from cmp._patterns import BY_CATEGORY, Pattern, prefix_of, shows_echo
 from cmp.findings import ECHO_LIMIT, Position, first_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+
+def pattern_of(category: str) -> Pattern | None:
+    """The pattern that states ``category``'s facts (its description, public prefix and
+    check), from the format's table or the extended one; None for a category of neither."""
+    found = BY_CATEGORY.get(category)
+    if found is None:
+        # Here, not above: the extended table loads for one of its own categories (whose
+        # findings it made), never for the format's.
+        from cmp._extended_patterns import EXTENDED_BY_CATEGORY
+
+        found = EXTENDED_BY_CATEGORY.get(category)
+    return found
+
+
+def public_prefix(category: str, found: str) -> str:
+    """The public prefix of ``found``, a match of ``category`` (``AKIA``, ``sk_live_``); "" when it has none."""
+    return prefix_of(pattern_of(category), found)
+
 
 # The name of the format's own rule set (the reference's ten patterns, specification 8).
 # A finding of it is shown without naming its rules, so default output stays as the

@@ -1,18 +1,18 @@
 """The format's redaction scan: the reference's ten RE2 patterns over the packet's visible text.
 
-The tables are the whole rule set: SCANNED_FIELDS below, and the patterns with what a
-finding shows of each category in :mod:`cmp._patterns` (imported here under the same
-names); the walk, the CLI and the docs read them from here. Adding a scanned field is
+The tables are the whole rule set: SCANNED_FIELDS below, and the patterns, each with
+what a finding shows of its category, in :mod:`cmp._patterns` (imported here under the
+same names); the walk, the CLI and the docs read them from here. Adding a scanned field is
 one more line in SCANNED_FIELDS. Which rule sets exist and what each runs is
 :mod:`cmp._redaction._rules`'.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import is_dataclass
 from operator import attrgetter
 
 from cmp._matcher import compile_set, without_lone_surrogates
@@ -20,7 +20,6 @@ from cmp._messages import BoundedPath, field_name
 from cmp._patterns import (
     CATEGORIES,
     PATTERNS,
-    PUBLIC_PREFIXES,
     SCREEN,
     Pattern,
     matches_anywhere,
@@ -119,6 +118,11 @@ def member_of(container: Any, name: str) -> Any:
     return getattr(container, name, None)
 
 
+def is_dataclass_instance(value: Any) -> bool:
+    """Whether ``value`` is a typed object (a dataclass instance, not the class itself)."""
+    return dataclasses.is_dataclass(value) and not isinstance(value, type)
+
+
 def texts(packet: Any) -> Iterator[tuple[str, str]]:
     """(finding name, text) for every scanned field that holds a string, in scan order.
 
@@ -138,7 +142,7 @@ def texts(packet: Any) -> Iterator[tuple[str, str]]:
                 if isinstance(item, str):
                     yield f"{top}[{index}]", item
                 continue
-            if isinstance(item, Mapping) or (is_dataclass(item) and not isinstance(item, type)):
+            if isinstance(item, Mapping) or is_dataclass_instance(item):
                 for member in members:
                     text = member_of(item, member)
                     if isinstance(text, str):
@@ -159,12 +163,11 @@ def scan(fields: list[tuple[str, str]]) -> list[Redaction]:
 
 
 def _findings(
-    names: Sequence[str] | Callable[[], Sequence[str]], values: list[str], *, nul_free: bool = False
+    names: Sequence[str] | Callable[[], Sequence[str]], values: list[str]
 ) -> list[Redaction]:
     """The leftmost match of each pattern in each field, in field order, then pattern order.
 
-    ``names`` may be a function giving them, called only when something is found;
-    ``nul_free`` says that no value holds a NUL (else it is looked for). Raises
+    ``names`` may be a function giving them, called only when something is found. Raises
     UnicodeEncodeError for a lone surrogate, TypeError for a value that is not a string.
     """
     joined = _FIELD_JOIN.join(values)
@@ -182,7 +185,7 @@ def _findings(
     if callable(names):
         names = names()
     many = len(values) > 1
-    if many and not nul_free and data.count(b"\x00") != len(values) - 1:  # a field holds a NUL: field by field
+    if many and data.count(b"\x00") != len(values) - 1:  # a field holds a NUL: field by field
         return [found for name, text in zip(names, values, strict=True) for found in _findings([name], [text])]
     first_matchers = _SCREEN.first_matchers()
     spans: list[tuple[int, int, int]] = []  # (start, end, pattern) of each field's leftmost match
@@ -454,11 +457,11 @@ def other_texts(obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
 __all__ = [
     "CATEGORIES",
     "PATTERNS",
-    "PUBLIC_PREFIXES",
     "SCANNED_FIELDS",
     "SCANNED_TOPS",
     "Pattern",
     "credentials",
+    "is_dataclass_instance",
     "lenient_texts",
     "matches_anywhere",
     "member_of",

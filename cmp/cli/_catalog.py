@@ -10,10 +10,10 @@ descriptions and help texts are not.
 
 What exists is read from where it is defined: the finding codes from
 :mod:`cmp.findings`, the redaction categories from each rule set of
-:mod:`cmp._redaction._rules`, the lint rules from :mod:`cmp._lint`. What the catalog adds
-is prose: what each rule means for a reader and what to do about it. Import-time checks
-hold the prose to those tables, so a new code, category or lint rule without its help
-text fails at once rather than shipping a blank.
+:mod:`cmp._redaction._rules` (each worded by its own table's ``description``), the lint
+rules from :mod:`cmp._lint`. What the catalog adds is prose: what each rule means for a
+reader and what to do about it. Import-time checks hold the prose to those tables, so a
+new code or lint rule without its help text fails at once rather than shipping a blank.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from cmp._chain import RULES as CHAIN_RULES
 from cmp._lint import RULES as LINT_RULES
+from cmp._redaction._hit import pattern_of
 from cmp._redaction._rules import DEFAULT, EXTENDED, RuleSet
 from cmp.cli._policy import redaction_rule_id
 from cmp.findings import ADVICE_CODES, CODES, Finding
@@ -135,46 +136,14 @@ _ADVICE_HELP: dict[AdviceCode, str] = {
     "Rewrite the body with its canonical bytes, or fix the row.",
 }
 
-# What a match of each category is, as a reader names it. The categories themselves are the
-# rule sets' (cmp._redaction._rules); this only words them.
-_WHAT: dict[str, str] = {
-    "abs-path": "an absolute path under a home or system folder (/home, /Users, /root, /opt, /var, /etc) "
-    "or a Windows drive path",
-    "aws-key": "an AWS access key id (AKIA…, ASIA…)",
-    "gh-token": "a GitHub token (ghp_, gho_, ghu_, ghs_, ghr_)",
-    "jwt": "a JSON Web Token (eyJ….….…)",
-    "private-key": "a private key header (-----BEGIN … PRIVATE KEY-----)",
-    "google-api-key": "a Google API key (AIza…)",
-    "slack-token": "a Slack token (xoxb-, xoxa-, xoxp-, xoxr-, xoxs-)",
-    "stripe-key": "a Stripe secret, restricted or webhook signing key (sk_live_, rk_test_, whsec_)",
-    "ssh-public-key": "an SSH public key (ssh-rsa AAAA…)",
-    "github-token": "a classic GitHub token with a valid checksum (ghp_, gho_, ghu_, ghs_, ghr_)",
-    "github-fine-grained-token": "a fine-grained GitHub personal access token (github_pat_)",
-    "openai-key": "an OpenAI API key (sk-…T3BlbkFJ…)",
-    "anthropic-key": "an Anthropic API key (sk-ant-api03-…)",
-    "huggingface-token": "a Hugging Face access token (hf_)",
-    "gitlab-token": "a GitLab token (glpat-, gldt-, glrt-, …)",
-    "npm-token": "an npm access token with a valid checksum (npm_)",
-    "pypi-token": "a PyPI or TestPyPI API token (pypi-AgE…)",
-    "slack-app-token": "a Slack app-level token (xapp-)",
-    "slack-config-token": "a Slack configuration or refresh token (xoxe-)",
-    "slack-webhook": "a Slack incoming webhook URL (hooks.slack.com/services/…)",
-    "discord-webhook": "a Discord webhook URL (discord.com/api/webhooks/…)",
-    "pem-private-key": "a PEM or OpenPGP private key header (-----BEGIN … PRIVATE KEY-----)",
-    "putty-private-key": "a PuTTY private key file (PuTTY-User-Key-File-)",
-    "ssh-public-key-ecdsa": "an ECDSA SSH public key (ecdsa-sha2-nistp256 AAAA…)",
-    "ssh-public-key-sk": "a security-key SSH public key (sk-ssh-ed25519@openssh.com AAAA…)",
-    "url-credentials": "a password inside a URL (scheme://user:password@host)",
-    "aws-secret-key": "an AWS secret access key next to its name (aws_secret_access_key = …)",
-    "google-oauth-secret": "a Google OAuth client secret (GOCSPX-)",
-    "google-oauth-token": "a Google OAuth access token (ya29.)",
-    "sendgrid-key": "a SendGrid API key (SG.….…)",
-    "digitalocean-token": "a DigitalOcean token (dop_v1_, doo_v1_, dor_v1_)",
-    "dockerhub-token": "a Docker Hub personal access token (dckr_pat_)",
-    "shopify-token": "a Shopify access token (shpat_, shpca_, shppa_, shpss_)",
-    "age-secret-key": "an age secret key (AGE-SECRET-KEY-1…)",
-    "azure-storage-key": "an Azure storage account key (AccountKey=…==)",
-}
+
+def _description(category: str) -> str:
+    """What a match of ``category`` is, as a reader names it: its table's own words
+    (the ``description`` of its pattern, :mod:`cmp._patterns`, :mod:`cmp._extended_patterns`)."""
+    pattern = pattern_of(category)
+    assert pattern is not None, f"the redaction rule sets name a category of their tables, not {category}"
+    return pattern.description
+
 
 # The format's writing rules (docs/specification.md, clause 14) that lint applies, by number.
 _WRITING_RULES: dict[int, str] = {
@@ -204,7 +173,7 @@ _LINT_FIX: dict[str, str] = {
 
 
 def _redaction_rule(category: str, rules: RuleSet) -> CatalogRule:
-    what = _WHAT[category]
+    what = _description(category)
     if rules.named is None:
         found_by = "the format's redaction pre-flight (the default rules)"
         where = "in the fields the format scans"

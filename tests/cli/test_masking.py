@@ -21,7 +21,8 @@ import pytest
 
 import cmp
 from cmp._messages import member_step, quote, withheld
-from cmp._patterns import PATTERNS, PUBLIC_PREFIXES, public_prefix
+from cmp._patterns import PATTERNS, PUBLIC_PREFIXES
+from cmp._redaction._hit import public_prefix
 from cmp._redaction._scan import scan
 from tests.support.cli import run_main
 from tests.support.packets import encode, full

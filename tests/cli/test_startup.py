@@ -36,7 +36,6 @@ NOT_AT_START_UP = (
     "cmp.cli._difference",
     "cmp.cli._rewrite",
     "cmp._redaction._extended",  # --rules extended, --select and --ignore
-    "cmp._extended_patterns",  # those, and withholding a text of 22 characters or more (cmp._patterns)
     "cmp._deepjson",  # a text nested deeper than the C decoder reads
     "typing",  # mypy's: the package reads it under TYPE_CHECKING = False (cmp.findings makes its Literals on use)
 )
@@ -83,7 +82,6 @@ def interpreter_modules() -> set[str]:
 
 
 def test_a_one_file_check_loads_nothing_it_does_not_use(tmp_path: Path) -> None:
-    # A name as short as most (the checkout's own path might hold a long part: see cmp._patterns).
     shutil.copy(EXAMPLE, tmp_path / "typical.json")
     status, modules = loaded_by(["check", "typical.json"], tmp_path)
     assert status == 0
@@ -127,10 +125,6 @@ def test_what_the_probe_calls_unused_is_loaded_when_used(tmp_path: Path) -> None
     deep.write_text('{"goal": ' + "[" * 12_000 + "]" * 12_000 + "}", encoding="utf-8")
     status, modules = loaded_by(["check", str(deep)], tmp_path)
     assert status == 1 and "cmp._deepjson" in modules
-    long_name = tmp_path / "a-packet-with-a-longer-name.json"
-    shutil.copy(EXAMPLE, long_name)
-    status, modules = loaded_by(["check", long_name.name], tmp_path)
-    assert status == 0 and "cmp._extended_patterns" in modules
 
 
 # Command lines for each command, good and bad; the one-command parser must read each as the whole one does.
