@@ -16,20 +16,20 @@ The public API, all of it:
 - :func:`source_hash` — ``sha256:`` of source material, for ``provenance.source_hash``.
 - :func:`chain` — how a set of packets links up through ``parent_id``; a
   :class:`ChainReport` of :class:`ChainFinding` items, heads, roots and cycles.
-- The model: :class:`Packet` (``Packet.new``, ``from_dict``, ``to_dict``, ``from_draft``,
-  ``to_draft``, ``replace``, ``validate`` for writers), :class:`Project`, :class:`Decision`, :class:`Method`,
-  :class:`Attempt`, :class:`Provenance`.
+- The model, stdlib frozen dataclasses: :class:`Packet` (``Packet.new``, ``from_dict``,
+  ``to_dict``, ``from_draft``, ``to_draft``, ``replace``, ``findings`` for writers),
+  :class:`Project`, :class:`Decision`, :class:`Method`, :class:`Attempt`, :class:`Provenance`.
 - :class:`Finding` (``code``, ``path``, ``keyword``, ``message``, and a :class:`Position`
-  once located) and :data:`FINDING_CODES`.
-- :func:`locate` — findings and redaction hits with their line and column in the source
-  text (:meth:`Report.located` does it for a report).
-- :func:`render` — the resume block of a packet (markdown or xml), for the next session
+  once located); :mod:`cmp.findings` lists the codes.
+- :func:`locate` — findings of any kind (lint advice, chain findings, redaction hits) with
+  their line and column in the source text; :meth:`Report.located` is it for a report.
+- :func:`resume_block` — the resume block of a packet (markdown or xml), for the next session
   to start from: a :class:`ResumeBlock` (its text, size, token estimate, what was left out).
-- :class:`RedactionError` — what :func:`render` (and the store's ``save``) raise for a
+- :class:`RedactionError` — what :func:`resume_block` (and the store's ``save``) raise for a
   packet with redaction findings, unless asked to let it pass; the hits masked.
 - :func:`draft_schema` — a JSON Schema a model can fill through strict structured output or
   strict tool use; :meth:`Packet.from_draft` makes the document a packet.
-- :class:`Store` — a local store: a folder of canonical packet files (``save``, ``get``,
+- :class:`Store` (:mod:`cmp.store`) — a local store: a folder of canonical packet files (``save``, ``get``,
   ``list``, ``heads``, ``latest``, ``problems``); :class:`StoreError` for what it refuses.
 - :data:`SUPPORTED_VERSIONS`, :data:`MAX_PACKET_BYTES`, :data:`SCANNED_FIELDS`,
   :data:`REDACTION_CATEGORIES`.
@@ -50,19 +50,18 @@ if TYPE_CHECKING:
     from cmp._chain import ChainFinding, ChainReport, chain
     from cmp._intake import MAX_PACKET_BYTES
     from cmp._lint import lint
-    from cmp._local_store import Store, StoreError
     from cmp._migrate import migrate
     from cmp._pipeline import Report, check, loads, redact, validate
     from cmp._positions import locate
     from cmp._redaction._hit import Redaction, RedactionError
     from cmp._redaction._scan import CATEGORIES as REDACTION_CATEGORIES
     from cmp._redaction._scan import SCANNED_FIELDS
-    from cmp._render import ResumeBlock, render
+    from cmp._resume import ResumeBlock, resume_block
     from cmp._scrub import scrub
-    from cmp.findings import CODES as FINDING_CODES
     from cmp.findings import Finding, PacketError, Position
     from cmp.model import Attempt, Decision, Method, Packet, Project, Provenance
     from cmp.schema import SUPPORTED_VERSIONS, draft_schema
+    from cmp.store import Store, StoreError
 
 __version__ = "0.1.0"
 
@@ -70,7 +69,6 @@ __version__ = "0.1.0"
 # a program pays for what it uses, and the command line can take a Ctrl-C while the
 # package loads (cmp.cli.main_exit). Each name: the module that defines it, and its name there.
 _DEFINED_IN: dict[str, tuple[str, str]] = {
-    "FINDING_CODES": ("cmp.findings", "CODES"),
     "MAX_PACKET_BYTES": ("cmp._intake", "MAX_PACKET_BYTES"),
     "REDACTION_CATEGORIES": ("cmp._redaction._scan", "CATEGORIES"),
     "SCANNED_FIELDS": ("cmp._redaction._scan", "SCANNED_FIELDS"),
@@ -78,12 +76,12 @@ _DEFINED_IN: dict[str, tuple[str, str]] = {
     **{name: ("cmp.model", name) for name in ("Attempt", "Decision", "Method", "Packet", "Project", "Provenance")},
     **{name: ("cmp._chain", name) for name in ("ChainFinding", "ChainReport", "chain")},
     **{name: ("cmp.findings", name) for name in ("Finding", "PacketError", "Position")},
-    **{name: ("cmp._render", name) for name in ("ResumeBlock", "render")},
+    **{name: ("cmp._resume", name) for name in ("ResumeBlock", "resume_block")},
     **{name: ("cmp._redaction._hit", name) for name in ("Redaction", "RedactionError")},
     **{name: ("cmp._pipeline", name) for name in ("Report", "check", "loads", "redact", "validate")},
     **{name: ("cmp._canonical", name) for name in ("dumps", "state_digest")},
     "lint": ("cmp._lint", "lint"),
-    **{name: ("cmp._local_store", name) for name in ("Store", "StoreError")},
+    **{name: ("cmp.store", name) for name in ("Store", "StoreError")},
     "locate": ("cmp._positions", "locate"),
     "migrate": ("cmp._migrate", "migrate"),
     "scrub": ("cmp._scrub", "scrub"),
@@ -125,7 +123,6 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "FINDING_CODES",
     "MAX_PACKET_BYTES",
     "REDACTION_CATEGORIES",
     "SCANNED_FIELDS",
@@ -156,7 +153,7 @@ __all__ = [
     "locate",
     "migrate",
     "redact",
-    "render",
+    "resume_block",
     "scrub",
     "source_hash",
     "state_digest",

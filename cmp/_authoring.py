@@ -1,7 +1,7 @@
 """Writing packets: values in, a conforming packet out, or every reason it is not.
 
 The typed model's validating methods (:meth:`Packet.new`, :meth:`Packet.from_dict`,
-:meth:`Packet.replace`, :meth:`Packet.validate`) are a facade over this module, which sits above the validation
+:meth:`Packet.replace`, :meth:`Packet.findings`) are a facade over this module, which sits above the validation
 and the canonical writer it needs. A packet this module returns is known to conform,
 with its canonical bytes already written, so :func:`cmp.dumps` returns them at once.
 """
@@ -33,7 +33,7 @@ def certified(packet: Packet) -> Packet:
 
 
 def findings(packet: Packet) -> list[Finding]:
-    """See :meth:`Packet.validate`."""
+    """See :meth:`Packet.findings`."""
     return judged(packet)[0]
 
 

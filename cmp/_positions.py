@@ -2,7 +2,7 @@
 
 Checking never pays for positions: findings carry paths, and this module reads the text
 again to turn them into places, for a report that is rendered or asked to
-(:meth:`cmp.Report.located`, :func:`cmp.locate`). Reading the text ourselves is what
+(:meth:`cmp.Report.located`, :func:`cmp._positions.locate`). Reading the text ourselves is what
 makes this possible at all: a decoded document has no positions left.
 
 Where a finding points (specification clause 1.6):

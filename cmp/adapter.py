@@ -78,5 +78,8 @@ def main() -> int:
     return 0
 
 
+__all__ = ["BadRequest", "answer", "main", "serve"]
+
+
 if __name__ == "__main__":
     sys.exit(main())

@@ -73,7 +73,7 @@ class Finding:
     ``path`` is a JSONPath into the document (``$`` for the whole of it); ``keyword``
     is the JSON Schema keyword for ``schema`` findings, the rule for advice, and
     ``None`` otherwise; ``message`` is one line. ``position`` says where in the source
-    text it is, once asked for (:meth:`cmp.Report.located`, :func:`cmp.locate`); None
+    text it is, once asked for (:meth:`cmp.Report.located`, :func:`cmp._positions.locate`); None
     until then.
     """
 

@@ -294,11 +294,11 @@ class Packet:
 
         return replace(self, changes)
 
-    def validate(self) -> list[Finding]:
+    def findings(self) -> list[Finding]:
         """Every reason this packet does not conform (empty when :func:`cmp.dumps` would write it)."""
-        from cmp._authoring import findings
+        from cmp._authoring import findings as packet_findings
 
-        return findings(self)
+        return packet_findings(self)
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
@@ -400,3 +400,11 @@ def _data(value: object, location: str) -> dict[str, Any]:
             item = list(item)
         out[member.name] = item
     return out
+
+
+# The public model; the rest of this module (Known, from_obj, to_obj, build) serves the library.
+__all__ = ["Attempt", "Decision", "Method", "Packet", "Project", "Provenance"]
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -73,8 +73,8 @@ class Redaction:
     # default, so default output stays as the reference's. The member is ``profile`` in
     # the JSON output too, where programs read it.
     profile: str = dataclasses.field(default=DEFAULT_RULES, kw_only=True)
-    # Where the match starts in the source text, once asked for (cmp.Report.located,
-    # cmp.locate); None until then.
+    # Where the match starts in the source text, once asked for (cmp.Report.located());
+    # None until then.
     position: Position | None = dataclasses.field(default=None, kw_only=True)
 
     @property

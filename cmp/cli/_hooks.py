@@ -23,17 +23,17 @@ import sys
 from typing import Any
 
 from cmp._display import display_name, visible
-from cmp._local_store import Store, StoreError, default_store_path, project_folder
 from cmp.cli._new import DraftError, read_draft
 from cmp.cli._output import EXIT_OK, EXIT_USAGE, Output, error_line
 from cmp.cli._store import run_save as run_save_file
 from cmp.cli._store import save_and_say
 from cmp.findings import PacketError
 from cmp.model import Packet
+from cmp.store import Store, StoreError, default_store_path, project_folder
 
 # A hook's input is a small JSON object; more than this is not one.
 MAX_HOOK_INPUT = 1 << 20
-# Where the agent keeps its hand-off, in the project's folder (cmp._local_store.project_folder):
+# Where the agent keeps its hand-off, in the project's folder (cmp.store.project_folder):
 # beside the store, wherever in the project the session's working directory is.
 HANDOFF = os.path.join(".cmp", "handoff.json")
 # The events at which a session hands off.

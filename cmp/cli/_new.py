@@ -11,7 +11,6 @@ from cmp._canonical import file_bytes
 from cmp._display import describe, display_name
 from cmp._example import example_packet
 from cmp._intake import MAX_PACKET_BYTES, decode_text, parse_json
-from cmp._local_store import Store, StoreError, is_store_id
 from cmp._redaction._scan import redact
 from cmp.cli._judge import NoPacket, packet_from_file
 from cmp.cli._output import EXIT_FAIL, EXIT_OK, EXIT_USAGE, Output, error_line
@@ -19,6 +18,7 @@ from cmp.cli._rewrite import WriteRefused, create_atomically, refuse_unless_regu
 from cmp.cli._sources import SourceError, read_source
 from cmp.findings import PacketError
 from cmp.model import Packet
+from cmp.store import Store, StoreError, is_store_id
 
 
 class _Refused(Exception):

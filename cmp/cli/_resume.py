@@ -9,13 +9,13 @@ import os
 import sys
 
 from cmp._display import display_name
-from cmp._local_store import PacketNotFound, Store, StoreError, default_store_path
 from cmp._redaction._hit import RedactionError
-from cmp._render import left_out, render
+from cmp._resume import left_out, resume_block
 from cmp.cli._hooks import HookRefused, hook_folder, hook_input, hook_store, refuse, warn_of_problems
 from cmp.cli._judge import NoPacket, packet_from_file
 from cmp.cli._output import EXIT_FAIL, EXIT_OK, EXIT_USAGE, Output, error_line
 from cmp.model import Packet
+from cmp.store import PacketNotFound, Store, StoreError, default_store_path
 
 
 def _refuse(message: str, status: int = EXIT_USAGE) -> HookRefused:
@@ -79,7 +79,7 @@ def run_resume(args: argparse.Namespace, out: Output) -> int:
         if packet is None:
             return EXIT_OK  # a session with nothing to resume starts as it would have
         try:
-            block = render(
+            block = resume_block(
                 packet,
                 style=args.style,
                 max_chars=args.max_chars,

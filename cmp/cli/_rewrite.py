@@ -9,6 +9,7 @@ import stat
 import time
 
 from cmp._display import describe, file_kind
+from cmp._files import sync_folder, write_synced
 from cmp.cli._output import ExitStatus, Output, error_line
 from cmp.cli._signals import StopSignals
 from cmp.cli._sources import Source, SourceError, read_source
@@ -113,7 +114,7 @@ def write_atomically(path: str, data: bytes, *, read: Source | None = None, forc
             if temporary is not None:
                 _remove(temporary)  # after a late signal the rename is done and this finds nothing
             raise
-    _sync_folder(folder)
+    sync_folder(folder)
 
 
 def create_atomically(path: str, data: bytes) -> None:
@@ -135,7 +136,7 @@ def create_atomically(path: str, data: bytes) -> None:
         finally:
             if temporary is not None:
                 _remove(temporary)
-    _sync_folder(folder)
+    sync_folder(folder)
 
 
 # A temporary file is named for the file it will replace: ``.cmp-<name>-<random>.tmp``
@@ -195,30 +196,12 @@ def _temporary(folder: str, name: str, data: bytes, stop: StopSignals) -> str:
     try:
         with stop.deferred():  # a signal between creating and naming it would leak the file
             fd, temporary = tempfile.mkstemp(dir=folder, prefix=_temporary_prefix(name), suffix=_SUFFIX)
-            stream = os.fdopen(fd, "wb")
-        with stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
+        write_synced(fd, data)
     except BaseException:  # a full disk, a stop signal (raised as the deferred block ends)
         if temporary is not None:
             _remove(temporary)
         raise
     return temporary
-
-
-def _sync_folder(folder: str) -> None:
-    """fsync the folder, so that the rename itself survives a crash (best effort)."""
-    try:
-        folder_fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(folder_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(folder_fd)
 
 
 def bad_write_options(command: str, args: argparse.Namespace) -> bool:

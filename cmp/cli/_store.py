@@ -1,7 +1,7 @@
 """``save``, ``ls`` and ``show``: the local store (:class:`cmp.Store`) from the command line.
 
 Every command takes ``--store PATH``; without it, the store is where
-:func:`cmp._local_store.default_store_path` finds it (``CMP_STORE``, else the project's
+:func:`cmp.store.default_store_path` finds it (``CMP_STORE``, else the project's
 ``.cmp/packets``). What a stored packet's text shows goes through the redaction rules
 first: a packet saved with ``--allow-unredacted`` keeps its secret in the file, never in
 the listing.
@@ -14,7 +14,6 @@ import json
 from typing import Any
 
 from cmp._display import display_name
-from cmp._local_store import PacketConflict, Store, StoreError, UnredactedPacket
 from cmp._messages import withheld
 from cmp._pipeline import policy_of
 from cmp._scrub import scrub
@@ -24,6 +23,7 @@ from cmp.cli._render import report_lines
 from cmp.cli._sources import SourceError, packet_in_file, read_source
 from cmp.findings import PacketError
 from cmp.model import Packet
+from cmp.store import PacketConflict, Store, StoreError, UnredactedPacket
 
 # ls shows at most this many characters of a goal (a goal may be 280).
 GOAL_SHOWN = 72

@@ -19,7 +19,7 @@ The store's tools work on one local store (:class:`cmp.Store`, given to
 :func:`build_server`): ``save`` stores a packet (the one tool that writes; saving the same
 packet again writes nothing, so it is idempotent, and no stored file is ever replaced),
 ``ls`` lists the stored packets, ``show`` gives one, ``resume`` gives one's resume block
-(:func:`cmp.render`), the newest head when no id is named. What the store holds reaches
+(:func:`cmp.resume_block`), the newest head when no id is named. What the store holds reaches
 the agent masked: a packet saved with ``allow_unredacted`` is shown with each redaction
 match replaced by its placeholder, never as it is.
 
@@ -52,12 +52,12 @@ from typing import TYPE_CHECKING, Any
 import cmp
 from cmp._example import example_packet
 from cmp._lint import RULES
-from cmp._local_store import PacketConflict, PacketNotFound, is_store_id
 from cmp._redaction._hit import Redaction
 from cmp._redaction._rules import checked_rules, placeholder
 from cmp._redaction._scan import replace_matches, scan
-from cmp._render import STYLES, estimate_tokens, one_line
+from cmp._resume import STYLES, estimate_tokens, one_line
 from cmp.schema import annotated_schema
+from cmp.store import PacketConflict, PacketNotFound, is_store_id
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -502,7 +502,7 @@ def _rendered(store: cmp.Store, arguments: Mapping[str, Any]) -> tuple[cmp.Packe
     """The packet ``resume`` is asked for, its block, and the block's text as answered (masked)."""
     packet = _stored(store, arguments.get("id"))
     try:
-        block = cmp.render(
+        block = cmp.resume_block(
             packet,
             style=arguments.get("style", "markdown"),
             max_chars=arguments.get("max_chars"),
@@ -515,7 +515,7 @@ def _rendered(store: cmp.Store, arguments: Mapping[str, Any]) -> tuple[cmp.Packe
             "allow_unredacted true for its block with each match replaced by its placeholder",
             redactions=hits,
         ) from None
-    except ValueError as exc:  # a max_chars the block cannot fit in: render says how many it needs
+    except ValueError as exc:  # a max_chars the block cannot fit in: resume_block says how many it needs
         raise _Refused(str(exc)) from None
     text: str = _masked(block.text)
     return packet, block, text
@@ -1065,3 +1065,10 @@ def serve_stdio(server: Server[Any]) -> None:
     from cmp.integrations._mcp_stdio import serve
 
     anyio.run(serve, server)
+
+
+__all__ = ["LISTED_PACKETS", "LS_LIMIT", "LS_MAX", "PACKET_URI", "RESOURCES", "build_server", "serve_stdio"]
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -86,7 +86,7 @@ def _verdict(value: Any) -> cmp.Packet | dict[str, Any]:
     """The packet ``value`` is, or the context of the error that refuses it."""
     hits: list[cmp.Redaction] = []
     if isinstance(value, cmp.Packet):
-        found = value.validate()
+        found = value.findings()
         packet = value if not found else None
     elif isinstance(value, Mapping):
         packet = None
@@ -125,3 +125,6 @@ def pydantic_json_schema() -> dict[str, Any]:
         "description": "A Core Memory Packet of any supported version (docs/specification.md).",
         "oneOf": [json.loads(json.dumps(load_schema(version))) for version in SUPPORTED_VERSIONS],
     }
+
+
+__all__ = ["ERROR_TYPE", "WithheldInput", "pydantic_core_schema", "pydantic_json_schema"]

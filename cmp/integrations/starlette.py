@@ -7,7 +7,7 @@ stream, at most 32,769 bytes of it (413 beyond that, the rest never read), and r
 :func:`cmp.check` on exactly those bytes::
 
     from fastapi import Depends, FastAPI
-    from cmp.server import Received, install, packet_intake
+    from cmp.integrations.starlette import Received, install, packet_intake
 
     app = FastAPI()
     install(app)  # refusals as application/problem+json; validation errors without the body
@@ -31,8 +31,7 @@ another origin can post ``text/plain`` without a CORS preflight, never
 unread. A client that goes away mid-body ends its request quietly: no answer (there is
 no one to read it) and nothing logged.
 
-Needs Starlette (FastAPI brings it): the ``server`` extra. Its public name is
-:mod:`cmp.server`, which re-exports it.
+Needs Starlette (FastAPI brings it): the ``starlette`` extra.
 """
 
 import json
@@ -51,7 +50,9 @@ try:  # the `server` extra; FastAPI brings it too (and Starlette brings anyio)
     from starlette.requests import ClientDisconnect, Request
     from starlette.responses import Response
 except ImportError as exc:  # pragma: no cover - the extra is installed where this is tested
-    raise ImportError("cmp.server needs Starlette (the server extra): pip install 'starlette>=0.37'") from exc
+    raise ImportError(
+        "cmp.integrations.starlette needs Starlette (the starlette extra): pip install 'starlette>=0.37'"
+    ) from exc
 
 if TYPE_CHECKING:
     from cmp._redaction._rules import Rules

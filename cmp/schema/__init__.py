@@ -275,3 +275,21 @@ def _draft_node(node: Mapping[str, Any], location: str, *, optional: bool) -> di
     # (pydantic writes an Optional so); a type list (["object", "null"]) is refused by some.
     words.append("Null when there is none.")
     return {"anyOf": [value, {"type": "null"}], "description": " ".join(words)}
+
+
+__all__ = [
+    "DRAFT_KEYWORDS",
+    "SUPPORTED_VERSIONS",
+    "WRITER_FILLED",
+    "Member",
+    "annotated_schema",
+    "draft_schema",
+    "layout",
+    "load_schema",
+    "members",
+    "schema_bytes",
+]
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

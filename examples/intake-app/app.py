@@ -27,7 +27,7 @@ from typing import Annotated, Any
 from fastapi import Depends, FastAPI, HTTPException, Response
 
 import cmp
-from cmp.server import BODY_DEADLINE, PROBLEM_TYPE, Received, install, packet_intake
+from cmp.integrations.starlette import BODY_DEADLINE, PROBLEM_TYPE, Received, install, packet_intake
 
 CAPACITY = 1_000  # packets the store holds
 

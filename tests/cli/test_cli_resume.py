@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import cmp
-from cmp._render import estimate_tokens
+from cmp._resume import estimate_tokens
 from tests.support.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,7 +63,7 @@ def hook_event(event: str, cwd: Path, **members: str) -> str:
 def test_resume_of_a_file_prints_the_block_and_its_size() -> None:
     result = run_cli("resume", str(EXAMPLES / "typical-v0.2.json"), text=True, env=environment())
     assert result.returncode == 0, result.stderr
-    block = cmp.render(typical())
+    block = cmp.resume_block(typical())
     assert _ageless(result.stdout) == _ageless(block.text)
     chars, tokens = len(result.stdout), estimate_tokens(result.stdout)
     assert result.stderr == f"cmp: resume: {chars:,} characters, about {tokens:,} tokens\n"
@@ -105,9 +105,9 @@ def test_resume_of_the_store_gives_the_latest_head_or_the_id(tmp_path: Path) -> 
     store.save(child)
     latest = run_cli("resume", "--store", str(store.path), "-q", text=True, env=environment())
     assert latest.returncode == 0 and "Make the batched writer the default." in latest.stdout
-    assert _ageless(latest.stdout) == _ageless(cmp.render(child).text)
+    assert _ageless(latest.stdout) == _ageless(cmp.resume_block(child).text)
     by_id = run_cli("resume", root.id, "-q", text=True, env=environment(CMP_STORE=str(store.path)))
-    assert by_id.returncode == 0 and _ageless(by_id.stdout) == _ageless(cmp.render(root).text)
+    assert by_id.returncode == 0 and _ageless(by_id.stdout) == _ageless(cmp.resume_block(root).text)
 
 
 def test_resume_of_a_missing_id_or_an_empty_store_is_one_line_exit_2(tmp_path: Path) -> None:
@@ -171,7 +171,7 @@ def test_the_session_start_hook_answers_with_the_block_as_additional_context(tmp
     answer = json.loads(result.stdout)
     assert list(answer) == ["hookSpecificOutput"]
     assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
-    assert _ageless(answer["hookSpecificOutput"]["additionalContext"]) == _ageless(cmp.render(packet).text)
+    assert _ageless(answer["hookSpecificOutput"]["additionalContext"]) == _ageless(cmp.resume_block(packet).text)
 
 
 def test_the_session_start_hook_with_an_empty_store_says_nothing(tmp_path: Path) -> None:

@@ -188,7 +188,7 @@ def test_a_client_gone_mid_body_is_answered_499_with_no_error_escaping_the_app(e
 @pytest.mark.parametrize("deadline", [0, -1, float("nan"), float("inf"), True, "10"])
 def test_a_body_deadline_that_is_no_number_of_seconds_is_refused_when_the_intake_is_built(deadline: Any) -> None:
     require("starlette")
-    from cmp.server import packet_intake
+    from cmp.integrations.starlette import packet_intake
 
     with pytest.raises(ValueError, match="deadline"):
         packet_intake(body_deadline=deadline)

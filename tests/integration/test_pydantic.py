@@ -131,7 +131,7 @@ def test_a_good_packet_still_validates_and_serializes_as_before() -> None:
     assert json.loads(batch.model_dump_json()) == {"packets": [packet.to_dict()], "reply": None}
 
 
-# --- FastAPI: a bare app, without cmp.server.install --------------------------------------------
+# --- FastAPI: a bare app, without cmp.integrations.starlette.install --------------------------------------------
 
 
 @pytest.fixture(scope="module")

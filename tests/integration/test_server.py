@@ -107,7 +107,7 @@ def test_the_body_is_read_only_to_one_byte_past_the_limit() -> None:
     require("starlette")
     from starlette.requests import Request
 
-    from cmp.server import PacketRejected, read_body
+    from cmp.integrations.starlette import PacketRejected, read_body
 
     asked = 0
 
@@ -241,7 +241,7 @@ def test_a_declared_oversize_body_is_refused_before_it_is_read() -> None:
     require("starlette")
     from starlette.requests import Request
 
-    from cmp.server import PacketRejected, read_body
+    from cmp.integrations.starlette import PacketRejected, read_body
 
     asked = 0
 

@@ -50,7 +50,7 @@ def test_every_draft_the_schema_accepts_is_a_packet_or_findings_by_path(drawn: t
             assert finding.keyword  # the bound that was broken
             assert _exists(draft, finding.path), (finding, draft)
         return
-    assert packet.validate() == []
+    assert packet.findings() == []
     assert packet.ltm_version == version
     assert cmp.loads(cmp.dumps(packet)) == packet
     # What the draft said is what the packet holds: its draft, null for every empty member.

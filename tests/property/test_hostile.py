@@ -31,7 +31,7 @@ def in_canonical_form(packet: cmp.Packet) -> cmp.Packet:
 
 def assert_well_formed(report: cmp.Report) -> None:
     for finding in report.errors:
-        assert finding.code in cmp.FINDING_CODES
+        assert finding.code in cmp.findings.CODES
         assert (finding.keyword is not None) == (finding.code == "schema")
         line = str(finding)
         assert "\n" not in line and "\r" not in line

@@ -52,7 +52,7 @@ def test_new_converts_nested_mappings_and_takes_model_objects_alike() -> None:
     assert from_mappings.methods == (cmp.Method("run-tests", "always", "make test"),)
     assert from_mappings.attempts == (cmp.Attempt("t", "failed", "l"),)
     assert from_mappings.provenance == cmp.Provenance(confidence="high")
-    assert from_mappings.validate() == []
+    assert from_mappings.findings() == []
     assert cmp.loads(cmp.dumps(from_mappings)) == from_mappings
 
 
@@ -95,11 +95,11 @@ def test_new_writes_a_version_and_identity_it_is_given() -> None:
 
 
 def test_validate_is_what_dumps_refuses() -> None:
-    assert cmp.loads(encode(full())).validate() == []
+    assert cmp.loads(encode(full())).findings() == []
     bad = hand_built(goal="", next_step="n", tags=["Bad"])
     with pytest.raises(cmp.PacketError) as caught:
         cmp.dumps(bad)
-    assert bad.validate() == list(caught.value.findings) and len(bad.validate()) == 2
+    assert bad.findings() == list(caught.value.findings) and len(bad.findings()) == 2
 
 
 @pytest.mark.parametrize("version", ["0.1", "0.2"])
@@ -164,7 +164,7 @@ def test_source_hash() -> None:
     assert cmp.source_hash(b"abc") == "sha256:" + hashlib.sha256(b"abc").hexdigest()
     assert cmp.source_hash("é") == cmp.source_hash("é".encode())
     packet = cmp.Packet.new(goal="g", next_step="n", provenance={"source_hash": cmp.source_hash(b"session log")})
-    assert packet.validate() == []
+    assert packet.findings() == []
     with pytest.raises(TypeError, match=r"takes bytes or str, not int"):
         cmp.source_hash(1)  # type: ignore[arg-type]
 
@@ -185,7 +185,7 @@ def test_replace_agrees_with_the_long_way(packet: cmp.Packet, member: str) -> No
     value = {"goal": "", "next_step": "x" * 1025, "tags": ["UPPER"], "decisions": [{"what": "", "why": ""}]}[member]
     typed = [cmp.Decision("", "")] if member == "decisions" else value
     by_hand = dataclasses.replace(packet, **{member: typed})
-    expected = by_hand.validate()
+    expected = by_hand.findings()
     if expected:
         with pytest.raises(cmp.PacketError) as caught:
             packet.replace(**{member: value})
@@ -221,7 +221,7 @@ def test_the_example_packet_of_each_version_is_good_and_always_the_same(version:
     from cmp._example import example_packet
 
     packet = example_packet(version)
-    assert packet.ltm_version == version and packet.validate() == []
+    assert packet.ltm_version == version and packet.findings() == []
     assert cmp.redact(packet, rules="extended") == [] and cmp.lint(packet) == []
     assert cmp.dumps(example_packet(version)) == cmp.dumps(packet)  # its own id and created_at, not fresh ones
 

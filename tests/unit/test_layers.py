@@ -20,7 +20,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "cmp"
 
 # Lowest first.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    # the leaves: the public finding types, the bounded memo, generated code, the redaction patterns (both tables)
+    # the leaves: the public finding types, the bounded memo, generated code, the redaction patterns (both tables),
+    # durable file writes
     (
         "cmp.findings",
         "cmp._memo",
@@ -31,6 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "cmp._matcher",
         "cmp.schema",
         "cmp._display",
+        "cmp._files",
     ),
     # what messages show of packet text (they ask both pattern tables first); created_at rules; bytes to Python data
     ("cmp._messages", "cmp._timestamps", "cmp._intake"),
@@ -46,15 +48,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cmp._quick", "cmp._authoring"),  # the quick path; writing packets: values in, a conforming packet out
     # check, loads; scrub; migrate; chains; the example packet of each version; the server's store, read-only
     ("cmp._pipeline", "cmp._scrub", "cmp._migrate", "cmp._chain", "cmp._example", "cmp._reference_store"),
-    ("cmp._render",),  # the resume block: a judged, scrubbed packet as the next session's context
-    ("cmp._local_store",),  # the local store: a folder of packet files, checked and chained as they are read
+    ("cmp._resume",),  # the resume block: a judged, scrubbed packet as the next session's context
+    ("cmp.store",),  # the local store: a folder of packet files, checked and chained as they are read
     ("cmp",),  # the public API
     # the integrations, over the public API: this library inside other frameworks
     (
         "cmp.integrations",
         "cmp.integrations.pydantic",  # cmp.Packet as a pydantic type (and a FastAPI body)
         "cmp.integrations.starlette",  # the raw-bytes HTTP intake for Starlette and FastAPI apps
-        "cmp.server",  # the same, under its public name
         "cmp.integrations._mcp_stdio",  # the MCP server's bounded stdio transport
         "cmp.integrations.mcp",  # the MCP server's tools, for an agent that writes packets
     ),

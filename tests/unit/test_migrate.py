@@ -33,7 +33,7 @@ def test_there_are_v01_vectors_to_migrate() -> None:
 @pytest.mark.parametrize("packet", V01)
 def test_every_v01_vector_migrates_up_and_back(packet: cmp.Packet) -> None:
     up = cmp.migrate(packet, "0.2")
-    assert up.ltm_version == "0.2" and up.validate() == []
+    assert up.ltm_version == "0.2" and up.findings() == []
     assert {**up.to_dict(), "ltm_version": "0.1"} == packet.to_dict()  # only the version changed
     down = cmp.migrate(up, "0.1")
     assert down == packet and cmp.dumps(down) == cmp.dumps(packet)
@@ -71,7 +71,7 @@ def test_a_downgrade_that_would_lose_members_names_them_all() -> None:
     ]
     assert "drop" in caught.value.findings[0].message
     dropped = cmp.migrate(packet, "0.1", drop=True)
-    assert dropped.ltm_version == "0.1" and dropped.validate() == []
+    assert dropped.ltm_version == "0.1" and dropped.findings() == []
     assert (dropped.parent_id, dropped.success_criteria, dropped.methods) == ("", (), ())
     assert dropped.decisions[0].consequences == "" and dropped.attempts[0].confidence == ""
     assert (dropped.id, dropped.goal, dropped.tags) == (packet.id, packet.goal, packet.tags)

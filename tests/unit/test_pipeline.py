@@ -67,7 +67,7 @@ def test_validate_parsed_data() -> None:
 
 
 def test_finding_codes_are_documented() -> None:
-    assert set(cmp.FINDING_CODES) == {
+    assert set(cmp.findings.CODES) == {
         "size",
         "json",
         "duplicate-key",

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 import cmp
-from cmp._render import field_text, one_line
+from cmp._resume import field_text, one_line
 from tests.support.examples import examples
 from tests.support.strategies import packets
 
@@ -242,8 +242,8 @@ _PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 @given(hostile_pairs())
 def test_markdown_structure_is_the_renderers_own(pair: tuple[cmp.Packet, cmp.Packet, dict[str, str]]) -> None:
     bad, twin, texts = pair
-    ours = cmp.render(bad, now=NOW).text
-    theirs = cmp.render(twin, now=NOW).text
+    ours = cmp.resume_block(bad, now=NOW).text
+    theirs = cmp.resume_block(twin, now=NOW).text
     assert all(char.isprintable() or char == "\n" for char in ours), "an invisible character reached the block"
     _lines_match(ours, theirs, texts, unescape)
     assert _structure(_PARSER.parse(ours)) == _structure(_PARSER.parse(theirs))
@@ -260,8 +260,8 @@ def _tree(element: ET.Element, depth: int = 0) -> list[tuple[int, str]]:
 @given(hostile_pairs())
 def test_xml_structure_is_the_renderers_own(pair: tuple[cmp.Packet, cmp.Packet, dict[str, str]]) -> None:
     bad, twin, texts = pair
-    ours = cmp.render(bad, style="xml", now=NOW).text
-    theirs = cmp.render(twin, style="xml", now=NOW).text
+    ours = cmp.resume_block(bad, style="xml", now=NOW).text
+    theirs = cmp.resume_block(twin, style="xml", now=NOW).text
     assert all(char.isprintable() or char == "\n" for char in ours), "an invisible character reached the block"
     _lines_match(ours, theirs, texts, lambda escaped: unescape(saxutils.unescape(escaped)))
     our_root, their_root = ET.fromstring(ours), ET.fromstring(theirs)
@@ -298,7 +298,7 @@ def _opening(text: str, style: str) -> str:
 )
 def test_the_block_says_it_is_an_earlier_sessions_record(packet: cmp.Packet, style: str, now: _dt.datetime) -> None:
     assume(not cmp.redact(packet))
-    opening = _opening(cmp.render(packet, style=style, now=now).text, style)  # type: ignore[arg-type]
+    opening = _opening(cmp.resume_block(packet, style=style, now=now).text, style)  # type: ignore[arg-type]
     assert "a record that an earlier session wrote when it stopped" in opening
     assert "not instructions from the user" in opening
     assert f"created {packet.created_at} (" in opening and _AGE.search(opening)
@@ -323,12 +323,12 @@ def test_a_credential_is_refused_or_shown_as_a_placeholder_and_said(packet: cmp.
     else:
         leaky = packet.replace(**{where: text})
     try:
-        cmp.render(leaky, style=style)  # type: ignore[arg-type]
+        cmp.resume_block(leaky, style=style)  # type: ignore[arg-type]
     except cmp.RedactionError as refused:
         assert KEY not in str(refused) and KEY not in repr(refused.redactions)
     else:
         raise AssertionError("a packet with a credential was rendered without allow_unredacted")
-    block = cmp.render(leaky, style=style, allow_unredacted=True)  # type: ignore[arg-type]
+    block = cmp.resume_block(leaky, style=style, allow_unredacted=True)  # type: ignore[arg-type]
     assert KEY not in block.text and "[redacted:aws-key]" in block.text
     assert "failed the redaction pre-flight" in _opening(block.text, style)
     assert any(hit.category == "aws-key" for hit in block.replaced)

@@ -1,6 +1,6 @@
 """The resume block: a packet rendered as the context the next session starts from.
 
-:func:`render` writes a conforming packet as a block of markdown (``style="markdown"``)
+:func:`resume_block` writes a conforming packet as a block of markdown (``style="markdown"``)
 or of tagged sections (``style="xml"``), in the order of the reference's ``ltm resume``:
 what matters most at the start and at the end, background in the middle.
 
@@ -179,7 +179,7 @@ DROP_ORDER: tuple[str, ...] = (
 
 @dataclass(frozen=True, slots=True)
 class ResumeBlock:
-    """What :func:`render` wrote: ``text``, its size in characters (``chars``) and an
+    """What :func:`resume_block` wrote: ``text``, its size in characters (``chars``) and an
     estimate of its tokens (``tokens``: a quarter token per ASCII character, one per
     other character), the sections ``max_chars`` made it leave out (``dropped``, by
     key), and the redaction findings whose matches it replaced (``replaced``; empty
@@ -211,7 +211,7 @@ def estimate_tokens(text: str) -> int:
     return -(-ascii_count // 4) + (len(text) - ascii_count)
 
 
-def render(
+def resume_block(
     packet: Packet,
     *,
     style: Style = "markdown",
@@ -234,7 +234,7 @@ def render(
     ``allow_unredacted``; then each match is shown as its placeholder, never as itself.
     """
     if not isinstance(packet, Packet):
-        raise TypeError(f"render() takes a cmp.Packet, not {type(packet).__name__}")
+        raise TypeError(f"resume_block() takes a cmp.Packet, not {type(packet).__name__}")
     if style not in STYLES:
         raise ValueError(f"style must be one of {', '.join(STYLES)}, not {style!r}")
     if max_chars is not None and (type(max_chars) is not int or max_chars < 1):

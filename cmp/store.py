@@ -43,11 +43,12 @@ from pathlib import Path
 from cmp._canonical import dumps, file_bytes
 from cmp._chain import chain
 from cmp._display import describe, display_name, visible
+from cmp._files import link_new, sync_folder, write_synced
 from cmp._intake import MAX_PACKET_BYTES
 from cmp._messages import quote
 from cmp._pipeline import check, redact
 from cmp._redaction._hit import Redaction, RedactionError
-from cmp._render import ResumeBlock, Style, render
+from cmp._resume import ResumeBlock, Style, resume_block
 from cmp._timestamps import instant
 from cmp.findings import PacketError, first_of
 from cmp.model import Packet
@@ -90,7 +91,7 @@ class PacketConflict(StoreError):
 
 class UnredactedPacket(StoreError, RedactionError):
     """The packet holds what the redaction rules find, and ``allow_unredacted`` was not given:
-    a :class:`cmp.RedactionError` (as :func:`cmp.render` raises) and a :class:`StoreError`.
+    a :class:`cmp.RedactionError` (as :func:`cmp.resume_block` raises) and a :class:`StoreError`.
 
     ``redactions`` lists the hits; the message names each by field and category only.
     """
@@ -253,7 +254,7 @@ class Store:
         try:
             try:
                 self._write_temporary(temporary, data)
-                linked = _link(temporary, final)
+                linked = link_new(temporary, final)
             except FileExistsError:
                 return self._same_or_conflict(id, final, canonical)
             except OSError as exc:
@@ -265,16 +266,12 @@ class Store:
                 pass
         if not linked:  # no hard links here: written in place, never over an existing file
             return self._create_in_place(id, final, data, canonical)
-        _sync_folder(self.path)
+        sync_folder(self.path)
         return SaveResult(id, final, True)
 
     @staticmethod
     def _write_temporary(temporary: Path, data: bytes) -> None:
-        fd = os.open(temporary, _CREATE, 0o666)  # the umask decides, as for any file the user makes
-        with os.fdopen(fd, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
+        write_synced(os.open(temporary, _CREATE, 0o666), data)  # the umask decides, as for any file the user makes
 
     def _create_in_place(self, id: str, final: Path, data: bytes, canonical: bytes) -> SaveResult:
         """Where the file system has no hard links: create the file exclusively and write it.
@@ -289,17 +286,14 @@ class Store:
         except OSError as exc:
             raise StoreError(f"cannot save to store {self._shown()}: {describe(exc)}; nothing was stored") from None
         try:
-            with os.fdopen(fd, "wb") as stream:
-                stream.write(data)
-                stream.flush()
-                os.fsync(stream.fileno())
+            write_synced(fd, data)
         except OSError as exc:
             try:
                 os.unlink(final)
             except OSError:
                 pass
             raise StoreError(f"cannot save to store {self._shown()}: {describe(exc)}; nothing was stored") from None
-        _sync_folder(self.path)
+        sync_folder(self.path)
         return SaveResult(id, final, True)
 
     def _same_or_conflict(self, id: str, final: Path, canonical: bytes) -> SaveResult:
@@ -440,30 +434,16 @@ class Store:
         allow_unredacted: bool = False,
         rules: Rules = "default",
     ) -> ResumeBlock:
-        """The resume block (:func:`cmp.render`) of the packet ``id``, or of :meth:`latest`.
+        """The resume block (:func:`cmp.resume_block`) of the packet ``id``, or of :meth:`latest`.
 
         :class:`PacketNotFound` for an id the store does not hold, or a store with no
-        packet; the rest as :func:`cmp.render` (a :class:`cmp.RedactionError` for a packet
+        packet; the rest as :func:`cmp.resume_block` (a :class:`cmp.RedactionError` for a packet
         stored with ``allow_unredacted`` unless it is given here too).
         """
         packet = self.get(id) if id is not None else self.latest()
         if packet is None:
             raise PacketNotFound(f"store {self._shown()} holds no packet to resume")
-        return render(packet, style=style, max_chars=max_chars, allow_unredacted=allow_unredacted, rules=rules)
-
-
-def _link(temporary: Path, final: Path) -> bool:
-    """Link ``temporary`` in as ``final``: True; FileExistsError if the name is taken; False
-    where the file system has no hard links (the caller writes in place instead)."""
-    try:
-        os.link(temporary, final)
-    except FileExistsError:
-        raise
-    except OSError as exc:
-        if exc.errno in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS):
-            return False
-        raise
-    return True
+        return resume_block(packet, style=style, max_chars=max_chars, allow_unredacted=allow_unredacted, rules=rules)
 
 
 def _read(path: Path) -> bytes:
@@ -521,20 +501,6 @@ def _foreign(entry: os.DirEntry[str], now: float) -> str | None:
     if not stat.S_ISREG(info.st_mode):
         return "not a regular file"
     return None
-
-
-def _sync_folder(folder: Path) -> None:
-    """fsync the folder, so that the new name survives a crash (best effort)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 __all__ = [

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cmp
-from cmp._local_store import (
+from cmp.store import (
     STALE_AFTER,
     PacketConflict,
     PacketNotFound,
@@ -101,7 +101,7 @@ def test_save_writes_the_file_form_of_the_canonical_bytes_once(tmp_path: Path) -
     store = cmp.Store(tmp_path / "deep" / "store")
     item = packet(1)
     first = store.save(item)
-    assert first == cmp._local_store.SaveResult(item.id, tmp_path / "deep" / "store" / f"{item.id}.json", True)
+    assert first == cmp.store.SaveResult(item.id, tmp_path / "deep" / "store" / f"{item.id}.json", True)
     assert first.path.read_bytes() == file_of(item)
     again = store.save(item)
     assert again.written is False and again.path == first.path
@@ -233,7 +233,7 @@ def test_resume_renders_the_latest_head_or_the_id_given(tmp_path: Path) -> None:
     store.save(child)
     latest = store.resume()
     assert latest.packet_id == child.id and "Ship the child fix." in latest.text
-    assert latest.text == cmp.render(child).text  # the age is counted in days: the same in both
+    assert latest.text == cmp.resume_block(child).text  # the age is counted in days: the same in both
     older = store.resume(root.id, style="xml")
     assert older.style == "xml" and older.packet_id == root.id
     with pytest.raises(PacketNotFound):
