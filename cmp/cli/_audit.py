@@ -61,7 +61,7 @@ from cmp.cli._batch import WorkersFailed, jsonl_file_shares, merged
 from cmp.cli._judge import ShareReading, Verdict, check_source, jsonl_sources, render_verdicts, verdict_size
 from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_line
 from cmp.cli._progress import Progress
-from cmp.cli._render import Block, json_entry, redaction_text
+from cmp.cli._render import Block
 from cmp.cli._results import Results
 from cmp.cli._runners import chosen_runner
 from cmp.cli._signals import Stopped, StopSignals, pending_stop
@@ -76,11 +76,11 @@ from cmp.cli._sources import (
     packet_in_file,
     read_source,
 )
+from cmp.cli.reporters import is_document, reporter
 from cmp.findings import Finding
 
 if TYPE_CHECKING:
     from cmp.cli._batch import Runner, Share
-    from cmp.cli._render import Line
 
 
 # How much of a row's id, owner or team a line shows (after the redaction screen).
@@ -106,7 +106,7 @@ class AuditOptions:
     whether text lines are coloured."""
 
     policy: Policy = DEFAULT_POLICY
-    format: Literal["text", "json", "sarif"] = "text"
+    format: str = "text"  # a name in cmp.cli.reporters.REPORTERS that audit offers
     show_found: bool = False
     by: Literal["owner", "team"] | None = None
     colour: bool = False
@@ -370,27 +370,8 @@ _NO_GROUP: dict[str, str | None] = {"owner": None, "team": None}
 
 def _verdict(item: Audited, options: AuditOptions) -> Verdict:
     """What the audit prints of a packet with findings, in the chosen format."""
-    report, found = item.report, item.found
-    if options.format == "json":
-        entry = {**item.about, **report.to_json(show_found=options.show_found), "audit": [f.to_json() for f in found]}
-        return Verdict(item.where, False, entries=(json_entry(entry),))
-    if options.format == "sarif":
-        from cmp.cli._sarif import audit_results
-
-        logical = None if item.file_line is not None or "id" not in item.about else item.about["id"]
-        results = audit_results(item.file, item.file_line, report, found, logical, show_found=options.show_found)
-        return Verdict(item.where, False, entries=tuple(results))
-    # A row's own error (its body holds no packet: row-body) is named by its keyword, as the audit's findings are.
-    lines: list[Line] = [
-        ("fail", f"{item.where}: {finding}" + (f" [{finding.keyword}]" if finding.code == "audit" else ""))
-        for finding in report.errors
-    ]
-    lines += [
-        ("fail", f"{item.where}: redaction {redaction_text(hit, show_found=options.show_found)}")
-        for hit in report.redactions
-    ]
-    lines += [("fail", f"{item.where}: {finding} [{finding.keyword}]") for finding in found]
-    return Verdict(item.where, False, lines=tuple(lines))
+    output = reporter(options.format).audit(item, show_found=options.show_found)
+    return Verdict(item.where, False, tuple(output))
 
 
 @dataclass(frozen=True, slots=True)
@@ -525,7 +506,7 @@ def _run(args: argparse.Namespace, out: Output, runner: Runner, options: AuditOp
         if store is not None:
             store.close()
     results.close()
-    if args.format != "text":
+    if is_document(args.format):  # the summary would be a line outside the document
         return run.status
     counts = ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items())) or "nothing to report"
     out.line(f"audit: {audited} packets, {flagged} with findings: {counts}")
