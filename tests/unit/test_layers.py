@@ -44,8 +44,18 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cmp._redaction._rules",),
     ("cmp._canonical", "cmp._positions"),  # typed packet to canonical bytes; findings placed in the text
     ("cmp._quick", "cmp._authoring"),  # the quick path; writing packets: values in, a conforming packet out
-    # check, loads; scrub; migrate; chains; the example packet of each version; the server's store, read-only
-    ("cmp._pipeline", "cmp._scrub", "cmp._migrate", "cmp._chain", "cmp._example", "cmp._reference_store"),
+    # check, loads; scrub; migrate; chains; the example packet of each version; the audit's wing and the
+    # server's store it reads, read-only
+    (
+        "cmp._pipeline",
+        "cmp._scrub",
+        "cmp._migrate",
+        "cmp._chain",
+        "cmp._example",
+        "cmp._audit",
+        "cmp._audit.reference_db",
+    ),
+    ("cmp._audit.rules",),  # what the audit finds in a stored packet: check's findings, and its row's or file's
     ("cmp._render",),  # the resume block: a judged, scrubbed packet as the next session's context
     ("cmp._local_store",),  # the local store: a folder of packet files, checked and chained as they are read
     ("cmp",),  # the public API
