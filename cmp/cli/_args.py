@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 
 from cmp import __version__
 from cmp.cli._output import EXIT_USAGE, error_line
-from cmp.cli._render import FORMATS
+from cmp.cli.reporters import choices_help, offered, phrases_help
 from cmp.schema import SUPPORTED_VERSIONS
 
 TYPE_CHECKING = False
@@ -120,12 +120,6 @@ def _examples(prog: str, *groups: Sequence[tuple[str, str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-_CHECK_FORMAT_HELP = (
-    "text (default): one line per finding or redaction hit, 'FILE:LINE:COLUMN: ...', or 'FILE: ok'; "
-    'json: one document {"version": 1, "results": [...]} with one result object per packet or unreadable source; '
-    "github: one GitHub Actions workflow command (an annotation) per finding; "
-    "sarif: one SARIF 2.1.0 log for code scanning"
-)
 _CHECK_OUTPUT = """\
 --format json prints one document {"results": [...]}: one result object per
 packet, in input order, with the members file (and line, for --jsonl), ok,
@@ -164,7 +158,6 @@ message}] (code "lint", keyword the rule id). --format sarif: one SARIF 2.1.0
 log, each lint finding a result of rule lint/<rule-id> (a warning, an error
 with --strict). --format github: one workflow command per finding.
 """
-_LINT_FORMAT_HELP = "text lines (default), one JSON document, a SARIF 2.1.0 log, or GitHub workflow commands"
 _RULES_OUTPUT = """\
 --format text: one line per rule, "ID  KIND  DESCRIPTION". --format json: one
 document {"version": 1, "rules": [{id, kind, description, help, url}]}, a
@@ -388,7 +381,8 @@ def _check_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> 
         "--jsonl", action="append", metavar="FILE", help="a JSON Lines file (- for stdin), one packet per line"
     )
     _add_jobs(check_cmd)
-    check_cmd.add_argument("--format", choices=FORMATS, help=_CHECK_FORMAT_HELP)
+    # The formats and what each prints come from the reporters' table, as for lint and audit.
+    check_cmd.add_argument("--format", choices=offered("check"), help=choices_help("check"))
     check_cmd.add_argument(
         "-q", "--quiet", action="store_true", help="print only what fails: nothing for a packet that is accepted"
     )
@@ -456,7 +450,7 @@ def _lint_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> N
     )
     lint_cmd.add_argument("files", nargs="+", metavar="FILE", help="packet files; - reads stdin")
     lint_cmd.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
-    lint_cmd.add_argument("--format", choices=FORMATS, help=_LINT_FORMAT_HELP)
+    lint_cmd.add_argument("--format", choices=offered("lint"), help=phrases_help("lint"))
     _add_lint_rules(lint_cmd)
     _show_found(lint_cmd)
     _add_rules(lint_cmd)
@@ -754,12 +748,7 @@ def _audit_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> 
     audit_cmd.add_argument(
         "--by", choices=("owner", "team"), help="after the summary, the packets with findings per owner or team"
     )
-    audit_cmd.add_argument(
-        "--format",
-        choices=("text", "json", "sarif"),
-        default="text",
-        help='text lines, one document {"version": 1, "results": [...]}, or a SARIF 2.1.0 log',
-    )
+    audit_cmd.add_argument("--format", choices=offered("audit"), default="text", help=phrases_help("audit"))
     audit_cmd.add_argument(
         "--deadline",
         type=float,

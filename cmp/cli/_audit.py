@@ -3,7 +3,7 @@
 The format lets a deployment scan again what it stores, for defence in depth; packets
 pushed with the override, or by writers that skip the pre-flight, sit in a store
 unchecked. The audit reads the store and never writes it, nor anything beside it
-(cmp._reference_store says how, and how much of a row it reads), so it can run while the server
+(cmp._audit.reference_db says how, and how much of a row it reads), so it can run while the server
 writes (WAL mode), and the file's bytes are left as they were.
 
 The store's table is ``packets(id TEXT PRIMARY KEY, created_at TEXT NOT NULL, goal TEXT
@@ -35,33 +35,27 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, NoReturn
+from typing import TYPE_CHECKING, Literal, NoReturn
 
-from cmp import Report, dumps
-from cmp._canonical import file_bytes
-from cmp._display import display_name
-from cmp._intake import size_finding
-from cmp._messages import unquoted
-from cmp._pipeline import DEFAULT_POLICY, Policy, judge, policy_of
-from cmp._reference_store import (
+from cmp._audit.reference_db import (
     Identity,
     Limits,
-    Row,
     Store,
     StoreChanged,
     StoreDeadline,
     StoreError,
     StoreStopped,
-    audit_finding,
     open_store,
-    row_findings,
     rows,
 )
+from cmp._audit.rules import Audited, audited_row, exported_file, exported_line
+from cmp._display import display_name
+from cmp._pipeline import DEFAULT_POLICY, Policy, policy_of
 from cmp.cli._batch import WorkersFailed, jsonl_file_shares, merged
 from cmp.cli._judge import ShareReading, Verdict, check_source, jsonl_sources, render_verdicts, verdict_size
 from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_line
 from cmp.cli._progress import Progress
-from cmp.cli._render import Block, json_entry, redaction_text
+from cmp.cli._render import Block
 from cmp.cli._results import Results
 from cmp.cli._runners import chosen_runner
 from cmp.cli._signals import Stopped, StopSignals, pending_stop
@@ -76,28 +70,15 @@ from cmp.cli._sources import (
     packet_in_file,
     read_source,
 )
-from cmp.findings import Finding
+from cmp.cli.reporters import is_document, reporter
 
 if TYPE_CHECKING:
     from cmp.cli._batch import Runner, Share
-    from cmp.cli._render import Line
 
-
-# How much of a row's id, owner or team a line shows (after the redaction screen).
-NAME_LIMIT = 128
 
 # How often a share read without locks is read again when a writer changed the file
-# under it (each time with locks, if the writer is still there: see cmp._reference_store).
+# under it (each time with locks, if the writer is still there: see cmp._audit.reference_db).
 READ_ATTEMPTS = 3
-
-
-def label(value: str | None) -> str | None:
-    """A row's id, owner or team as output shows it: withheld when a redaction pattern matches
-    in it (``(not shown: …)``), cut at NAME_LIMIT code points."""
-    if value is None:
-        return None
-    shown = unquoted(value)
-    return shown if len(shown) <= NAME_LIMIT else shown[:NAME_LIMIT] + "…"
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +87,7 @@ class AuditOptions:
     whether text lines are coloured."""
 
     policy: Policy = DEFAULT_POLICY
-    format: Literal["text", "json", "sarif"] = "text"
+    format: str = "text"  # a name in cmp.cli.reporters.REPORTERS that audit offers
     show_found: bool = False
     by: Literal["owner", "team"] | None = None
     colour: bool = False
@@ -259,10 +240,8 @@ class _Tally:
                     self.problems.append((item.file, item.message))
                     continue
                 self.packets += 1
-                report, found = item.report, item.found
-                if not report.ok or found:
-                    self.kinds.update(f.keyword or f.code for f in (*report.errors, *found))
-                    self.kinds.update(f"redaction {hit.category}" for hit in report.redactions)
+                if item.flagged:
+                    self.kinds.update(item.kinds())
                     if options.by:
                         self.groups[item.group[options.by]] += 1
                     self.verdicts.append(_verdict(item, options))
@@ -318,35 +297,15 @@ def _store_items(share: StoreShare, options: AuditOptions, reading: ShareReading
                 if count >= share.rows or reading.rendered >= SHARE_BYTES:
                     reading.rest = replace(share, first=rowid)
                     break
-                yield _audited_row(share, row, options)
+                yield audited_row(share.name, row, options.policy)
         store.verify()
     finally:
         store.close()
 
 
-def _audited_row(share: StoreShare, row: Row, options: AuditOptions) -> Audited:
-    """A row judged: its body's report (a body that holds no packet's bytes, or too many of
-    them, is refused for it), and what its columns are wrong about."""
-    ident, owner, team = label(row.id), label(row.owner_id), label(row.team_id)
-    about = {"id": ident, "owner_id": owner, "team_id": team, "deleted": row.deleted}
-    group = {"owner": owner, "team": team}
-    where = f"{share.name}[{ident}]"
-    if row.body is None:
-        if row.body_kind == "bytes":  # more than a packet holds: its length is known, its bytes were not read
-            why = size_finding(row.body_size)
-        else:
-            why = audit_finding("row-body", "$", f"the body is {row.body_kind}, not the packet's bytes")
-        report = Report.refused(options.policy, None, [why])
-        return Audited(where, share.name, None, report, row_findings(row, report), about, group)
-    report = judge(row.body, options.policy).located()
-    return Audited(where, share.name, None, report, row_findings(row, report), about, group)
-
-
 def _jsonl_items(share: JsonlShare, options: AuditOptions, reading: ShareReading) -> Iterator[Audited]:
     for source in jsonl_sources(share, reading):
-        report = check_source(source, options.policy).located()
-        about: dict[str, Any] = {"file": source.file, "line": source.line}
-        yield Audited(source.name, source.file, source.line, report, [], about, _NO_GROUP)
+        yield exported_line(source.name, source.file, source.line, check_source(source, options.policy).located())
 
 
 def _file_items(share: FilesShare, options: AuditOptions) -> Iterator[Audited | Unreadable]:
@@ -358,52 +317,13 @@ def _file_items(share: FilesShare, options: AuditOptions) -> Iterator[Audited | 
             yield Unreadable(name, str(exc))
             continue
         source = packet_in_file(replace(read, file=name))
-        report = check_source(source, options.policy).located()
-        found = []
-        if report.packet is not None and file_bytes(dumps(report.packet)) != read.data:
-            found.append(audit_finding("not-canonical", "$", "the file is not the packet's canonical bytes"))
-        yield Audited(source.file, source.file, None, report, found, {"file": source.file}, _NO_GROUP)
-
-
-_NO_GROUP: dict[str, str | None] = {"owner": None, "team": None}
+        yield exported_file(source.file, check_source(source, options.policy).located(), read.data)
 
 
 def _verdict(item: Audited, options: AuditOptions) -> Verdict:
     """What the audit prints of a packet with findings, in the chosen format."""
-    report, found = item.report, item.found
-    if options.format == "json":
-        entry = {**item.about, **report.to_json(show_found=options.show_found), "audit": [f.to_json() for f in found]}
-        return Verdict(item.where, False, entries=(json_entry(entry),))
-    if options.format == "sarif":
-        from cmp.cli._sarif import audit_results
-
-        logical = None if item.file_line is not None or "id" not in item.about else item.about["id"]
-        results = audit_results(item.file, item.file_line, report, found, logical, show_found=options.show_found)
-        return Verdict(item.where, False, entries=tuple(results))
-    # A row's own error (its body holds no packet: row-body) is named by its keyword, as the audit's findings are.
-    lines: list[Line] = [
-        ("fail", f"{item.where}: {finding}" + (f" [{finding.keyword}]" if finding.code == "audit" else ""))
-        for finding in report.errors
-    ]
-    lines += [
-        ("fail", f"{item.where}: redaction {redaction_text(hit, show_found=options.show_found)}")
-        for hit in report.redactions
-    ]
-    lines += [("fail", f"{item.where}: {finding} [{finding.keyword}]") for finding in found]
-    return Verdict(item.where, False, lines=tuple(lines))
-
-
-@dataclass(frozen=True, slots=True)
-class Audited:
-    """One packet judged: where it is, its report, and what its row disagrees on."""
-
-    where: str  # how a text line names it: store[id], file, file:line
-    file: str  # the store or file it is in
-    file_line: int | None  # its line in a JSON Lines export
-    report: Report
-    found: list[Finding]
-    about: dict[str, Any]  # what names it in JSON output (id, owner, team; or file, line)
-    group: dict[str, str | None]  # what --by counts it under
+    output = reporter(options.format).audit(item, show_found=options.show_found)
+    return Verdict(item.where, False, tuple(output))
 
 
 def _export_shares(folder: str, runner: Runner) -> Iterator[Share | Unreadable]:
@@ -525,7 +445,7 @@ def _run(args: argparse.Namespace, out: Output, runner: Runner, options: AuditOp
         if store is not None:
             store.close()
     results.close()
-    if args.format != "text":
+    if is_document(args.format):  # the summary would be a line outside the document
         return run.status
     counts = ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items())) or "nothing to report"
     out.line(f"audit: {audited} packets, {flagged} with findings: {counts}")

@@ -22,6 +22,7 @@ from cmp.cli._policy import PolicyError, RunPolicy, disabled_lint_rules, run_pol
 from cmp.cli._render import place, report_lines
 from cmp.cli._sources import Source, Unreadable, read_each
 from cmp.cli._summary import Summary
+from cmp.cli.reporters.text import advice_line
 from cmp.findings import Finding
 
 TYPE_CHECKING = False
@@ -48,11 +49,6 @@ def _form_lines(source: Source, report: Report) -> list[Line]:
     return [("fail", f"{place(source.file, None, position)}: not canonical: {why} (fmt --write rewrites it)")]
 
 
-def _advice_line(file: str, finding: Finding) -> str:
-    """Lint's own line: ``file:LINE:COLUMN: $.path: message [rule-id]``."""
-    return f"{place(file, None, finding.position)}: {finding}" + (f" [{finding.keyword}]" if finding.keyword else "")
-
-
 def gate_lines(
     source: Source, args: argparse.Namespace, policy: RunPolicy, disabled: frozenset[str]
 ) -> tuple[str, list[Line], tuple[tuple[str, str, str], ...]]:
@@ -69,7 +65,7 @@ def gate_lines(
     form = _form_lines(source, report) if judged.accepted else []
     advised = [f for f in lint(report.packet) if f.keyword not in disabled] if report.packet is not None else []
     tone: Tone = "fail" if args.strict else "warn"
-    advice = [(tone, _advice_line(source.file, finding)) for finding in locate(source.data, advised)]
+    advice = [(tone, advice_line(source.file, finding)) for finding in locate(source.data, advised)]
     lines = checked + form + advice
     if not judged.accepted:
         outcome = "failed"

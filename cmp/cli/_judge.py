@@ -14,9 +14,8 @@ from cmp import MAX_PACKET_BYTES, Report
 from cmp._intake import size_finding
 from cmp._pipeline import DEFAULT_POLICY, Policy, policy_of
 from cmp._pipeline import judge as judge_data
-from cmp.cli._output import JsonResults, coloured_line
 from cmp.cli._policy import DEFAULT_RUN, RunPolicy
-from cmp.cli._render import Block, file_line, json_entry, report_json, report_lines, where
+from cmp.cli._render import Block
 from cmp.cli._sources import (
     SHARE_BYTES,
     JsonlShare,
@@ -27,23 +26,25 @@ from cmp.cli._sources import (
     read_source,
     unreadable,
 )
-from cmp.findings import Position, first_of
+from cmp.cli.reporters import reporter
+from cmp.findings import first_of
 from cmp.model import Packet
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from cmp.cli._render import Format, Line
+    from cmp.cli._render import Line
 
 
 @dataclass(frozen=True, slots=True)
 class CheckOptions:
     """How ``check`` judges (its --lenient, --allow-unredacted and --rules, as one policy) and
-    renders: its --format, --show-found and --quiet (a source that is accepted prints nothing); ``colour`` colours
+    renders: its --format (a name in cmp.cli.reporters.REPORTERS: a worker is handed the
+    name, not the reporter), --show-found and --quiet (a source that is accepted prints nothing); ``colour`` colours
     text lines by tone (the output is a terminal that takes colour); ``run`` is how hits are
     reported (--ignore, --baseline, the scan of refused packets: :mod:`cmp.cli._policy`)."""
 
     policy: Policy = DEFAULT_POLICY
-    format: Format = "text"
+    format: str = "text"
     show_found: bool = False
     quiet: bool = False
     colour: bool = False
@@ -55,16 +56,14 @@ class Verdict:
     """A judged source, reduced to what the CLI prints.
 
     Only what the chosen format needs is rendered, and rendered where the source was
-    judged: a worker hands back text (``lines``, for the line formats: text, github;
-    each with its tone) or JSON texts (``entries``, for the document formats: the JSON
-    output's one result object, SARIF's results), which costs a fraction of the memory
+    judged: a worker hands back the reporter's pieces (``output``: text lines with their
+    tones, or a document's entries as JSON text), which costs a fraction of the memory
     and pickling of the report or its dictionaries.
     """
 
     name: str
     accepted: bool
-    lines: tuple[Line, ...] = ()
-    entries: tuple[str, ...] = ()
+    output: tuple[Line, ...] = ()
     matched: tuple[tuple[str, str, str], ...] = ()  # the baseline's entries it matched
 
 
@@ -107,46 +106,15 @@ def judge(source: Source, options: CheckOptions) -> Verdict:
     accepted, matched = judged.accepted, judged.matched
     if options.quiet and accepted:
         return Verdict(source.name, True, matched=matched)
-    if options.format == "json":
-        result = report_json(judged, show_found=show_found)
-        if line is not None:  # a JSON Lines packet: its positions on the file's own lines
-            for item in (*result["errors"], *result["redactions"]):
-                if "line" in item:
-                    item["line"] = file_line(file, line, Position(item["line"], item["column"]))
-        entry = {**where(file, line), **result, "error": None}
-        return Verdict(source.name, accepted, entries=(json_entry(entry),), matched=matched)
-    if options.format == "sarif":
-        from cmp.cli._sarif import report_results  # the formats CI uses are imported when used
-
-        entries = tuple(report_results(file, line, judged, show_found=show_found))
-        return Verdict(source.name, accepted, entries=entries, matched=matched)
-    if options.format == "github":
-        from cmp.cli._github import report_commands
-
-        return Verdict(
-            source.name, accepted, tuple(report_commands(file, line, judged, show_found=show_found)), matched=matched
-        )
-    return Verdict(
-        source.name, accepted, tuple(report_lines(file, line, judged, show_found=show_found)), matched=matched
-    )
+    output = reporter(options.format).check(file, line, judged, show_found=show_found)
+    return Verdict(source.name, accepted, tuple(output), matched=matched)
 
 
-def render_verdicts(verdicts: list[Verdict], format: Format, *, colour: bool = False) -> tuple[bytes, int]:
-    """Verdicts as the output's bytes, and how many document entries those hold: text
-    lines (coloured in the text format when ``colour``), or a fragment of the JSON
-    document or SARIF log."""
-    if format == "json":
-        entries = [entry for verdict in verdicts for entry in verdict.entries]
-        return JsonResults.fragment(entries), len(entries)
-    if format == "sarif":
-        from cmp.cli._sarif import SarifLog
-
-        results = [entry for verdict in verdicts for entry in verdict.entries]
-        return SarifLog.fragment(results), len(results)
-    # A workflow command must start its line: only the text format is ever coloured.
-    tinted = colour and format == "text"
-    lines = [coloured_line(text, tone if tinted else None) for verdict in verdicts for tone, text in verdict.lines]
-    return b"".join(lines), 0
+def render_verdicts(verdicts: list[Verdict], format: str, *, colour: bool = False) -> tuple[bytes, int]:
+    """Verdicts as the output's bytes in ``format``, and how many document entries those
+    hold: text lines (coloured when ``colour`` and the format takes colour), or a fragment
+    of a document."""
+    return reporter(format).fragment([piece for verdict in verdicts for piece in verdict.output], colour=colour)
 
 
 @dataclass(slots=True)
@@ -193,7 +161,7 @@ def jsonl_sources(share: JsonlShare, reading: ShareReading) -> Iterator[Source]:
 
 def verdict_size(verdict: Verdict) -> int:
     """About how much output a verdict renders to, in characters."""
-    return sum(len(text) for _, text in verdict.lines) + sum(len(entry) for entry in verdict.entries)
+    return sum(len(text) for _, text in verdict.output)
 
 
 def check_share(share: SourcesShare | JsonlShare, options: CheckOptions) -> Block:

@@ -8,7 +8,6 @@ be read or written.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from cmp._display import visible
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, TextIO
+    from typing import TextIO
 
 # SGR colours by a line's tone (cmp.cli._render.Tone): red, yellow, green.
 _COLOURS = {"fail": b"\x1b[31m", "warn": b"\x1b[33m", "ok": b"\x1b[32m"}
@@ -118,56 +117,6 @@ def error_line(text: str) -> None:
             sys.stderr.flush()
         except (OSError, ValueError):
             pass
-
-
-# The version of the ``--format json`` results document (check, lint, audit), its first member;
-# it changes only when a member's meaning changes or one is removed. The document's JSON
-# Schema ships in cmp/cli/schemas/check-report.schema.json.
-RESULTS_VERSION = 1
-
-
-class JsonResults:
-    """``{"version": 1, "results": [...]}`` written one entry at a time, as results arrive.
-
-    Holding every result until the end cost memory in proportion to the input (a
-    packet with thousands of errors has a result of megabytes). The bytes are those
-    ``json.dumps({"version": 1, "results": entries}, indent=2)`` writes for the whole list: each
-    entry is an object rendered with ``indent=2``, indented two levels more here.
-    """
-
-    def __init__(self, out: Output) -> None:
-        self.out = out
-        self.entries = 0
-        out.write(f'{{\n  "version": {RESULTS_VERSION},\n  "results": ['.encode())
-
-    _INDENT = "\n    "
-
-    def add(self, entry: str) -> None:
-        self.add_fragment(self.fragment([entry]), 1)
-
-    @classmethod
-    def fragment(cls, entries: list[str]) -> bytes:
-        """Entries as they stand in the document, less the separator before the first: what a
-        worker renders, so that the parent only writes it (:meth:`add_fragment`)."""
-        # JSON text holds no raw newline inside a string, so every newline is indentation.
-        text = ("," + cls._INDENT).join(entry.replace("\n", cls._INDENT) for entry in entries)
-        return text.encode("utf-8", "backslashreplace")
-
-    def add_fragment(self, fragment: bytes, entries: int) -> None:
-        """``entries`` entries rendered by :meth:`fragment`."""
-        if entries:
-            separator = "," + self._INDENT if self.entries else self._INDENT
-            self.out.write(separator.encode() + fragment)
-            self.entries += entries
-
-    def close(self, **after: Any) -> None:
-        """End the document; ``after`` are members written after the results (``"baseline"``)."""
-        members = "".join(
-            f',\n  "{name}": ' + json.dumps(value, ensure_ascii=False, indent=2).replace("\n", "\n  ")
-            for name, value in after.items()
-        )
-        self.out.write(("\n  ]" if self.entries else "]").encode() + members.encode("utf-8", "backslashreplace"))
-        self.out.write(b"\n}\n")
 
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2

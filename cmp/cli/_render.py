@@ -1,8 +1,9 @@
-"""What ``check`` prints for one result: text lines, or one JSON entry of the ``--format json`` document."""
+"""What every format says of one result alike: where it is, how it reads (its tone), a hit's
+text; check's text lines; a share's rendered block. Each format's own rendering is its
+reporter's (:mod:`cmp.cli.reporters`)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from cmp import Report
@@ -15,49 +16,15 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Literal
 
-    Format = Literal["text", "json", "github", "sarif"]
     # How a line reads: a failure, a warning (reported, but it does not fail the run), or
     # a success. The CLI colours lines by it on a terminal; the text itself says as much.
     Tone = Literal["fail", "warn", "ok"]
     Line = tuple[Tone, str]
 
-# check's output formats: lines (text, github) or one document (json, sarif).
-FORMATS: tuple[Format, ...] = ("text", "json", "github", "sarif")
-
-
-def json_entry(result: dict[str, Any]) -> str:
-    """One result as the JSON text ``--format json`` prints for it (two-space indent)."""
-    return json.dumps(result, ensure_ascii=False, indent=2)
-
 
 def where(file: str, line: int | None) -> dict[str, Any]:
     """The members that say which source a result is for: file, and line for --jsonl."""
     return {"file": file} if line is None else {"file": file, "line": line}
-
-
-def error_entry(file: str, line: int | None, message: str) -> str:
-    """The JSON entry of a source that could not be judged (see :func:`error_result`)."""
-    return json_entry(error_result(file, line, message))
-
-
-def error_result(file: str, line: int | None, message: str, **more: Any) -> dict[str, Any]:
-    """The result of a source that could not be judged.
-
-    It has the members of a judged one (nothing conforming, accepted or found; ``more``
-    adds a command's own, such as lint's), so a consumer reads every result alike;
-    ``error`` says why, where a judged one has null.
-    """
-    return {
-        **where(file, line),
-        "ok": False,
-        "conforming": False,
-        "accepted": False,
-        "version": None,
-        "errors": [],
-        "redactions": [],
-        **more,
-        "error": message,
-    }
 
 
 def redaction_text(redaction: Redaction, *, show_found: bool = False) -> str:
@@ -131,33 +98,13 @@ def report_lines(file: str, jsonl_line: int | None, report: Report | Judged, *, 
     return lines
 
 
-def report_json(judged: Judged, *, show_found: bool = False) -> dict[str, Any]:
-    """The JSON result of one judged report (:meth:`cmp.Report.to_json`'s members): its
-    redactions are the run's hits, each with ``"stage": "refused"`` when found in a refused
-    packet and ``"baseline"`` when a baseline is in use; ``ok`` and ``accepted`` are the run's."""
-    report = judged.report
-    result = report.to_json(show_found=show_found)
-    result["ok"] = report.conforming and judged.accepted
-    result["accepted"] = judged.accepted
-    redactions = []
-    for hit in judged.hits:
-        entry = hit.redaction.to_json(show_found=show_found)
-        if hit.refused:
-            entry["stage"] = "refused"
-        if hit.baseline is not None:
-            entry["baseline"] = hit.baseline
-        redactions.append(entry)
-    result["redactions"] = redactions
-    return result
-
-
 @dataclass(frozen=True, slots=True)
 class Block:
     """One share of a run's input judged and rendered where it was read (a worker, or this process).
 
     ``output`` is the share's results as the output's bytes: escaped (and coloured) text
     lines, or a fragment of the JSON document or SARIF log holding ``entries`` entries,
-    which the parent writes as they are (``add_fragment``). ``packets`` were judged, of
+    which the parent writes as they are (:meth:`cmp.cli.reporters.Sink.add`). ``packets`` were judged, of
     which ``failed`` were not accepted (or, in an audit, had findings); ``tally`` counts
     what a command sums over the run (the audit's finding kinds and groups).
 

@@ -2,57 +2,34 @@
 
 from __future__ import annotations
 
-from cmp.cli._output import JsonResults, Output, error_line
+from cmp.cli._output import Output, error_line
 from cmp.cli._progress import Progress
-from cmp.cli._render import Block, error_entry
+from cmp.cli._render import Block
+from cmp.cli.reporters import reporter
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from cmp.cli._render import Format
-    from cmp.cli._sarif import SarifLog
-
 
 class Results:
-    """Where the results of ``check`` and ``audit`` go: lines (text, github), or the streamed
-    JSON document or SARIF log; and what could not be read, in each of those."""
+    """Where the results of ``check`` and ``audit`` go: the reporter's output of ``format``
+    (lines, or a streamed document), and what could not be read, in it and on stderr."""
 
-    def __init__(self, out: Output, progress: Progress, *, format: Format) -> None:
-        self.out = out
+    def __init__(self, out: Output, progress: Progress, *, format: str) -> None:
         self.progress = progress
-        self.format = format
-        self.document = JsonResults(out) if format == "json" else None
-        self.log: SarifLog | None = None
-        if format == "sarif":
-            from cmp.cli._sarif import SarifLog
-
-            self.log = SarifLog(out)
+        self.sink = reporter(format).begin(out)
 
     def block(self, block: Block) -> None:
         """A share's results, rendered where it was judged, written as they are."""
-        sink = self.document or self.log
-        if sink is not None:
-            sink.add_fragment(block.output, block.entries)
-        elif block.output:
-            self.out.write(block.output)
+        self.sink.add(block.output, block.entries)
 
     def error(self, file: str, line: int | None, message: str) -> None:
-        """One line on stderr and, in a document or on GitHub, its own entry in the source's place."""
+        """One line on stderr and, where the format has a place for it, its own entry in the source's place."""
         self.progress.clear()
         error_line(f"{file if line is None else f'{file}:{line}'}: {message}")
-        if self.document is not None:
-            self.document.add(error_entry(file, line, message))
-        elif self.log is not None:
-            self.log.not_checked(file, line, message)
-        elif self.format == "github":
-            from cmp.cli._github import unreadable_command
-
-            self.out.line(unreadable_command(file, line, message))
+        self.sink.unreadable(file, line, message, {})
 
     def close(self, **after: Any) -> None:
-        """End the document or log; ``after`` are the JSON document's members after its results."""
-        if self.document is not None:
-            self.document.close(**after)
-        if self.log is not None:
-            self.log.close()
+        """End the output; ``after`` are the JSON document's members after its results."""
+        self.sink.close(after)

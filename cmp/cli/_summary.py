@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 
 from cmp.cli._output import Output, error_line
+from cmp.cli.reporters import is_document
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ class Summary:
         results that were not all written (nobody read them: the counts would mislead), a run
         cut short (:attr:`complete`), or a run of one source (its own line and the exit status
         already say all a count would)."""
-        if getattr(args, "quiet", False) or getattr(args, "format", "text") in ("json", "sarif"):
+        if getattr(args, "quiet", False) or is_document(getattr(args, "format", None)):
             return
         if out.lost or not self.complete:
             return

@@ -364,9 +364,9 @@ def test_a_without_rowid_table_is_one_line(tmp_path: Path) -> None:
 
 
 def test_the_store_gives_the_rows_within_the_bounds_in_rowid_order(tmp_path: Path) -> None:
-    """cmp._reference_store.rows: ``[first, last]`` with both ends in and None for no bound, deleted rows
+    """cmp._audit.reference_db.rows: ``[first, last]`` with both ends in and None for no bound, deleted rows
     only when asked for; a path opened on the first row asked for, a connection given left open."""
-    from cmp._reference_store import Row, StoreError, open_store, rows
+    from cmp._audit.reference_db import Row, StoreError, open_store, rows
 
     path = tmp_path / "ltm.db"
     connection = sqlite3.connect(path)

@@ -78,7 +78,7 @@ def test_a_text_column_that_is_not_utf8_is_a_finding_and_the_audit_reads_on(tmp_
 
 
 def test_no_sqlite_message_that_may_quote_row_data_is_shown() -> None:
-    from cmp._reference_store import sqlite_words
+    from cmp._audit.reference_db import sqlite_words
 
     quoting = sqlite3.OperationalError(f"Could not decode to UTF-8 column 'goal' with text '{AWS}\ufffd'")
     assert sqlite_words(quoting) == "OperationalError"

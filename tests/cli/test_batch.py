@@ -102,7 +102,7 @@ def test_shares_keep_their_order_across_processes() -> None:
     blocks = judged(sources, PLAIN, 2)
     assert all(isinstance(block, Block) for block in blocks)
     one_by_one = [judge(source, PLAIN) for source in sources]
-    expected = "".join(text + "\n" for verdict in one_by_one for _, text in verdict.lines)
+    expected = "".join(text + "\n" for verdict in one_by_one for _, text in verdict.output)
     assert b"".join(block.output for block in blocks if isinstance(block, Block)).decode() == expected
     assert sum(block.failed for block in blocks if isinstance(block, Block)) == 100
 

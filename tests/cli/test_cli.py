@@ -565,7 +565,7 @@ ON_FIRST_USE = (
     "cmp._scrub",
     "cmp.cli._new",
     "cmp._example",
-    "cmp._reference_store",
+    "cmp._audit",
     "cmp.integrations",
     "cmp.cli._dask",
     "hmac",  # a baseline's fingerprints

@@ -19,7 +19,7 @@ import pytest
 
 from cmp._pipeline import check
 from cmp.cli import main
-from cmp.cli._sarif import rules
+from cmp.cli.reporters.sarif import rules
 from tests.support.cli import run_cli
 from tests.support.extras import require
 from tests.support.packets import encode, full, put

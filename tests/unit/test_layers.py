@@ -46,8 +46,18 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cmp._redaction._rules",),
     ("cmp._canonical", "cmp._positions"),  # typed packet to canonical bytes; findings placed in the text
     ("cmp._quick", "cmp._authoring"),  # the quick path; writing packets: values in, a conforming packet out
-    # check, loads; scrub; migrate; chains; the example packet of each version; the server's store, read-only
-    ("cmp._pipeline", "cmp._scrub", "cmp._migrate", "cmp._chain", "cmp._example", "cmp._reference_store"),
+    # check, loads; scrub; migrate; chains; the example packet of each version; the audit's wing and the
+    # server's store it reads, read-only
+    (
+        "cmp._pipeline",
+        "cmp._scrub",
+        "cmp._migrate",
+        "cmp._chain",
+        "cmp._example",
+        "cmp._audit",
+        "cmp._audit.reference_db",
+    ),
+    ("cmp._audit.rules",),  # what the audit finds in a stored packet: check's findings, and its row's or file's
     ("cmp._resume",),  # the resume block: a judged, scrubbed packet as the next session's context
     ("cmp.store",),  # the local store: a folder of packet files, checked and chained as they are read
     ("cmp",),  # the public API
@@ -74,12 +84,20 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "cmp.cli._progress",  # the terminal's progress line
         "cmp.cli._signals",  # stop signals raised where the code is
         "cmp.cli._sources",  # files, stdin, JSON Lines: one Source record each
-        "cmp.cli._render",  # a result as text lines or a JSON entry
+        "cmp.cli._render",  # what every format says of a result alike: its place, its tone; check's text lines
         "cmp.cli._catalog",  # every rule a result can name: ids, descriptions, help texts, links
         "cmp.cli._difference",  # where a file first differs from its canonical bytes, and the diff
     ),
-    # a result as GitHub workflow commands; as SARIF results; a run's summary line
-    ("cmp.cli._github", "cmp.cli._sarif", "cmp.cli._summary"),
+    ("cmp.cli.reporters",),  # the output formats by name (--format's choices and help), and their protocol
+    # each format's reporter: text lines, GitHub workflow commands, the JSON document, the SARIF log;
+    # a run's summary line (left out in a document format)
+    (
+        "cmp.cli.reporters.text",
+        "cmp.cli.reporters.github",
+        "cmp.cli.reporters.json",
+        "cmp.cli.reporters.sarif",
+        "cmp.cli._summary",
+    ),
     # one source (and one share) judged; fmt --write; where a run's results go
     ("cmp.cli._judge", "cmp.cli._rewrite", "cmp.cli._results"),
     # many sources, worker processes, input order; the parser

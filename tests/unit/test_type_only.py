@@ -82,7 +82,6 @@ def test_the_search_finds_the_tables_it_is_for() -> None:
         ("cmp.findings", "CODES"),
         ("cmp.findings", "ADVICE_CODES"),
         ("cmp._redaction._rules", "RULES"),
-        ("cmp.cli._render", "FORMATS"),
     } <= found
 
 

@@ -1,4 +1,4 @@
-"""cmp._reference_store on real SQLite files: how a store is opened (read without locks only when no
+"""cmp._audit.reference_db on real SQLite files: how a store is opened (read without locks only when no
 writer holds it), and what a reader notices of a store that changed under it."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import cmp
-from cmp._reference_store import CHANGED_NAME, CHANGED_WRITTEN, StoreChanged, open_store, rows
+from cmp._audit.reference_db import CHANGED_NAME, CHANGED_WRITTEN, StoreChanged, open_store, rows
 from tests.support.stores import INSERT, packet, packet_row, store_of
 
 

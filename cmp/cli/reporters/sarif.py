@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -29,7 +30,8 @@ from cmp.findings import Finding, Position
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from cmp.cli._render import Tone
+    from cmp.cli._render import Line, Tone
+    from cmp.cli.reporters import Audited, Reporter, Sink
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 TOOL_NAME = "core-memory-packet"
@@ -267,25 +269,22 @@ class SarifLog:
         head, _ = _log_halves(self.notifications)
         out.write((head + '"results": [').encode("utf-8", "backslashreplace"))
 
-    def add(self, result: str) -> None:
-        self.add_fragment(self.fragment([result]), 1)
-
     @staticmethod
     def fragment(results: list[str]) -> bytes:
         """Results as they stand in the log, less what comes before the first: what a worker
-        renders, so that the parent only writes it (:meth:`add_fragment`)."""
+        renders, so that the parent only writes it (:meth:`add`)."""
         indent = _results_indent()
         text = ("," + indent).join(result.replace("\n", indent) for result in results)
         return text.encode("utf-8", "backslashreplace")
 
-    def add_fragment(self, fragment: bytes, results: int) -> None:
+    def add(self, fragment: bytes, results: int) -> None:
         """``results`` results rendered by :meth:`fragment`."""
         if results:
             separator = "," if self.results else ""
             self.out.write((separator + self._indent).encode() + fragment)
             self.results += results
 
-    def not_checked(self, file: str, jsonl_line: int | None, message: str) -> None:
+    def unreadable(self, file: str, jsonl_line: int | None, message: str, members: Mapping[str, Any]) -> None:
         """A source that could not be read or checked: a notification, and the run not successful."""
         physical: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(file)}}
         if jsonl_line is not None:
@@ -293,7 +292,39 @@ class SarifLog:
         location = {"physicalLocation": physical}
         self.notifications.append({"level": "error", "message": {"text": message}, "locations": [location]})
 
-    def close(self) -> None:
+    def close(self, after: Mapping[str, Any]) -> None:
         _, tail = _log_halves(self.notifications)
         closer = self._indent[:-2] + "]" if self.results else "]"
         self.out.write((closer + tail + "\n").encode("utf-8", "backslashreplace"))
+
+
+class Sarif:
+    """Each result's SARIF results as JSON text, in a log the parent streams (:class:`SarifLog`)."""
+
+    def check(self, file: str, jsonl_line: int | None, judged: Judged, *, show_found: bool) -> list[Line]:
+        return _pieces(report_results(file, jsonl_line, judged, show_found=show_found))
+
+    def lint(self, file: str, judged: Judged, findings: list[Finding], advice: Tone, *, show_found: bool) -> list[Line]:
+        # check's results only for a file check refuses, as in every format.
+        checked = report_results(file, None, judged, show_found=show_found) if not judged.accepted else []
+        return _pieces([*checked, *lint_results(file, None, findings, advice)])
+
+    def audit(self, item: Audited, *, show_found: bool) -> list[Line]:
+        # A row of a store has no lines: its results are placed on the packet's id in the store.
+        logical = None if item.file_line is not None or "id" not in item.about else item.about["id"]
+        found = audit_results(item.file, item.file_line, item.report, item.found, logical, show_found=show_found)
+        return _pieces(found)
+
+    def fragment(self, pieces: Sequence[Line], *, colour: bool) -> tuple[bytes, int]:
+        return SarifLog.fragment([result for _, result in pieces]), len(pieces)
+
+    def begin(self, out: Output) -> Sink:
+        return SarifLog(out)
+
+
+def _pieces(results: list[str]) -> list[Line]:
+    # A result's level is in its JSON; the tone beside it is only what a Line carries.
+    return [("fail", result) for result in results]
+
+
+REPORTER: Reporter = Sarif()

@@ -1,5 +1,5 @@
-"""The reference server's SQLite store, read and never written: its rows, and what a row
-and the body it holds disagree on.
+"""The reference server's SQLite store, read and never written: its rows, one at a time
+(what a row and the body it holds disagree on is :mod:`cmp._audit.rules`'s).
 
 The store's table is ``packets(id TEXT PRIMARY KEY, created_at TEXT NOT NULL, goal TEXT
 NOT NULL, body BLOB NOT NULL, deleted_at TEXT, owner_id TEXT, team_id TEXT)``; ``body``
@@ -36,18 +36,12 @@ import stat
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote as url_quote
 
-from cmp._canonical import dumps
 from cmp._display import describe, one_line
 from cmp._intake import MAX_PACKET_BYTES
-from cmp._messages import credential_in, quote
-from cmp._timestamps import instant
-from cmp.findings import Finding
-
-if TYPE_CHECKING:
-    from cmp._pipeline import Report
+from cmp._messages import credential_in
 
 # How long to wait for a lock another connection holds before giving up on the store.
 LOCK_SECONDS = 5
@@ -574,29 +568,3 @@ def _text(value: object) -> tuple[str, bool]:
         if len(value) == READ_LIMIT and exc.reason == "unexpected end of data":
             return _text(value[: exc.start])
         return value.decode("utf-8", "backslashreplace"), False
-
-
-def audit_finding(keyword: str, path: str, message: str) -> Finding:
-    """A finding of the audit's own (code ``audit``); ``keyword`` says which."""
-    return Finding("audit", path, message, keyword)
-
-
-def row_findings(row: Row, report: Report) -> list[Finding]:
-    """What is wrong with the row's columns, and what the row and a body that conforms disagree on.
-
-    A column that is not UTF-8 is named (never quoted) and not compared with the body.
-    """
-    found = [audit_finding("row-text", "$", f"the row's {name} is not UTF-8 text") for name in row.not_text]
-    packet = report.packet
-    if packet is None:
-        return found
-    if dumps(packet) != row.body:
-        found.append(audit_finding("not-canonical", "$", "the body is not the packet's canonical bytes"))
-    if "id" not in row.not_text and row.id != packet.id:
-        found.append(audit_finding("row-id", "$.id", f"the row's id is {quote(row.id)}, the body's {quote(packet.id)}"))
-    if "goal" not in row.not_text and row.goal != packet.goal:
-        found.append(audit_finding("row-goal", "$.goal", "the row's goal is not the body's"))
-    if "created_at" not in row.not_text and instant(row.created_at) != instant(packet.created_at):
-        message = f"the row's created_at {quote(row.created_at)} is not the body's {quote(packet.created_at)}"
-        found.append(audit_finding("row-created_at", "$.created_at", message))
-    return found

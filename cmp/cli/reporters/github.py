@@ -13,11 +13,13 @@ from __future__ import annotations
 from cmp import Report
 from cmp.cli._policy import Judged, as_judged
 from cmp.cli._render import file_line, hit_reading, redaction_text, tones
+from cmp.cli.reporters import LineReporter
 from cmp.findings import Finding, Position
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from cmp.cli._render import Line, Tone
+    from cmp.cli.reporters import Audited, Reporter
 
 _COMMAND: dict[Tone, str] = {"fail": "error", "warn": "warning", "ok": "notice"}
 _IN_MESSAGE = str.maketrans({"%": "%25", "\r": "%0D", "\n": "%0A"})
@@ -74,6 +76,21 @@ def lint_commands(file: str, jsonl_line: int | None, findings: list[Finding], to
     ]
 
 
-def unreadable_command(file: str, jsonl_line: int | None, message: str) -> str:
-    """A source that could not be read or checked, as an error on the file."""
-    return command("fail", message, file=file, line=jsonl_line, title="cmp: not checked")
+class GitHub(LineReporter):
+    def check(self, file: str, jsonl_line: int | None, judged: Judged, *, show_found: bool) -> list[Line]:
+        return report_commands(file, jsonl_line, judged, show_found=show_found)
+
+    def lint(self, file: str, judged: Judged, findings: list[Finding], advice: Tone, *, show_found: bool) -> list[Line]:
+        # check's findings only for a file check refuses: an accepted file's are none to annotate.
+        checked = report_commands(file, None, judged, show_found=show_found) if not judged.accepted else []
+        return checked + lint_commands(file, None, findings, advice)
+
+    def audit(self, item: Audited, *, show_found: bool) -> list[Line]:
+        raise NotImplementedError("audit does not offer github: an audited row has no file or line to annotate")
+
+    def unreadable_line(self, file: str, jsonl_line: int | None, message: str) -> str | None:
+        """A source that could not be read or checked, as an error on the file: the run's page shows it too."""
+        return command("fail", message, file=file, line=jsonl_line, title="cmp: not checked")
+
+
+REPORTER: Reporter = GitHub()
