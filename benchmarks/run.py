@@ -109,7 +109,7 @@ def stages(raw: bytes) -> tuple[str, dict[str, Callable[[], object]]]:
 
 
 def full_run(raw: bytes, rules: str = "default") -> None:
-    report = cmp.check(raw, rules=rules)  # type: ignore[arg-type]
+    report = cmp.check(raw, rule_set=rules)  # type: ignore[arg-type]
     if report.packet is not None:
         cmp.dumps(report.packet)
 
@@ -173,7 +173,7 @@ EXTENDED_PACKETS = ("typical", "quoted", "big", "dirty", "near-miss")
 
 
 def extended_costs(repeat: int) -> str:
-    """check + dumps with --rules extended against the default rules and json.loads (goal: typical within 5x).
+    """check + dumps with --rule-set extended against the default rules and json.loads (goal: typical within 5x).
 
     Every default verdict and finding is the same under both (asserted here, before timing).
     """
@@ -181,7 +181,7 @@ def extended_costs(repeat: int) -> str:
     packets = corpus.build()
     for name in EXTENDED_PACKETS:
         raw = packets[name]
-        default, extended = cmp.check(raw), cmp.check(raw, rules="extended")
+        default, extended = cmp.check(raw), cmp.check(raw, rule_set="extended")
         assert [r for r in extended.redactions if r.profile == "default"] == list(default.redactions), name
         assert extended.errors == default.errors, name
         timed = rounds_us(
@@ -211,7 +211,7 @@ def extended_costs(repeat: int) -> str:
         "redactions (default + extended)",
         "json.loads µs",
         "check+dumps µs",
-        "--rules extended µs",
+        "--rule-set extended µs",
         "default vs json.loads",
         "extended vs json.loads",
     ]

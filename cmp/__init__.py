@@ -7,7 +7,7 @@ The public API, all of it:
 - :func:`loads` — bytes or text to a typed :class:`Packet`, or :class:`PacketError`.
 - :func:`validate` — findings for a packet already parsed into Python data.
 - :func:`redact` — redaction findings (:class:`Redaction`) for a typed packet
-  (``rules="extended"`` adds the opt-in extended rule set).
+  (``rule_set="extended"`` adds the opt-in extended rule set).
 - :func:`scrub` — a typed packet with every redaction match replaced by a placeholder.
 - :func:`migrate` — a typed packet as another supported version.
 - :func:`lint` — advice on the writing rules for a typed packet (``lint`` findings; never a verdict).

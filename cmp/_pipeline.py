@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from cmp import _intake, _quick, _validation
 from cmp._canonical import growth_finding
 from cmp._redaction._hit import Redaction
-from cmp._redaction._rules import RULES, RuleSet, rule_set
+from cmp._redaction._rules import RULE_SETS, RuleSet, rule_set_named
 from cmp._validation import builder, validate
 from cmp.findings import Finding, PacketError
 from cmp.model import Packet
@@ -17,43 +17,44 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from cmp._redaction._rules import Rules
+    from cmp._redaction._rules import RuleSetName
 
 
 @dataclass(frozen=True, slots=True)
 class Policy:
     """How :func:`check` judges: ``lenient`` (schema errors do not refuse the packet, and
     its raw data is scanned), ``allow_unredacted`` (redaction findings do not block it)
-    and ``rules`` (the rule set the pre-flight runs). ``rule_set`` is the rule set
-    ``rules`` names; an unknown name is a ValueError (a TypeError for a non-string).
+    and ``rule_set`` (the name of the rule set the pre-flight runs: "default" or
+    "extended"). ``rules`` is that rule set; an unknown name is a ValueError (a TypeError
+    for a non-string).
     """
 
     lenient: bool = False
     allow_unredacted: bool = False
-    rules: Rules = "default"
-    rule_set: RuleSet = field(init=False, repr=False, compare=False)
+    rule_set: RuleSetName = "default"
+    rules: RuleSet = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "rule_set", rule_set(self.rules))
+        object.__setattr__(self, "rules", rule_set_named(self.rule_set))
 
 
 # A check names its policy by three values; the eight that are valid are made once, so a
 # check looks its policy up instead of building and validating one (about 1 µs).
 _POLICIES: dict[tuple[object, object, object], Policy] = {
-    (lenient, allow, rules): Policy(lenient, allow, rules)
+    (lenient, allow, name): Policy(lenient, allow, name)
     for lenient in (False, True)
     for allow in (False, True)
-    for rules in RULES
+    for name in RULE_SETS
 }
 DEFAULT_POLICY = Policy()
 
 
-def policy_of(lenient: bool = False, allow_unredacted: bool = False, rules: Rules = "default") -> Policy:
+def policy_of(lenient: bool = False, allow_unredacted: bool = False, rule_set: RuleSetName = "default") -> Policy:
     """The :class:`Policy` of these values (one object for each valid combination)."""
     try:
-        return _POLICIES[lenient, allow_unredacted, rules]
+        return _POLICIES[lenient, allow_unredacted, rule_set]
     except (KeyError, TypeError):  # not a bool, or not a rule set's name: Policy says what
-        return Policy(lenient, allow_unredacted, rules)
+        return Policy(lenient, allow_unredacted, rule_set)
 
 
 @dataclass(frozen=True, slots=True, repr=False, kw_only=True)
@@ -150,9 +151,9 @@ class Report:
             "errors": [f.to_json() for f in self.errors],
             "redactions": [r.to_json(show_found=show_found) for r in self.redactions],
         }
-        named = self.policy.rule_set.named
+        named = self.policy.rules.named
         if named is not None:  # default output stays as the reference's
-            out["rules"] = named
+            out["rule_set"] = named
         return out
 
 
@@ -161,23 +162,23 @@ def check(
     *,
     lenient: bool = False,
     allow_unredacted: bool = False,
-    rules: Rules = "default",
+    rule_set: RuleSetName = "default",
 ) -> Report:
     """Judge raw packet bytes (or text). Never raises for bad packet content.
 
     The quick path (:mod:`cmp._quick`) answers for a conforming packet written without
     a backslash; everything else, and every finding, comes from :func:`check_long`.
-    ``rules="extended"`` adds the extended rule set (:mod:`cmp._redaction._extended`) to
+    ``rule_set="extended"`` adds the extended rule set (:mod:`cmp._redaction._extended`) to
     the pre-flight; a ValueError names an unknown rule set.
     """
-    return judge(data, policy_of(lenient, allow_unredacted, rules))
+    return judge(data, policy_of(lenient, allow_unredacted, rule_set))
 
 
 def judge(data: bytes | bytearray | memoryview | str, policy: Policy) -> Report:
     """:func:`check` under ``policy``."""
     data = _readable(data)
     raw = _utf8_or_none(data) if isinstance(data, str) else data
-    quick = _quick.read(raw, policy.rule_set) if raw is not None else None
+    quick = _quick.read(raw, policy.rules) if raw is not None else None
     if quick is None:
         # Text already encoded goes on as bytes: encoded once, not again by the long way.
         return _long(data, data if raw is None else raw, policy)
@@ -190,13 +191,13 @@ def check_long(
     *,
     lenient: bool = False,
     allow_unredacted: bool = False,
-    rules: Rules = "default",
+    rule_set: RuleSetName = "default",
 ) -> Report:
     """The long way: every check in order, writing findings; the same report check() gives
     (for the same inputs: a bytearray or memoryview is read as its bytes)."""
     data = _readable(data)
     raw = _utf8_or_none(data) if isinstance(data, str) else data
-    return _long(data, data if raw is None else raw, policy_of(lenient, allow_unredacted, rules))
+    return _long(data, data if raw is None else raw, policy_of(lenient, allow_unredacted, rule_set))
 
 
 def _long(source: bytes | str, data: bytes | str, policy: Policy) -> Report:
@@ -219,7 +220,7 @@ def _long(source: bytes | str, data: bytes | str, policy: Policy) -> Report:
     grown = growth_finding(packet, len(data))
     if grown is not None:
         return _refused(routed, [grown], obj, policy, source)
-    return _conforming_report(routed, packet, tuple(policy.rule_set.redact(packet)), policy, source)
+    return _conforming_report(routed, packet, tuple(policy.rules.redact(packet)), policy, source)
 
 
 def _conforming_report(
@@ -229,10 +230,10 @@ def _conforming_report(
     return Report(version=version, errors=(), redactions=redactions, packet=packet, policy=policy, source=source)
 
 
-def redact(packet: Packet, *, rules: Rules = "default") -> list[Redaction]:
+def redact(packet: Packet, *, rule_set: RuleSetName = "default") -> list[Redaction]:
     """Redaction findings for a typed :class:`cmp.Packet`, in the reference's order; with
-    ``rules="extended"``, the extended rule set's findings follow (``profile="extended"``)."""
-    return rule_set(rules).redact(packet)
+    ``rule_set="extended"``, the extended rule set's findings follow (``profile="extended"``)."""
+    return rule_set_named(rule_set).redact(packet)
 
 
 def _readable(data: object) -> bytes | str:
@@ -252,7 +253,7 @@ def _refused(
 ) -> Report:
     """The report of a packet that parsed but does not conform; lenient mode still scans it
     (with the extended rules, every string and member name in it as well)."""
-    redactions = policy.rule_set.redact_obj(obj) if policy.lenient else ()
+    redactions = policy.rules.redact_obj(obj) if policy.lenient else ()
     return Report.refused(policy, source, errors, version=version, redactions=redactions)
 
 

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, NamedTuple, TypeVar
 from cmp import _intake
 from cmp._messages import BoundedPath, member_step, member_steps
 from cmp._redaction._hit import Redaction
-from cmp._redaction._rules import rule_set
+from cmp._redaction._rules import rule_set_named
 from cmp.findings import Finding, Position
 
 if TYPE_CHECKING:
@@ -388,7 +388,7 @@ def _hits_by_text(texts: list[str], rules: str) -> Iterator[tuple[int, list[_Hit
     """The hits of a rule set in each of ``texts``, by index: one scan, each text its own
     field (named by its place in the list)."""
     by_index: dict[int, list[_HitKey]] = {}
-    for hit in rule_set(rules).scan([(str(index), text) for index, text in enumerate(texts)]):
+    for hit in rule_set_named(rules).scan([(str(index), text) for index, text in enumerate(texts)]):
         by_index.setdefault(int(hit.field), []).append((hit.category, hit.at, hit.length))
     yield from by_index.items()
 

@@ -49,7 +49,7 @@ from cmp.model import Attempt, Decision, Packet, build
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from cmp._redaction._rules import Rules
+    from cmp._redaction._rules import RuleSetName
 
 Style = Literal["markdown", "xml"]
 STYLES: tuple[Style, ...] = get_args(Style)
@@ -217,7 +217,7 @@ def resume_block(
     style: Style = "markdown",
     max_chars: int | None = None,
     allow_unredacted: bool = False,
-    rules: Rules = "default",
+    rule_set: RuleSetName = "default",
     now: _dt.datetime | None = None,
 ) -> ResumeBlock:
     """The resume block of ``packet``: what the next session reads to pick up its work.
@@ -230,7 +230,7 @@ def resume_block(
     age is counted to.
 
     Raises :class:`cmp.PacketError` for a packet :func:`cmp.dumps` refuses, and
-    :class:`cmp.RedactionError` for one with redaction findings under ``rules`` unless
+    :class:`cmp.RedactionError` for one with redaction findings under ``rule_set`` unless
     ``allow_unredacted``; then each match is shown as its placeholder, never as itself.
     """
     if not isinstance(packet, Packet):
@@ -246,7 +246,7 @@ def resume_block(
     elif now.utcoffset() is None:
         raise ValueError("now must be an aware datetime (with a tzinfo)")
     dumps(packet)  # a PacketError for a packet that does not conform
-    blocked = redact(packet, rules=rules)
+    blocked = redact(packet, rule_set=rule_set)
     if blocked and not allow_unredacted:
         raise RedactionError(blocked)
     # What the block shows: every match of either rule set, in every member it prints (id,

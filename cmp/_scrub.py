@@ -7,7 +7,7 @@ no placeholder matches any pattern (asserted for each table by cmp._redaction._r
 match a pass finds consumes at least one character of the text the writer gave, and
 that text runs out. Nothing outside the matches changes.
 
-With ``rules="extended"`` the extended rule set's matches are replaced too (placeholders
+With ``rule_set="extended"`` the extended rule set's matches are replaced too (placeholders
 named by their categories, ``[redacted:openai-key]``): in the default fields after the
 default patterns' in every pass, and in the extra fields the extended rules read
 (``project``, ``provenance``, ``tags``, method names). A placeholder can break such a
@@ -23,12 +23,12 @@ from typing import Any
 from cmp._authoring import from_dict
 from cmp._patterns import Pattern
 from cmp._redaction._hit import Redaction
-from cmp._redaction._rules import Replacer, RuleSet, placeholder, rule_set
+from cmp._redaction._rules import Replacer, RuleSet, placeholder, rule_set_named
 from cmp.model import Packet, to_obj
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from cmp._redaction._rules import Rules
+    from cmp._redaction._rules import RuleSetName
 
 __all__ = ["placeholder", "scrub"]
 
@@ -37,26 +37,26 @@ __all__ = ["placeholder", "scrub"]
 _FIELD_NAME = re.compile(r"([a-z_]+)(?:\[(\d+)\])?(?:\.([a-z_]+))?")
 
 
-def scrub(packet: Packet, *, rules: Rules = "default") -> tuple[Packet, list[Redaction]]:
+def scrub(packet: Packet, *, rule_set: RuleSetName = "default") -> tuple[Packet, list[Redaction]]:
     """(the packet with every match replaced by its placeholder, one Redaction per match).
 
     Raises :class:`cmp.PacketError` when the result does not conform: the packet did not
     to begin with, or a placeholder longer than its match pushed a field past its
-    maximum length (the finding names the field). ``rules="extended"`` replaces the
+    maximum length (the finding names the field). ``rule_set="extended"`` replaces the
     extended rule set's matches too (see the module's docstring).
     """
     if not isinstance(packet, Packet):
         raise TypeError(f"scrub() takes a cmp.Packet, not {type(packet).__name__}")
-    data, replaced = scrubbed_data(packet, rules)
+    data, replaced = scrubbed_data(packet, rule_set)
     return from_dict(data), replaced
 
 
-def scrubbed_data(packet: Packet, rules: Rules = "default") -> tuple[dict[str, Any], list[Redaction]]:
+def scrubbed_data(packet: Packet, rule_set: RuleSetName = "default") -> tuple[dict[str, Any], list[Redaction]]:
     """The packet's JSON data with every match replaced, not yet judged (what :func:`scrub`
     validates, and what cmp.render shows when a placeholder made a field too long)."""
     data = to_obj(packet)
     replaced: list[Redaction] = []
-    for fields, replacers in rule_set(rules).scrub_passes(data):
+    for fields, replacers in rule_set_named(rule_set).scrub_passes(data):
         for name, text in fields:
             clean = _scrubbed(name, text, replaced, replacers)
             if clean != text:

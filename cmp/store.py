@@ -55,7 +55,7 @@ from cmp.model import Packet
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from cmp._redaction._rules import Rules
+    from cmp._redaction._rules import RuleSetName
 
 # A ULID as its canonical text: 26 characters of Crockford's base32 in upper case (no I,
 # L, O or U), the first at most 7 so that the whole fits in 128 bits.
@@ -432,7 +432,7 @@ class Store:
         style: Style = "markdown",
         max_chars: int | None = None,
         allow_unredacted: bool = False,
-        rules: Rules = "default",
+        rule_set: RuleSetName = "default",
     ) -> ResumeBlock:
         """The resume block (:func:`cmp.resume_block`) of the packet ``id``, or of :meth:`latest`.
 
@@ -443,7 +443,9 @@ class Store:
         packet = self.get(id) if id is not None else self.latest()
         if packet is None:
             raise PacketNotFound(f"store {self._shown()} holds no packet to resume")
-        return resume_block(packet, style=style, max_chars=max_chars, allow_unredacted=allow_unredacted, rules=rules)
+        return resume_block(
+            packet, style=style, max_chars=max_chars, allow_unredacted=allow_unredacted, rule_set=rule_set
+        )
 
 
 def _read(path: Path) -> bytes:

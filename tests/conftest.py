@@ -95,7 +95,7 @@ def _no_forced_colour(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(autouse=True)
 def _no_configuration(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The CLI's settings from the environment (CMP_RULES, CMP_FORMAT, ..., CMP_CONFIG) of the
+    """The CLI's settings from the environment (CMP_RULE_SET, CMP_FORMAT, ..., CMP_CONFIG) of the
     shell the suite runs in would change what the tests expect; a test that wants one sets it."""
     from cmp.cli._config import CONFIG_VARIABLE, OPTIONS
 

@@ -1,6 +1,6 @@
 """The extended rule set: opt-in patterns for the credentials agents actually hold.
 
-``rules="extended"`` (``--rules extended``) adds these to the pre-flight. They are this
+``rule_set="extended"`` (``--rule-set extended``) adds these to the pre-flight. They are this
 implementation's extension, not part of the format: the reference's ten patterns
 (:mod:`cmp._redaction._scan`) stay the conformance contract, and with the default rules
 nothing here runs. With the extended rules:

@@ -1,7 +1,7 @@
 """The redaction rule sets by name: the one place that knows which exist and what each runs.
 
-``rules="default"`` is the format's pre-flight (specification 8): the reference's ten
-patterns over the scanned fields (:mod:`cmp._redaction._scan`). ``rules="extended"`` is
+``rule_set="default"`` is the format's pre-flight (specification 8): the reference's ten
+patterns over the scanned fields (:mod:`cmp._redaction._scan`). ``rule_set="extended"`` is
 this implementation's opt-in extension (:mod:`cmp._redaction._extended`): the default
 rules exactly as they are, then more patterns over more fields, their findings marked
 ``profile="extended"``. Everything that differs between the two (which findings a
@@ -37,10 +37,10 @@ if TYPE_CHECKING:
 
     from cmp.model import Packet
 
-    Rules = Literal["default", "extended"]
+    RuleSetName = Literal["default", "extended"]
 
-RULES: tuple[Rules, ...] = ("default", "extended")
-assert RULES[0] == DEFAULT_RULES, "the default rule set comes first"
+RULE_SETS: tuple[RuleSetName, ...] = ("default", "extended")
+assert RULE_SETS[0] == DEFAULT_RULES, "the default rule set comes first"
 
 # One pass of replacements over a text (:func:`cmp._redaction._scan.replace_matches` and
 # the extended table's), each replacement written by ``replacement(pattern, match, offset)``.
@@ -72,9 +72,9 @@ _placeholders_match_nothing(CATEGORIES, [_scan.matches_anywhere])
 
 
 class RuleSet:
-    """A rule set the pre-flight can run, by its name (``rules=``).
+    """A rule set the pre-flight can run, by its name (``rule_set=``).
 
-    ``name`` is what ``rules=`` takes and what its own findings carry in
+    ``name`` is what ``rule_set=`` takes and what its own findings carry in
     ``Redaction.profile``; ``named`` is the name output shows (None for the default
     rules, so default output stays as the reference's); ``categories`` are the
     categories its own findings can name (the extended rules': their table's, then the
@@ -83,7 +83,7 @@ class RuleSet:
     (the extended rules report the default findings first).
     """
 
-    name: Rules
+    name: RuleSetName
     named: str | None
     categories: tuple[str, ...]
     tables: tuple[RuleSet, ...]
@@ -126,15 +126,15 @@ class RuleSet:
         return found
 
     def __repr__(self) -> str:
-        return f"<rules {self.name!r}>"
+        return f"<rule set {self.name!r}>"
 
     def __reduce__(self) -> tuple[Callable[[object], RuleSet], tuple[str]]:
         # One object per rule set, in a worker process too: it travels as its name.
-        return rule_set, (self.name,)
+        return rule_set_named, (self.name,)
 
 
 class _Default(RuleSet):
-    name: Rules = "default"
+    name: RuleSetName = "default"
     named = None
     categories = CATEGORIES
 
@@ -163,7 +163,7 @@ class _Default(RuleSet):
 
 
 class _Extended(RuleSet):
-    name: Rules = "extended"
+    name: RuleSetName = "extended"
     named = "extended"
 
     def __init__(self) -> None:
@@ -240,16 +240,16 @@ def _extended_table() -> _Table:
 DEFAULT: RuleSet = _Default()
 EXTENDED: RuleSet = _Extended()
 _BY_NAME: dict[str, RuleSet] = {rules.name: rules for rules in (DEFAULT, EXTENDED)}
-assert tuple(_BY_NAME) == RULES, "every name in Rules has its rule set"
+assert tuple(_BY_NAME) == RULE_SETS, "every name in RuleSetName has its rule set"
 
 
-def rule_set(rules: object) -> RuleSet:
-    """The rule set ``rules`` names; a ValueError for an unknown name (a TypeError for a non-string)."""
-    if not isinstance(rules, str):
-        raise TypeError(f"rules must be a str, not {type(rules).__name__}")
-    found = _BY_NAME.get(rules)
+def rule_set_named(name: object) -> RuleSet:
+    """The rule set ``name`` names; a ValueError for an unknown name (a TypeError for a non-string)."""
+    if not isinstance(name, str):
+        raise TypeError(f"rule_set must be a str, not {type(name).__name__}")
+    found = _BY_NAME.get(name)
     if found is None:
-        raise ValueError(f"rules must be one of {', '.join(map(repr, RULES))}, not {quote(rules)}")
+        raise ValueError(f"rule_set must be one of {', '.join(map(repr, RULE_SETS))}, not {quote(name)}")
     return found
 
 
@@ -258,6 +258,6 @@ def finder(redaction: Redaction) -> RuleSet:
     return _BY_NAME[redaction.profile]
 
 
-def checked_rules(rules: object) -> Rules:
-    """``rules`` if it names a rule set, else the error :func:`rule_set` raises."""
-    return rule_set(rules).name
+def checked_rule_set(name: object) -> RuleSetName:
+    """``name`` if it names a rule set, else the error :func:`rule_set_named` raises."""
+    return rule_set_named(name).name

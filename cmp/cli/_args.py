@@ -35,7 +35,7 @@ _CHECK_EXAMPLES = (
     ("cat packet.json | {prog} check -", "read the packet from stdin"),
     ("{prog} check --jsonl packets.jsonl --jobs 2", "one packet per line, results per line, both cores"),
     ("{prog} check --lenient old.json", "report schema errors as warnings, exit 0"),
-    ("{prog} check --rules extended packet.json", "also look for API tokens, keys and passwords in URLs"),
+    ("{prog} check --rule-set extended packet.json", "also look for API tokens, keys and passwords in URLs"),
 )
 _FMT_EXAMPLES = (
     ("{prog} fmt packet.json", "print the canonical bytes and one final newline"),
@@ -314,12 +314,12 @@ def _add_store(command: argparse.ArgumentParser) -> None:
 
 
 def _add_rules(command: argparse.ArgumentParser, help_text: str = _RULES_HELP) -> None:
-    # None: not given; cmp.cli._config fills it from CMP_RULES, the pyproject.toml table or "default".
-    command.add_argument("--rules", choices=("default", "extended"), help=help_text)
+    # None: not given; cmp.cli._config fills it from CMP_RULE_SET, the pyproject.toml table or "default".
+    command.add_argument("--rule-set", choices=("default", "extended"), help=help_text)
 
 
 _CONFIG_NOTE = (
-    "a setting not given as a flag is read from its environment variable (CMP_RULES, ...), else from "
+    "a setting not given as a flag is read from its environment variable (CMP_RULE_SET, ...), else from "
     "[tool.core-memory-packet] in the nearest pyproject.toml (docs/configuration.md)"
 )
 
@@ -339,11 +339,8 @@ def _add_walk(command: argparse.ArgumentParser) -> None:
 
 
 def _add_lint_rules(command: argparse.ArgumentParser) -> None:
-    """--[no-]strict and --disable: lint's settings (lint-strict, lint-disable), for lint and gate."""
+    """--[no-]strict: lint's setting (lint-strict), for lint and gate."""
     command.add_argument("--strict", action=argparse.BooleanOptionalAction, help="lint findings fail too (exit 1)")
-    command.add_argument(
-        "--disable", dest="lint_disable", action="append", metavar="RULE", help="leave out a lint rule (repeatable)"
-    )
 
 
 def _add_exit_zero(command: argparse.ArgumentParser) -> None:
@@ -352,14 +349,18 @@ def _add_exit_zero(command: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_ignore(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "--ignore",
-        action="append",
-        metavar="RULE",
-        help="leave out the findings of a redaction rule (redaction/aws-key; a prefix such as redaction/extended "
-        "names all of its rules): they are neither reported nor fail the run (repeatable; CI output only)",
-    )
+_IGNORE_HELP = (
+    "leave out the findings of a redaction rule (redaction/aws-key; a prefix such as redaction/extended "
+    "names all of its rules): they are neither reported nor fail the run (repeatable; CI output only)"
+)
+_IGNORE_LINT_HELP = (
+    "leave out the findings of a rule: a redaction rule (redaction/aws-key) or a lint rule (lint/sentences); "
+    "a prefix such as redaction/extended or lint names all of its rules (repeatable)"
+)
+
+
+def _add_ignore(command: argparse.ArgumentParser, help_text: str = _IGNORE_HELP) -> None:
+    command.add_argument("--ignore", action="append", metavar="RULE", help=help_text)
     command.add_argument(
         "--select",
         action="append",
@@ -455,7 +456,7 @@ def _lint_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> N
     _show_found(lint_cmd)
     _add_rules(lint_cmd)
     _add_walk(lint_cmd)
-    _add_ignore(lint_cmd)
+    _add_ignore(lint_cmd, _IGNORE_LINT_HELP)
     _add_exit_zero(lint_cmd)
 
 
@@ -521,7 +522,7 @@ def _gate_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> N
     _show_found(gate_cmd)
     _add_rules(gate_cmd)
     _add_walk(gate_cmd)
-    _add_ignore(gate_cmd)
+    _add_ignore(gate_cmd, _IGNORE_LINT_HELP)
     gate_cmd.add_argument(
         "--baseline",
         metavar="PATH",
@@ -900,5 +901,5 @@ def subcommand(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentP
 
 
 def choices_of(command: argparse.ArgumentParser) -> dict[str, tuple[str, ...]]:
-    """A command's own choices for an option, by argument (its --format's, --rules's)."""
+    """A command's own choices for an option, by argument (its --format's, --rule-set's)."""
     return {action.dest: tuple(action.choices) for action in command._actions if action.choices is not None}

@@ -10,7 +10,7 @@ The store's table is ``packets(id TEXT PRIMARY KEY, created_at TEXT NOT NULL, go
 NOT NULL, body BLOB NOT NULL, deleted_at TEXT, owner_id TEXT, team_id TEXT)``; ``body``
 holds the canonical bytes the server wrote. For each packet (deleted ones only with
 --include-deleted) the audit reports what ``check`` finds in its body (schema findings,
-redaction hits, with --rules extended the extended ones too), a body that is not
+redaction hits, with --rule-set extended the extended ones too), a body that is not
 canonical, and a row whose ``id``, ``goal`` or ``created_at`` (the same instant, in UTC)
 disagrees with its body. Rows are read in rowid order (the order the server stored
 them in), a share of rows at a time: memory stays flat however large the store. With
@@ -83,7 +83,7 @@ READ_ATTEMPTS = 3
 
 @dataclass(frozen=True, slots=True)
 class AuditOptions:
-    """How ``audit`` judges (its --rules, as a policy) and renders: its --format, --show-found, --by, and
+    """How ``audit`` judges (its --rule-set, as a policy) and renders: its --format, --show-found, --by, and
     whether text lines are coloured."""
 
     policy: Policy = DEFAULT_POLICY
@@ -370,7 +370,7 @@ def run_audit(args: argparse.Namespace, out: Output) -> int:
         error_line(runner)
         return EXIT_USAGE
     options = AuditOptions(
-        policy_of(rules=args.rules), args.format, args.show_found, args.by, out.colour, deadline, args.deadline
+        policy_of(rule_set=args.rule_set), args.format, args.show_found, args.by, out.colour, deadline, args.deadline
     )
     # A stop signal raises Stopped where the code is; while SQLite works, its progress
     # handler sees the signal and cuts the statement short. Either way the workers are

@@ -37,7 +37,7 @@ def run_baseline(args: argparse.Namespace, out: Output) -> int:
     except PolicyError as exc:
         error_line(str(exc))
         return EXIT_USAGE
-    judge_policy = policy_of(rules=args.rules)
+    judge_policy = policy_of(rule_set=args.rule_set)
     entries: dict[Entry, None] = {}  # in the order found, each once
     files: set[str] = set()
     failed = False

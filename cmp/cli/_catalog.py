@@ -51,7 +51,7 @@ Kind = Literal["finding", "redaction", "advice", "lint"]
 class CatalogRule:
     """One rule: ``id`` as results carry it, its ``kind``, a one-line ``description`` and
     the full ``help`` text (what it means and what to do). ``rule_set`` is the redaction
-    rule set that runs it (``--rules``), ``category`` its category; ``writing_rule`` a lint
+    rule set that runs it (``--rule-set``), ``category`` its category; ``writing_rule`` a lint
     rule's number among the format's writing rules."""
 
     id: str
@@ -178,7 +178,7 @@ def _redaction_rule(category: str, rules: RuleSet) -> CatalogRule:
         found_by = "the format's redaction pre-flight (the default rules)"
         where = "in the fields the format scans"
     else:
-        found_by = f"the {rules.named} rules (--rules {rules.name})"
+        found_by = f"the {rules.named} rules (--rule-set {rules.name})"
         # A default category under the extended rules: its pattern over the members the format leaves out.
         where = (
             "in a member the format's pre-flight does not read (id, project, tags, provenance, method names)"
@@ -250,7 +250,7 @@ _SECTIONS: tuple[tuple[Kind, str, str], ...] = (
         "redaction",
         "Redaction rules",
         "What the redaction pre-flight finds, one rule per category of each rule set: `redaction/<category>` "
-        "for the format's rules, `redaction/extended/<category>` for those `--rules extended` adds. "
+        "for the format's rules, `redaction/extended/<category>` for those `--rule-set extended` adds. "
         "A redaction hit refuses the packet unless `--allow-unredacted`.",
     ),
     ("advice", "Advice codes", "Findings of `lint`, `chain` and `audit`, which never change check's verdict."),

@@ -61,12 +61,11 @@ _WALKING = frozenset(("check", "lint", "fmt", "chain", "baseline", "gate"))
 # The store's folder has its own variable, CMP_STORE, read by the library (cmp.Store), so
 # it is not a setting here: one place decides where the store is.
 OPTIONS: tuple[Option, ...] = (
-    Option("rules", "--rules", "rules", "choice", _SCANNING, "default"),  # its choices: --rules's
+    Option("rule-set", "--rule-set", "rule_set", "choice", _SCANNING, "default"),  # its choices: --rule-set's
     Option("lenient", "--lenient", "lenient", "bool", frozenset(("check",)), False),
     Option("include", "--include", "include", "list", _WALKING, ("*.json",)),
     Option("exclude", "--exclude", "exclude", "list", _WALKING, ()),
     Option("lint-strict", "--strict", "strict", "bool", frozenset(("lint", "gate")), False),
-    Option("lint-disable", "--disable", "lint_disable", "list", frozenset(("lint", "gate")), ()),
     Option("select", "--select", "select", "list", frozenset(("check", "lint", "baseline", "gate")), ()),
     Option("ignore", "--ignore", "ignore", "list", frozenset(("check", "lint", "baseline", "gate")), ()),
     # The baseline command writes the file check reads: its --output fills the same setting.

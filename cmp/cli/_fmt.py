@@ -19,18 +19,20 @@ from cmp.cli._summary import Summary
 from cmp.findings import Finding, Position, first_of
 
 if TYPE_CHECKING:
-    from cmp._redaction._rules import Rules
+    from cmp._redaction._rules import RuleSetName
 
 
 def _canonical(
-    source: Source, *, allow_unredacted: bool, show_found: bool, rules: Rules, diff: bool = False
+    source: Source, *, allow_unredacted: bool, show_found: bool, rule_set: RuleSetName, diff: bool = False
 ) -> tuple[bytes | None, list[tuple[Position | None, str]]]:
     """Canonical bytes of a source, or the one-line reasons it has none, each with where it is.
 
     For a ``diff``, a packet in which either rule set finds anything has none, whatever
     --allow-unredacted says: the lines of a diff are the packet's text, secret and all.
     """
-    report = check_source(source, policy_of(allow_unredacted=allow_unredacted, rules="extended" if diff else rules))
+    report = check_source(
+        source, policy_of(allow_unredacted=allow_unredacted, rule_set="extended" if diff else rule_set)
+    )
     if report.packet is None:
         return None, [(f.position, str(f)) for f in report.located().errors]
     if diff and report.redactions:
@@ -71,7 +73,7 @@ def run_fmt(args: argparse.Namespace, out: Output) -> int:
             packet_in_file(source),
             allow_unredacted=args.allow_unredacted,
             show_found=args.show_found,
-            rules=args.rules,
+            rule_set=args.rule_set,
             diff=args.diff,
         )
         if canonical is None:

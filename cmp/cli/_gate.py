@@ -18,7 +18,7 @@ from cmp._pipeline import Report, policy_of
 from cmp.cli._difference import first_difference
 from cmp.cli._judge import check_source
 from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_line
-from cmp.cli._policy import PolicyError, RunPolicy, disabled_lint_rules, run_policy
+from cmp.cli._policy import PolicyError, RunPolicy, ignored_lint_rules, run_policy
 from cmp.cli._render import place, report_lines
 from cmp.cli._sources import Source, Unreadable, read_each
 from cmp.cli._summary import Summary
@@ -57,7 +57,7 @@ def gate_lines(
     Check's lines are the run's (--ignore, --baseline, hits in a refused packet's text); an
     accepted file's "ok" waits until its form and lint's advice are known.
     """
-    judged = policy.judge(check_source(source, policy_of(rules=args.rules)), source.file)
+    judged = policy.judge(check_source(source, policy_of(rule_set=args.rule_set)), source.file)
     report = judged.report
     checked = report_lines(source.file, None, judged, show_found=args.show_found)
     if judged.accepted:
@@ -82,8 +82,8 @@ def run_gate(args: argparse.Namespace, out: Output) -> int:
     """Each file judged once: check's failures and a form that is not canonical fail (1);
     lint's advice fails only with --strict; a file that cannot be read is exit 2."""
     try:
-        disabled = disabled_lint_rules(args)
-        policy = run_policy(args, baseline=True)
+        policy = run_policy(args, baseline=True, lint=True)
+        disabled = ignored_lint_rules(policy)
     except PolicyError as exc:
         error_line(str(exc))
         return EXIT_USAGE

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class CheckOptions:
-    """How ``check`` judges (its --lenient, --allow-unredacted and --rules, as one policy) and
+    """How ``check`` judges (its --lenient, --allow-unredacted and --rule-set, as one policy) and
     renders: its --format (a name in cmp.cli.reporters.REPORTERS: a worker is handed the
     name, not the reporter), --show-found and --quiet (a source that is accepted prints nothing); ``colour`` colours
     text lines by tone (the output is a terminal that takes colour); ``run`` is how hits are

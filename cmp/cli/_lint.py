@@ -15,7 +15,7 @@ from cmp import lint, locate
 from cmp._pipeline import policy_of
 from cmp.cli._judge import check_source
 from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_line
-from cmp.cli._policy import PolicyError, disabled_lint_rules, run_policy
+from cmp.cli._policy import PolicyError, ignored_lint_rules, run_policy
 from cmp.cli._sources import Unreadable, read_each
 from cmp.cli._summary import Summary
 from cmp.cli.reporters import reporter
@@ -30,8 +30,8 @@ _UNREAD_MEMBERS: dict[str, object] = {"lint": []}
 def run_lint(args: argparse.Namespace, out: Output) -> int:
     """Check each file, then lint the packet: check's failures fail (1); lint findings fail only with --strict."""
     try:
-        disabled = disabled_lint_rules(args)
-        policy = run_policy(args, baseline=False)
+        policy = run_policy(args, baseline=False, lint=True)
+        disabled = ignored_lint_rules(policy)
     except PolicyError as exc:
         error_line(str(exc))
         return EXIT_USAGE
@@ -48,7 +48,7 @@ def run_lint(args: argparse.Namespace, out: Output) -> int:
             summary.unreadable()
             sink.unreadable(source.file, None, source.message, _UNREAD_MEMBERS)
             continue
-        judged = policy.judge(check_source(source, policy_of(rules=args.rules)), source.file)
+        judged = policy.judge(check_source(source, policy_of(rule_set=args.rule_set)), source.file)
         report = judged.report
         advised = [f for f in lint(report.packet) if f.keyword not in disabled] if report.packet is not None else []
         findings = locate(source.data, advised) if advised else []

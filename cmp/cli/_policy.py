@@ -114,7 +114,7 @@ def matches_by_category(report: Report, hits: Iterable[Hit]) -> dict[str, set[st
 
     found: dict[str, set[str]] = {}
     text = source_text(report.source) if report.source is not None else ""
-    for table in report.policy.rule_set.tables:
+    for table in report.policy.rules.tables:
         for category, match in table.every_match(text):
             found.setdefault(category, set()).add(match)
     for hit in hits:
@@ -255,15 +255,24 @@ def _entry_members(item: object) -> dict[str, str]:
     return item
 
 
-def checked_rules(named: Sequence[str], where: str) -> tuple[str, ...]:
-    """``named`` (--ignore's or --select's) when each names a redaction rule or a prefix of some."""
+def checked_rules(named: Sequence[str], where: str, *, lint: bool = False) -> tuple[str, ...]:
+    """``named`` (--ignore's or --select's) when each names a redaction rule or a prefix of
+    some; with ``lint``, a lint rule (``lint/sentences``) or a prefix of some too."""
     if not named:  # nothing to look up: a run without --select or --ignore never loads the extended table
         return ()
-    known = redaction_rule_ids()
+    known = (*redaction_rule_ids(), *lint_rule_ids()) if lint else redaction_rule_ids()
+    kind = "rule" if lint else "redaction rule"
     for rule in named:
         if not any(_names(rule, known_id) for known_id in known):
-            raise PolicyError(f"{where}: no redaction rule {rule!r} (core-memory-packet rules lists them)")
+            raise PolicyError(f"{where}: no {kind} {rule!r} (core-memory-packet rules lists them)")
     return tuple(named)
+
+
+def lint_rule_ids() -> tuple[str, ...]:
+    """Every lint rule's id as the catalog and --ignore name it (``lint/sentences``)."""
+    from cmp._lint import RULE_IDS
+
+    return tuple(f"lint/{rule}" for rule in RULE_IDS)
 
 
 def _names(rule: str, rule_id: str) -> bool:
@@ -328,35 +337,35 @@ def refused_hits(report: Report) -> tuple[list[Redaction], bool]:
     from cmp import _intake
     from cmp._positions import located_in_text, source_text
 
-    rule_set = report.policy.rule_set
+    rules = report.policy.rules
     data = report.source
     parsed = _intake.parse_packet(data)[0] if isinstance(data, bytes) else None
     if isinstance(parsed, Mapping):
-        return rule_set.redact_obj(parsed), False
+        return rules.redact_obj(parsed), False
     text = source_text(data)
-    found = [hit for table in rule_set.tables for hit in table.scan([("$", text)])]
+    found = [hit for table in rules.tables for hit in table.scan([("$", text)])]
     return located_in_text(data, found), True
 
 
 DEFAULT_RUN = RunPolicy()  # no rule left out, no baseline, refused packets scanned
 
 
-def disabled_lint_rules(args: Any) -> frozenset[str]:
-    """The lint rules ``args.lint_disable`` names; :class:`PolicyError` for a name that is no rule."""
-    from cmp._lint import RULE_IDS
+def ignored_lint_rules(policy: RunPolicy) -> frozenset[str]:
+    """The lint rules (their ids in cmp.lint's findings: ``sentences``) that ``policy``'s
+    --ignore names."""
+    return frozenset(
+        rule.removeprefix("lint/")
+        for rule in lint_rule_ids()
+        if any(_names(ignored, rule) for ignored in policy.ignore)
+    )
 
-    disabled = frozenset(args.lint_disable or ())
-    for rule in sorted(disabled - frozenset(RULE_IDS)):
-        where = getattr(args, "origins", {}).get("lint_disable", "--disable")
-        raise PolicyError(f"{where}: no lint rule {rule!r} (the rules: {', '.join(RULE_IDS)})")
-    return disabled
 
-
-def run_policy(args: Any, *, baseline: bool) -> RunPolicy:
+def run_policy(args: Any, *, baseline: bool, lint: bool = False) -> RunPolicy:
     """A command's policy from its arguments (``args``, settings filled in): --select,
-    --ignore and, with ``baseline``, --baseline; :class:`PolicyError` when they cannot be used."""
+    --ignore (with ``lint``, lint rules too) and, with ``baseline``, --baseline;
+    :class:`PolicyError` when they cannot be used."""
     origins: dict[str, str] = getattr(args, "origins", {})
     select = checked_rules(args.select or (), origins.get("select", "--select"))
-    ignore = checked_rules(args.ignore or (), origins.get("ignore", "--ignore"))
+    ignore = checked_rules(args.ignore or (), origins.get("ignore", "--ignore"), lint=lint)
     known = read_baseline(args.baseline) if baseline and args.baseline else None
     return RunPolicy(ignore, known, select=select)

@@ -84,7 +84,7 @@ def run_resume(args: argparse.Namespace, out: Output) -> int:
                 style=args.style,
                 max_chars=args.max_chars,
                 allow_unredacted=args.allow_unredacted,
-                rules=args.rules,
+                rule_set=args.rule_set,
             )
         except RedactionError as exc:
             raise _refuse(f"{packet.id}: {exc}; --allow-unredacted shows placeholders instead", EXIT_FAIL) from None

@@ -29,7 +29,7 @@ from cmp.model import Packet
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from cmp._redaction._rules import Rules
+    from cmp._redaction._rules import RuleSetName
 
 # One change: what it is about (a hit replaced, a member dropped; None for the whole packet)
 # and its line, which is printed after where that is in the file (check's FILE:LINE:COLUMN).
@@ -95,15 +95,15 @@ def run_transform(args: argparse.Namespace, out: Output, command: str, transform
     return run.status
 
 
-def _scrubbed(packet: Packet, rules: Rules) -> tuple[Packet, list[Change]]:
-    clean, replaced = scrub(packet, rules=rules)
+def _scrubbed(packet: Packet, rule_set: RuleSetName) -> tuple[Packet, list[Change]]:
+    clean, replaced = scrub(packet, rule_set=rule_set)
     # What was found is not shown: the point of scrubbing is that it goes nowhere.
     return clean, [(r, f"{r.field}: {r.category} replaced by {placeholder(r.category)}") for r in replaced]
 
 
 def run_scrub(args: argparse.Namespace, out: Output) -> int:
     """``scrub``: every redaction match in a packet replaced by its category's placeholder."""
-    return run_transform(args, out, "scrub", functools.partial(_scrubbed, rules=args.rules))
+    return run_transform(args, out, "scrub", functools.partial(_scrubbed, rule_set=args.rule_set))
 
 
 def _migrated(packet: Packet, *, to: str, drop: bool) -> tuple[Packet, list[Change]]:

@@ -53,7 +53,7 @@ import cmp
 from cmp._example import example_packet
 from cmp._lint import RULES
 from cmp._redaction._hit import Redaction
-from cmp._redaction._rules import checked_rules, placeholder
+from cmp._redaction._rules import checked_rule_set, placeholder
 from cmp._redaction._scan import replace_matches, scan
 from cmp._resume import STYLES, estimate_tokens, one_line
 from cmp.schema import annotated_schema
@@ -121,10 +121,10 @@ def _packet_argument(description: str) -> dict[str, Any]:
 
 
 _PACKET = _packet_argument("The packet.")
-_RULES = {
+_RULE_SET = {
     "type": "string",
     "enum": _RULE_SETS,
-    "description": "The redaction rules: default, or extended (more credential patterns).",
+    "description": "The redaction rule set: default, or extended (more credential patterns).",
 }
 
 
@@ -210,9 +210,11 @@ def _bounds(node: Mapping[str, Any]) -> str:
 
 
 def _judged(
-    packet: str | dict[str, Any], *, lenient: bool = False, rules: str = "default", allow_unredacted: bool = False
+    packet: str | dict[str, Any], *, lenient: bool = False, rule_set: str = "default", allow_unredacted: bool = False
 ) -> cmp.Report:
-    judge = functools.partial(cmp.check, lenient=lenient, rules=checked_rules(rules), allow_unredacted=allow_unredacted)
+    judge = functools.partial(
+        cmp.check, lenient=lenient, rule_set=checked_rule_set(rule_set), allow_unredacted=allow_unredacted
+    )
     if isinstance(packet, dict):
         # Positions would point into a text the caller never saw: paths only.
         return judge(json.dumps(packet, ensure_ascii=False))
@@ -229,8 +231,8 @@ def _refuse_report(report: cmp.Report) -> _Refused:
     return _Refused(summary, **report.to_json())
 
 
-def _accepted(packet: str | dict[str, Any], *, rules: str = "default") -> cmp.Packet:
-    report = _judged(packet, rules=rules)
+def _accepted(packet: str | dict[str, Any], *, rule_set: str = "default") -> cmp.Packet:
+    report = _judged(packet, rule_set=rule_set)
     if not report.ok or report.packet is None:
         raise _refuse_report(report)
     return report.packet
@@ -262,7 +264,7 @@ def _document(value: Any) -> str:
 
 def _check(arguments: Mapping[str, Any]) -> _Answer:
     report = _judged(
-        arguments["packet"], lenient=arguments.get("lenient", False), rules=arguments.get("rules", "default")
+        arguments["packet"], lenient=arguments.get("lenient", False), rule_set=arguments.get("rule_set", "default")
     )
     if not report.accepted:
         raise _refuse_report(report)
@@ -283,11 +285,11 @@ def _lint(arguments: Mapping[str, Any]) -> _Answer:
 
 
 def _scrub(arguments: Mapping[str, Any]) -> _Answer:
-    rules = arguments.get("rules", "default")
-    report = _judged(arguments["packet"], rules=rules)
+    rule_set = arguments.get("rule_set", "default")
+    report = _judged(arguments["packet"], rule_set=rule_set)
     if report.packet is None:
         raise _refuse_report(report)
-    clean, replaced = cmp.scrub(report.packet, rules=checked_rules(rules))
+    clean, replaced = cmp.scrub(report.packet, rule_set=checked_rule_set(rule_set))
     return _Answer([_document({"packet": _text(clean), "replaced": [hit.to_json() for hit in replaced]})])
 
 
@@ -649,7 +651,7 @@ def _tools(store: cmp.Store) -> list[_Tool]:
                         "type": "boolean",
                         "description": "Accept schema findings as warnings (default false).",
                     },
-                    "rules": _RULES,
+                    "rule_set": _RULE_SET,
                 },
                 ["packet"],
             ),
@@ -665,7 +667,7 @@ def _tools(store: cmp.Store) -> list[_Tool]:
             "scrub",
             "Replace every redaction match with a [redacted:category] placeholder; returns the packet's "
             f"canonical text and what was replaced. {refusal}",
-            _object({"packet": _PACKET, "rules": _RULES}, ["packet"]),
+            _object({"packet": _PACKET, "rule_set": _RULE_SET}, ["packet"]),
             _scrub,
         ),
         _Tool(

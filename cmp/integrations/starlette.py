@@ -55,7 +55,7 @@ except ImportError as exc:  # pragma: no cover - the extra is installed where th
     ) from exc
 
 if TYPE_CHECKING:
-    from cmp._redaction._rules import Rules
+    from cmp._redaction._rules import RuleSetName
 
 PROBLEM_TYPE = "application/problem+json"
 # Seconds a whole body may take to arrive. A packet is at most 32 KB: 10 s is 3.3 KB/s, a
@@ -247,7 +247,7 @@ def _unsupported(detail: str) -> PacketRejected:
 def packet_intake(
     *,
     lenient: bool = False,
-    rules: "Rules" = "default",
+    rule_set: "RuleSetName" = "default",
     allow_unredacted: bool = False,
     require_json: bool = False,
     body_deadline: float | None = BODY_DEADLINE,
@@ -256,7 +256,7 @@ def packet_intake(
     :class:`PacketRejected` (422 for a packet refused; :func:`read_body` says the rest).
 
     ``lenient`` accepts a packet whose only findings are schema findings (flagged);
-    ``rules="extended"`` adds the extended redaction rules; ``allow_unredacted`` lets a
+    ``rule_set="extended"`` adds the extended redaction rules; ``allow_unredacted`` lets a
     packet with redaction hits through (the whole-packet override). ``require_json``
     refuses a body not sent as ``application/json`` with 415 before reading it (see
     :func:`check_content_type`). ``body_deadline`` is the seconds the whole body may take
@@ -268,7 +268,7 @@ def packet_intake(
         if require_json:
             check_content_type(request.headers)
         body = await read_body(request, deadline=body_deadline)
-        report = check(body, lenient=lenient, allow_unredacted=allow_unredacted, rules=rules)
+        report = check(body, lenient=lenient, allow_unredacted=allow_unredacted, rule_set=rule_set)
         if not report.accepted:
             located = report.located()
             raise _problem(

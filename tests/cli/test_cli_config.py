@@ -61,13 +61,13 @@ def test_the_flag_wins_over_the_environment_which_wins_over_the_file(
     shown = _show(capsysbinary)
     assert shown[""] == (f"configuration file: {file}", "")
     assert shown["rules"] == ("'extended'", file) and shown["lenient"] == ("true", file)
-    monkeypatch.setenv("CMP_RULES", "default")
+    monkeypatch.setenv("CMP_RULE_SET", "default")
     monkeypatch.setenv("CMP_LENIENT", "no")
     shown = _show(capsysbinary)
-    assert shown["rules"] == ("'default'", "CMP_RULES") and shown["lenient"] == ("false", "CMP_LENIENT")
+    assert shown["rules"] == ("'default'", "CMP_RULE_SET") and shown["lenient"] == ("false", "CMP_LENIENT")
     assert shown["format"] == ("'json'", file)
-    shown = _show(capsysbinary, "--rules", "extended", "--no-lenient", "--format", "text")
-    assert shown["rules"] == ("'extended'", "--rules")
+    shown = _show(capsysbinary, "--rule-set", "extended", "--no-lenient", "--format", "text")
+    assert shown["rules"] == ("'extended'", "--rule-set")
     assert shown["lenient"] == ("false", "--lenient")
     assert shown["format"] == ("'text'", "--format")
 
@@ -129,7 +129,7 @@ def test_a_bad_setting_in_the_file_is_one_line_exit_2(tmp_path: Path, table: str
 @pytest.mark.parametrize(
     ("name", "value", "says"),
     [
-        ("CMP_RULES", "strict", "cmp: CMP_RULES: rules must be one of default, extended, not 'strict'"),
+        ("CMP_RULE_SET", "strict", "cmp: CMP_RULE_SET: rules must be one of default, extended, not 'strict'"),
         ("CMP_LENIENT", "maybe", "cmp: CMP_LENIENT: lenient must be true or false, not 'maybe'"),
         ("CMP_FORMAT", "xml", "cmp: CMP_FORMAT: format must be one of text, json, github, sarif, not 'xml'"),
     ],
@@ -210,12 +210,16 @@ def test_lint_reads_its_own_settings(tmp_path: Path) -> None:
     _project(tmp_path, "lint-strict = true")
     assert run_cli("lint", "p.json", cwd=tmp_path).returncode == 1
     assert run_cli("lint", "--no-strict", "p.json", cwd=tmp_path).returncode == 0
-    _project(tmp_path, 'lint-strict = true\nlint-disable = ["sentences", "local-url"]')
+    _project(tmp_path, 'lint-strict = true\nignore = ["lint/sentences", "lint/local-url"]')
     result = run_cli("lint", "p.json", cwd=tmp_path, text=True)
     assert (result.returncode, result.stdout) == (0, "p.json: ok\n")
-    result = run_cli("lint", "--disable", "sentence", "p.json", cwd=tmp_path, text=True)
+    result = run_cli("lint", "--ignore", "lint/sentence", "p.json", cwd=tmp_path, text=True)
     assert (result.returncode, result.stdout) == (2, "")
-    assert result.stderr.startswith("cmp: --disable: no lint rule 'sentence' (the rules: sentences, transcript,")
+    assert result.stderr == "cmp: --ignore: no rule 'lint/sentence' (core-memory-packet rules lists them)\n"
+    _project(tmp_path, 'lint-strict = true\nignore = ["lint"]')  # a prefix: every lint rule
+    assert run_cli("lint", "p.json", cwd=tmp_path).returncode == 0
+    result = run_cli("check", "--ignore", "lint/sentences", "p.json", cwd=tmp_path, text=True)
+    assert result.returncode == 2 and "no redaction rule 'lint/sentences'" in result.stderr
 
 
 def test_a_configuration_nested_past_the_parser_or_not_a_file_is_one_line(

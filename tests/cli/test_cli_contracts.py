@@ -86,7 +86,7 @@ def test_check_json_validates_against_the_shipped_schema(files: dict[str, Path],
         ("check", "--format", "json", str(tmp_path / "missing.json"), str(files["bad"])),
         ("check", "--format", "json", "--jsonl", str(files["jsonl"])),
         ("check", "--format", "json", "--jsonl", str(files["jsonl"]), "--jobs", "2"),
-        ("check", "--format", "json", "--rules", "extended", "--show-found", str(files["leaky"])),
+        ("check", "--format", "json", "--rule-set", "extended", "--show-found", str(files["leaky"])),
         ("check", "--format", "json", "--lenient", "--allow-unredacted", str(files["bad"]), str(files["leaky"])),
         ("check", "--format", "json", "--jsonl", str(tmp_path / "missing.jsonl")),
     ]
@@ -98,12 +98,12 @@ def test_check_json_validates_against_the_shipped_schema(files: dict[str, Path],
         assert next(iter(document)) == "version" and document["version"] == 1, args
         _valid(document)
         for entry in document["results"]:
-            seen.update(key for key in ("line", "rules") if key in entry)
+            seen.update(key for key in ("line", "rule_set") if key in entry)
             seen.update("error" for _ in [entry] if entry["error"] is not None)
             seen.update(item["code"] for item in entry["errors"])
             seen.update("redaction" for _ in entry["redactions"])
     # The runs reached what the schema has to describe.
-    assert {"line", "rules", "error", "schema", "json", "redaction"} <= seen
+    assert {"line", "rule_set", "error", "schema", "json", "redaction"} <= seen
     assert AWS[4:] not in _cli(*runs[1]).stdout, "secrets masked"
 
 

@@ -150,7 +150,7 @@ def test_sarif_validates_against_the_sarif_2_1_0_schema(packets: dict[str, Path]
     lines = tmp_path / "p.jsonl"
     lines.write_bytes(packets["bad"].read_bytes() + b"\n" + packets["leaky"].read_bytes() + b"\n")
     folder = str(packets["good"].parent)
-    result = _cli("check", "--format", "sarif", "--rules", "extended", folder, str(tmp_path / "gone.json"))
+    result = _cli("check", "--format", "sarif", "--rule-set", "extended", folder, str(tmp_path / "gone.json"))
     assert result.returncode == 2
     log = json.loads(result.stdout)
     jsonschema.Draft4Validator(_sarif_schema()).validate(log)

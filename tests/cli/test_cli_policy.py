@@ -148,7 +148,7 @@ def test_ignore_leaves_a_rule_out_of_the_report_and_the_verdict(repo: Path) -> N
     assert (result.returncode, result.stdout) == (0, "leaky.json: ok\n")
     # a prefix names every rule under it
     assert run_cli("check", "--ignore", "redaction", "leaky.json", cwd=folder).returncode == 0
-    extended = run_cli("check", "--rules", "extended", "--ignore", "redaction/extended", "leaky.json", cwd=folder)
+    extended = run_cli("check", "--rule-set", "extended", "--ignore", "redaction/extended", "leaky.json", cwd=folder)
     assert extended.returncode == 1  # the default rules' key is still found
     # a refused packet still fails on its schema error
     assert run_cli("check", "--ignore", "redaction/aws-key", "refused.json", cwd=folder).returncode == 1

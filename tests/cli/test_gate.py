@@ -119,7 +119,7 @@ def test_gate_reads_the_repository_settings(tmp_path: Path) -> None:
     assert strict.returncode == 1 and strict.stdout.rstrip().endswith("[sentences]"), strict
     assert run_cli("gate", "--no-strict", "packets/advice.json", cwd=repo).returncode == 0
     (repo / "pyproject.toml").write_text(
-        '[tool.core-memory-packet]\nlint-strict = true\nlint-disable = ["sentences"]\n'
+        '[tool.core-memory-packet]\nlint-strict = true\nignore = ["lint/sentences"]\n'
     )
     assert run_cli("gate", "packets/advice.json", cwd=repo, text=True).stdout == "packets/advice.json: ok\n"
     (repo / "pyproject.toml").write_text("[tool.core-memory-packet]\nlint-strict = 1\n")

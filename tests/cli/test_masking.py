@@ -239,7 +239,7 @@ def command_outputs(
         ("fmt", "--diff", *packets),
         ("fmt", "--diff", "--allow-unredacted", *packets),
         ("gate", *packets),
-        ("gate", "--strict", "--rules", "extended", *packets),
+        ("gate", "--strict", "--rule-set", "extended", *packets),
         ("chain", *packets),
         ("chain", "--jsonl", jsonl, "--format", "json"),
     ]
@@ -452,7 +452,7 @@ def test_no_command_prints_a_planted_extended_secret_in_any_format(
             ("gate", *packets),
             ("chain", *packets),
         ):
-            output = "".join(_run(capsysbinary, *args, *(("--rules", rules) if args[0] != "chain" else ())))
+            output = "".join(_run(capsysbinary, *args, *(("--rule-set", rules) if args[0] != "chain" else ())))
             assert not leaks(output, secret, public), (rules, args[:3], leaks(output, secret, public), output)
             printed += output
     assert f"{category}: {prefix}… (" in printed, "the extended rules found it, masked"
@@ -493,7 +493,7 @@ def test_a_glued_credential_is_no_finding_of_its_own() -> None:
     """Verdicts keep the exact patterns: only masking reads the credential-like forms."""
     for text in (f"Rotate {AWS}_v2 today.", f"Rotate {GLUED_STRIPE}_bak today.", f"Rotate {AWS}X today."):
         assert cmp.check(encode({**full(), "goal": text})).ok, text
-        assert cmp.check(encode({**full(), "goal": text}), rules="extended").ok, text
+        assert cmp.check(encode({**full(), "goal": text}), rule_set="extended").ok, text
 
 
 def test_lint_withholds_a_path_holding_a_glued_credential() -> None:

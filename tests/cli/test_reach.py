@@ -23,7 +23,7 @@ def test_check_with_the_extended_rules_finds_the_default_credentials_beyond_the_
 ) -> None:
     status, out, _ = run_main(capsysbinary, "check", str(beyond))
     assert status == 0, "the format's own rules do not read these fields"
-    status, out, _ = run_main(capsysbinary, "check", str(beyond), "--rules", "extended", "--format", "json")
+    status, out, _ = run_main(capsysbinary, "check", str(beyond), "--rule-set", "extended", "--format", "json")
     assert status == 1
     (result,) = json.loads(out)["results"]
     found = [(hit["field"], hit["category"]) for hit in result["redactions"]]
@@ -33,7 +33,7 @@ def test_check_with_the_extended_rules_finds_the_default_credentials_beyond_the_
 
 
 def test_scrub_with_the_extended_rules_replaces_them(capsysbinary: pytest.CaptureFixture[bytes], beyond: Path) -> None:
-    status, out, err = run_main(capsysbinary, "scrub", str(beyond), "--rules", "extended")
+    status, out, err = run_main(capsysbinary, "scrub", str(beyond), "--rule-set", "extended")
     assert status == 0, err
     scrubbed = json.loads(out)
     assert scrubbed["id"] == "[redacted:aws-key]"

@@ -35,7 +35,7 @@ NOT_AT_START_UP = (
     "cmp.cli._fmt",
     "cmp.cli._difference",
     "cmp.cli._rewrite",
-    "cmp._redaction._extended",  # --rules extended, --select and --ignore
+    "cmp._redaction._extended",  # --rule-set extended, --select and --ignore
     "cmp._deepjson",  # a text nested deeper than the C decoder reads
     "typing",  # mypy's: the package reads it under TYPE_CHECKING = False (cmp.findings makes its Literals on use)
 )
@@ -130,14 +130,14 @@ def test_what_the_probe_calls_unused_is_loaded_when_used(tmp_path: Path) -> None
 # Command lines for each command, good and bad; the one-command parser must read each as the whole one does.
 COMMAND_LINES = [
     ["check", "a.json", "--format", "json", "-q", "--jobs", "2", "--no-lenient", "--ignore", "redaction/aws-key"],
-    ["check", "-", "--jsonl", "b.jsonl", "--rules", "extended", "--show-found", "--exit-zero"],
+    ["check", "-", "--jsonl", "b.jsonl", "--rule-set", "extended", "--show-found", "--exit-zero"],
     ["check", "--show-config"],
     ["check", "--format", "yaml", "a.json"],
     ["check", "--bogus"],
     ["fmt", "--write", "--force", "a.json"],
     ["fmt", "--check", "--diff", "a.json"],
     ["fmt"],
-    ["lint", "a.json", "--strict", "--disable", "one-line-goal"],
+    ["lint", "a.json", "--strict", "--ignore", "lint/sentences"],
     ["conformance", "--filter", "versioning", "--format", "junit"],
     ["new", "--goal", "Ship it"],
     ["schema", "--version", "0.1"],

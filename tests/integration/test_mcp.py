@@ -63,7 +63,7 @@ def test_the_tools_are_listed_with_the_schemas_guidance() -> None:
         assert list(listed) == TOOLS
         assert all(tool.description for tool in listed.values())
         assert "- goal (required):" in listed["new"].description
-        assert set(listed["check"].input_schema["properties"]) == {"packet", "lenient", "rules"}
+        assert set(listed["check"].input_schema["properties"]) == {"packet", "lenient", "rule_set"}
 
     session(steps)
 

@@ -87,7 +87,7 @@ def test_tools_resources_and_prompts_are_listed() -> None:
         assert new.input_schema["additionalProperties"] is False
         assert new.input_schema["properties"]["version"]["enum"] == list(cmp.SUPPORTED_VERSIONS)
         assert new.output_schema["required"] == ["text", "packet", "lint"]
-        assert tools["check"].input_schema["properties"]["rules"]["enum"] == ["default", "extended"]
+        assert tools["check"].input_schema["properties"]["rule_set"]["enum"] == ["default", "extended"]
         assert tools["migrate"].input_schema["properties"]["to"]["enum"] == list(cmp.SUPPORTED_VERSIONS)
 
         uris = [str(resource.uri) for resource in (await client.list_resources()).resources]
@@ -187,7 +187,7 @@ def test_wrong_types_and_names_holding_secrets_are_never_echoed() -> None:
     async def steps(client: Any) -> None:
         calls = [
             ("check", {"packet": packet_text, "lenient": AWS}),
-            ("check", {"packet": packet_text, "rules": GITHUB}),
+            ("check", {"packet": packet_text, "rule_set": GITHUB}),
             ("new", {"goal": "x", "next_step": "y", "tags": GITHUB}),
             ("new", {"goal": "x", "next_step": "y", "version": AWS}),
             ("new", {"goal": "x", "next_step": "y", AWS: 1}),

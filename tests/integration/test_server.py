@@ -258,7 +258,7 @@ def test_a_declared_oversize_body_is_refused_before_it_is_read() -> None:
 
 def test_messages_do_not_repeat_a_secret_given_as_an_option() -> None:
     with pytest.raises(ValueError) as refused:
-        cmp.check(GOOD, rules=AWS)  # type: ignore[arg-type]
+        cmp.check(GOOD, rule_set=AWS)  # type: ignore[arg-type]
     assert AWS[4:] not in str(refused.value)
     with pytest.raises(ValueError) as refused:
         cmp.migrate(cmp.loads(GOOD), "https://user:hunter2@host.example/")

@@ -18,14 +18,14 @@ USES = """
 import cmp
 from cmp.findings import CODES, Finding, PacketError
 
-report: cmp.Report = cmp.check(b"{}", lenient=True, allow_unredacted=False, rules="extended")
+report: cmp.Report = cmp.check(b"{}", lenient=True, allow_unredacted=False, rule_set="extended")
 ok: bool = report.ok and report.accepted and report.conforming
 rules: str = report.policy.rules
 errors: tuple[Finding, ...] = report.located().errors
 packet: cmp.Packet = cmp.Packet.new(goal="g", next_step="n", tags=["a"])
 data: bytes = cmp.dumps(packet)
 again: cmp.Packet = cmp.loads(data)
-hits: list[cmp.Redaction] = cmp.redact(again, rules="default")
+hits: list[cmp.Redaction] = cmp.redact(again, rule_set="default")
 clean, replaced = cmp.scrub(again)
 advice: list[Finding] = cmp.lint(clean)
 digest: str = cmp.state_digest(clean)
@@ -37,8 +37,8 @@ except PacketError as exc:
 """
 
 MISUSES = {
-    'cmp.check(b"{}", rules="strict")': "rules",
-    'cmp.redact(cmp.loads(b"{}"), rules="everything")': "rules",
+    'cmp.check(b"{}", rule_set="strict")': "rule_set",
+    'cmp.redact(cmp.loads(b"{}"), rule_set="everything")': "rule_set",
     'Finding("no-such-code", "$", "m")': "code",
 }
 

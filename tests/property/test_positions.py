@@ -214,14 +214,14 @@ def _vector_reports() -> Iterator[Any]:
 @pytest.mark.slow  # 3,871 cases: seconds of per-test overhead alone
 @pytest.mark.parametrize(("raw", "lenient", "rules"), list(_vector_reports()))
 def test_every_vector_finding_points_at_its_text(raw: bytes, lenient: bool, rules: Any) -> None:
-    assert_points_at(check(raw, lenient=lenient, rules=rules), raw)
+    assert_points_at(check(raw, lenient=lenient, rule_set=rules), raw)
 
 
 @pytest.mark.slow
 @settings(max_examples=examples(300), deadline=None)
 @given(mutated())
 def test_every_finding_of_a_mutated_packet_points_at_its_text(raw: bytes) -> None:
-    assert_points_at(check_long(raw, lenient=True, rules="extended"), raw)
+    assert_points_at(check_long(raw, lenient=True, rule_set="extended"), raw)
 
 
 _SECRETS = ("AKIAIOSFODNN7EXAMPLE", "C:\\Users\\me\\x", "/home/me/notes")
@@ -303,7 +303,7 @@ def test_names_that_render_alike_each_get_their_own_place() -> None:
     """Two masked member names render as one path; each finding and hit points at its own name."""
     names = [f"https://u{i}:pw{i}@host.example/" for i in range(40)]
     text = '{"ltm_version": "0.2",\n' + ",\n".join(f"  {json.dumps(n)}: {i}" for i, n in enumerate(names)) + "\n}"
-    report = check(text, lenient=True, rules="extended").located()
+    report = check(text, lenient=True, rule_set="extended").located()
     unexpected = [f for f in report.errors if f.keyword == "additionalProperties"]
     hits = [h for h in report.redactions if h.field == "(member name)"]
     assert len(unexpected) == len(hits) == len(names)
@@ -319,7 +319,7 @@ def test_a_hit_deep_under_a_cut_path_is_placed_in_its_string() -> None:
     for _ in range(100):
         value = {"a": value}
     text = json.dumps({"ltm_version": "0.2", "x": value})
-    report = check(text, lenient=True, rules="extended").located()
+    report = check(text, lenient=True, rule_set="extended").located()
     (hit,) = [h for h in report.redactions if h.category == "url-credentials"]
     assert "…" in hit.field, "the path is cut"
     assert _text_at(text, hit.position).startswith(_URL)
@@ -378,7 +378,7 @@ def test_locate_on_text_that_does_not_parse_gives_back_what_it_cannot_place() ->
 
 def test_an_odd_top_level_name_keeps_its_bracket_in_a_field() -> None:
     text = json.dumps({"ltm_version": "0.2", "odd key": {"k": "https://user:hunter2@host.example/"}})
-    report = check(text, lenient=True, rules="extended").located()
+    report = check(text, lenient=True, rule_set="extended").located()
     (hit,) = [h for h in report.redactions if h.category == "url-credentials"]
     assert hit.field == "['odd key'].k"
     assert _text_at(text, hit.position).startswith("https://user:")

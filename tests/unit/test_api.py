@@ -18,7 +18,7 @@ def test_every_public_name_resolves() -> None:
 
 
 def test_the_report_keeps_its_policy_values() -> None:
-    report = cmp.check(b"{}", lenient=True, rules="extended")
-    assert (report.policy.lenient, report.policy.allow_unredacted, report.policy.rules) == (True, False, "extended")
-    assert report.policy.rules == "extended" and report.to_json()["rules"] == "extended"
-    assert "rules" not in cmp.check(b"{}").to_json()  # default output stays the reference's
+    report = cmp.check(b"{}", lenient=True, rule_set="extended")
+    assert (report.policy.lenient, report.policy.allow_unredacted, report.policy.rule_set) == (True, False, "extended")
+    assert report.policy.rule_set == "extended" and report.to_json()["rule_set"] == "extended"
+    assert "rule_set" not in cmp.check(b"{}").to_json()  # default output stays the reference's

@@ -222,7 +222,7 @@ def test_the_example_packet_of_each_version_is_good_and_always_the_same(version:
 
     packet = example_packet(version)
     assert packet.ltm_version == version and packet.findings() == []
-    assert cmp.redact(packet, rules="extended") == [] and cmp.lint(packet) == []
+    assert cmp.redact(packet, rule_set="extended") == [] and cmp.lint(packet) == []
     assert cmp.dumps(example_packet(version)) == cmp.dumps(packet)  # its own id and created_at, not fresh ones
 
 

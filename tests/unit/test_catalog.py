@@ -108,7 +108,7 @@ def test_anchors_are_githubs_slugs_of_the_ids() -> None:
     ],
 )
 def test_a_hit_names_a_rule_of_the_catalog(rules: str, text: str, rule_id: str) -> None:
-    report = check(encode(put(full(), "goal", text)), rules=rules)  # type: ignore[arg-type]
+    report = check(encode(put(full(), "goal", text)), rule_set=rules)  # type: ignore[arg-type]
     ids = [redaction_rule_id(hit.category, finder(hit)) for hit in report.redactions]
     assert rule_id in ids and set(ids) <= set(by_id())
 

@@ -50,17 +50,17 @@ def _resolved(command: str, argv: list[str], environ: dict[str, str], table: dic
 
 
 def test_precedence_flag_environment_file_default() -> None:
-    table = {"rules": "extended", "exclude": ["a"], "baseline": "b.json"}
+    table = {"rule-set": "extended", "exclude": ["a"], "baseline": "b.json"}
     got = _resolved("check", [], {}, table)
-    assert got["rules"] == ("extended", "/nowhere/pyproject.toml")
+    assert got["rule-set"] == ("extended", "/nowhere/pyproject.toml")
     assert got["baseline"] == ("/nowhere/b.json", "/nowhere/pyproject.toml")  # relative to the file's folder
     assert got["lenient"] == (False, DEFAULT)
-    got = _resolved("check", [], {"CMP_RULES": "default", "CMP_EXCLUDE": "x, y ,", "CMP_BASELINE": "c.json"}, table)
-    assert got["rules"] == ("default", "CMP_RULES")
+    got = _resolved("check", [], {"CMP_RULE_SET": "default", "CMP_EXCLUDE": "x, y ,", "CMP_BASELINE": "c.json"}, table)
+    assert got["rule-set"] == ("default", "CMP_RULE_SET")
     assert got["exclude"] == (("x", "y"), "CMP_EXCLUDE")
     assert got["baseline"] == ("c.json", "CMP_BASELINE")  # relative to the working folder, as given
-    got = _resolved("check", ["--rules", "extended", "--exclude", "z"], {"CMP_RULES": "default"}, table)
-    assert got["rules"] == ("extended", "--rules") and got["exclude"] == (("z",), "--exclude")
+    got = _resolved("check", ["--rule-set", "extended", "--exclude", "z"], {"CMP_RULE_SET": "default"}, table)
+    assert got["rule-set"] == ("extended", "--rule-set") and got["exclude"] == (("z",), "--exclude")
 
 
 @pytest.mark.parametrize("word", ["1", "true", "YES", "on"])

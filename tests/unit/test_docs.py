@@ -94,7 +94,7 @@ def test_every_docs_page_is_linked_from_the_readme() -> None:
 
 
 def test_the_link_reader_finds_what_it_must() -> None:
-    assert _slug("The extended rules (`--rules extended`)") == "the-extended-rules---rules-extended"
+    assert _slug("The extended rules (`--rule-set extended`)") == "the-extended-rules---rule-set-extended"
     assert _slug("1.3 Findings") == "13-findings"
     assert _slug("Writing packets: new, example, scrub, migrate") == "writing-packets-new-example-scrub-migrate"
     text = "See [a](docs/a.md#x), `[not](a link)`, [b [c]](b.md).\n```\n[in code](c.md)\n```\n"

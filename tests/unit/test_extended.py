@@ -425,13 +425,13 @@ def test_the_shipped_examples_give_no_extended_finding() -> None:
     for path in paths:
         if "node-adapter" in path.parts:
             continue
-        report = cmp.check(path.read_bytes(), rules="extended", lenient=True)
+        report = cmp.check(path.read_bytes(), rule_set="extended", lenient=True)
         assert _extended_only(report) == [], path
 
 
 def test_the_benchmark_corpus_gives_no_extended_finding_but_the_dirty_key_header() -> None:
     for name, raw in corpus.build().items():
-        report = cmp.check(raw, rules="extended", lenient=True)
+        report = cmp.check(raw, rule_set="extended", lenient=True)
         expected = ["pem-private-key"] if name == "dirty" else []
         assert [r.category for r in _extended_only(report)] == expected, name
 
@@ -463,10 +463,10 @@ def test_the_extra_fields_are_scanned_by_the_extended_rules_only(path: str, name
     raw = encode(put(full(), path, f"see {_URL}"))
     default = cmp.check(raw)
     assert default.ok and default.redactions == ()
-    report = cmp.check(raw, rules="extended")
-    assert not report.ok and report.conforming and report.policy.rules == "extended"
+    report = cmp.check(raw, rule_set="extended")
+    assert not report.ok and report.conforming and report.policy.rule_set == "extended"
     assert [(r.field, r.category, r.profile) for r in report.redactions] == [(name, "url-credentials", "extended")]
-    assert cmp.check(raw, rules="extended", allow_unredacted=True).ok
+    assert cmp.check(raw, rule_set="extended", allow_unredacted=True).ok
 
 
 def test_tags_and_method_names_are_read_in_extended_mode() -> None:
@@ -480,7 +480,7 @@ def test_tags_and_method_names_are_read_in_extended_mode() -> None:
 def test_default_findings_come_first_and_unchanged() -> None:
     raw = encode(put(full(), "goal", _j("key AKIAIOSFODNN7EXAMPLE and ", "-----BEGIN EC PRIVATE KEY-----")))
     default = cmp.check(raw)
-    extended = cmp.check(raw, rules="extended")
+    extended = cmp.check(raw, rule_set="extended")
     count = len(default.redactions)
     assert extended.redactions[:count] == default.redactions
     assert [(r.category, r.profile) for r in extended.redactions[count:]] == [("pem-private-key", "extended")]
@@ -489,7 +489,7 @@ def test_default_findings_come_first_and_unchanged() -> None:
         for c, f, at, n in (("aws-key", "AKIAIOSFODNN7EXAMPLE", 4, 20), ("private-key", "-----BEGIN …", 29, 30))
     ]
     assert extended.redactions[-1].to_json()["profile"] == "extended"
-    assert "rules" not in default.to_json() and extended.to_json()["rules"] == "extended"
+    assert "rule_set" not in default.to_json() and extended.to_json()["rule_set"] == "extended"
     assert "profile" in repr(extended.redactions[-1]) and "profile" not in repr(default.redactions[0])
 
 
@@ -499,7 +499,7 @@ def test_lenient_extended_mode_reads_every_string_and_member_name() -> None:
     obj["x_unknown"] = {"nested": [token]}
     obj[_j("npm_", "config")] = 1
     obj["provenance"]["oops"] = {_j("hf_", ("Example" * 5)[:34]): "v"}
-    report = cmp.check(encode(obj), lenient=True, rules="extended")
+    report = cmp.check(encode(obj), lenient=True, rule_set="extended")
     found = [(r.field, r.category) for r in _extended_only(report)]
     assert ("x_unknown.nested[0]", "github-token") in found
     assert ("provenance.oops.(member name)", "huggingface-token") in found
@@ -517,7 +517,7 @@ def test_the_default_profile_is_unchanged_on_every_vector() -> None:
         data = vector_input(vector)
         for lenient in (False, True):
             default = cmp.check(data, lenient=lenient)
-            extended = cmp.check(data, lenient=lenient, rules="extended")
+            extended = cmp.check(data, lenient=lenient, rule_set="extended")
             assert extended.errors == default.errors and extended.version == default.version
             assert [r for r in extended.redactions if r.profile == "default"] == list(default.redactions)
             extra = _extended_only(extended)
@@ -525,35 +525,35 @@ def test_the_default_profile_is_unchanged_on_every_vector() -> None:
             if not extra:
                 assert (extended.ok, extended.accepted) == (default.ok, default.accepted), vector["id"]
                 shown = extended.to_json()
-                assert shown.pop("rules") == "extended" and "rules" not in default.to_json()
+                assert shown.pop("rule_set") == "extended" and "rule_set" not in default.to_json()
                 assert json.dumps(shown) == json.dumps(default.to_json())
     assert found_by_extended < 40  # key headers and tokens the vectors plant in default fields
 
 
 def test_unknown_rules_are_refused() -> None:
-    with pytest.raises(ValueError, match="rules must be one of"):
-        cmp.check(encode(full()), rules="strict")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="rules must be one of"):
-        cmp.redact(cmp.loads(encode(full())), rules="all")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="rule_set must be one of"):
+        cmp.check(encode(full()), rule_set="strict")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="rule_set must be one of"):
+        cmp.redact(cmp.loads(encode(full())), rule_set="all")  # type: ignore[arg-type]
 
 
 def test_redact_with_extended_rules() -> None:
     packet = cmp.loads(encode(put(full(), "project.ref", _URL)))
     assert cmp.redact(packet) == []
-    assert [r.category for r in cmp.redact(packet, rules="extended")] == ["url-credentials"]
+    assert [r.category for r in cmp.redact(packet, rule_set="extended")] == ["url-credentials"]
 
 
 def test_scrub_with_extended_rules_replaces_extended_matches_in_every_field() -> None:
     packet = cmp.loads(encode(put(put(full(), "project.ref", _URL), "goal", _j("Use ", _classic("npm_"), " now."))))
     same, none = cmp.scrub(packet)
     assert same == packet and none == []
-    clean, replaced = cmp.scrub(packet, rules="extended")
+    clean, replaced = cmp.scrub(packet, rule_set="extended")
     assert [(r.field, r.category, r.profile) for r in replaced] == [
         ("goal", "npm-token", "extended"),
         ("project.ref", "url-credentials", "extended"),
     ]
     assert clean.goal == "Use [redacted:npm-token] now."
-    assert cmp.redact(clean, rules="extended") == []
+    assert cmp.redact(clean, rule_set="extended") == []
 
 
 _cli = partial(run_cli, cwd=ROOT)
@@ -564,7 +564,7 @@ def test_cli_check_rules_extended_in_and_out_of_workers(tmp_path: Path) -> None:
     path = tmp_path / "p.json"
     path.write_bytes(leaky)
     assert _cli("check", str(path)).returncode == 0
-    text = _cli("check", "--rules", "extended", str(path))
+    text = _cli("check", "--rule-set", "extended", str(path))
     assert text.returncode == 1
     assert text.stdout.decode().startswith(
         f"{path}:1:252: redaction (extended) project.ref/url-credentials: https://… ("
@@ -573,18 +573,18 @@ def test_cli_check_rules_extended_in_and_out_of_workers(tmp_path: Path) -> None:
     lines.write_bytes(
         encode(json.loads(leaky)).replace(b"\n", b"") + b"\n" + encode(full()).replace(b"\n", b"") + b"\n"
     )
-    result = _cli("check", "--rules", "extended", "--jobs", "2", "--format", "json", "--jsonl", str(lines))
+    result = _cli("check", "--rule-set", "extended", "--jobs", "2", "--format", "json", "--jsonl", str(lines))
     document = json.loads(result.stdout)
     assert result.returncode == 1
     assert [r["accepted"] for r in document["results"]] == [False, True]
     assert document["results"][0]["redactions"][0]["profile"] == "extended"
-    assert document["results"][0]["rules"] == "extended"
+    assert document["results"][0]["rule_set"] == "extended"
 
 
 def test_cli_scrub_rules_extended(tmp_path: Path) -> None:
     path = tmp_path / "p.json"
     path.write_bytes(encode(put(full(), "project.ref", _URL)))
-    result = _cli("scrub", "--rules", "extended", str(path))
+    result = _cli("scrub", "--rule-set", "extended", str(path))
     assert result.returncode == 0
     assert json.loads(result.stdout)["project"]["ref"] == "[redacted:url-credentials]"
     assert b"project.ref: url-credentials replaced by [redacted:url-credentials]" in result.stderr

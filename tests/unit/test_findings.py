@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cmp._messages import NAME_LIMIT, BoundedPath, member_step, path_join, quote
+from cmp._messages import NAME_LIMIT, BoundedPath, member_step, path_join, quote, withheld
 
 
 @pytest.mark.parametrize(
@@ -96,7 +96,8 @@ def test_quoted_names_read_back_and_hold_nothing_that_breaks_a_line(name: str) -
     step = member_step(name)
     if step.startswith("."):
         assert re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) and step == "." + name
-    else:
+    elif step.startswith("[<"):  # a name a redaction pattern matches is withheld, never quoted
+        assert step == f"[<{withheld(name)}>]"
         assert _read_step(step) == name
         assert not re.search("[\x00-\x1f\x7f-\x9f\u2028\u2029]", step)
 

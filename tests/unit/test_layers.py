@@ -225,9 +225,10 @@ def _compared_names(tree: ast.AST, names: frozenset[str]) -> list[int]:
 
 def test_only_the_redaction_wing_compares_rule_set_names() -> None:
     """Which rule set runs what is cmp._redaction._rules' to say: no other module asks for a name."""
-    from cmp._redaction._rules import RULES
 
-    names = frozenset(RULES)
+    from cmp._redaction._rules import RULE_SETS
+
+    names = frozenset(RULE_SETS)
     wing = PACKAGE / "_redaction"
     found = {
         _module_name(path): lines

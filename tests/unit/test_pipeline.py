@@ -182,7 +182,7 @@ def test_quick_path_gives_the_same_report_on_every_vector() -> None:
     quick = 0
     vectors = committed_vectors()
     for vector in vectors:
-        for options in ({}, {"lenient": True}, {"rules": "extended"}, {"lenient": True, "rules": "extended"}):
+        for options in ({}, {"lenient": True}, {"rule_set": "extended"}, {"lenient": True, "rule_set": "extended"}):
             quick += assert_same_both_ways(vector_input(vector), **options)
     assert quick > 800  # the vectors exercise it, not just the long way
 
@@ -192,14 +192,14 @@ def test_quick_path_gives_the_same_report_on_every_vector() -> None:
 @given(st.data())
 def test_quick_path_gives_the_same_report_on_any_rendering(data: st.DataObject) -> None:
     packet = data.draw(packets(plain=data.draw(st.booleans())))
-    assert_same_both_ways(data.draw(renderings(packet)), rules=data.draw(st.sampled_from(["default", "extended"])))
+    assert_same_both_ways(data.draw(renderings(packet)), rule_set=data.draw(st.sampled_from(["default", "extended"])))
 
 
 @pytest.mark.slow
 @settings(max_examples=examples(300))
 @given(mutated(), st.sampled_from(["default", "extended"]))
 def test_quick_path_gives_the_same_report_on_mutated_text(data: bytes, rules: str) -> None:
-    assert_same_both_ways(data, rules=rules)
+    assert_same_both_ways(data, rule_set=rules)
 
 
 # Extended hits planted in default and extra fields, built from parts (see tests/unit/test_extended.py).
@@ -215,11 +215,11 @@ _EXTENDED_HITS = [
 @pytest.mark.parametrize(("path", "secret"), _EXTENDED_HITS)
 def test_quick_path_gives_the_same_extended_findings(path: str, secret: str) -> None:
     raw = encode(put(full(), path, secret))
-    assert assert_same_both_ways(raw, rules="extended")  # the quick path answered
-    report = cmp.check(raw, rules="extended")
+    assert assert_same_both_ways(raw, rule_set="extended")  # the quick path answered
+    report = cmp.check(raw, rule_set="extended")
     assert [(r.field, r.profile) for r in report.redactions][-1] == (path, "extended")
     escaped = raw.replace(b'"next_step": "', b'"next_step": "\\u0041', 1)
-    assert escaped != raw and assert_same_both_ways(escaped, rules="extended") is False  # the long way
+    assert escaped != raw and assert_same_both_ways(escaped, rule_set="extended") is False  # the long way
 
 
 def test_plain_rendering_takes_the_quick_path() -> None:

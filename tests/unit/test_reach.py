@@ -58,13 +58,13 @@ def test_lenient_mode_blocks_a_credential_anywhere_in_a_packet_it_would_keep(
     packet: dict[str, Any], hit: tuple[str, str], rules: str
 ) -> None:
     data = encode(packet)
-    report = cmp.check(data, lenient=True, rules=rules)  # type: ignore[arg-type]
+    report = cmp.check(data, lenient=True, rule_set=rules)  # type: ignore[arg-type]
     assert not report.conforming and report.schema_only
     assert hit in _hits(report)
     assert report.blocked and not report.accepted
     # Said plainly, and masked: the finding names the field and the key's public prefix.
     assert AWS[4:] not in repr(report) + str(report.to_json())
-    assert cmp.check(data, lenient=True, allow_unredacted=True, rules=rules).accepted  # type: ignore[arg-type]
+    assert cmp.check(data, lenient=True, allow_unredacted=True, rule_set=rules).accepted  # type: ignore[arg-type]
 
 
 def test_lenient_mode_leaves_paths_outside_the_scanned_fields_alone() -> None:
@@ -91,48 +91,48 @@ BEYOND = [
 def test_the_extended_rules_read_the_default_credentials_in_every_extra_field() -> None:
     data = encode(beyond_the_default_fields())
     assert cmp.check(data).ok, "the format's own rules do not read these fields"
-    report = cmp.check(data, rules="extended")
+    report = cmp.check(data, rule_set="extended")
     assert sorted(_hits(report)) == sorted(BEYOND)
     assert all(r.profile == "extended" for r in report.redactions)
     assert not report.ok and report.conforming
-    parent = cmp.check(encode({**put(full(), "tags", []), "parent_id": f"p-{AWS}"}), rules="extended")
+    parent = cmp.check(encode({**put(full(), "tags", []), "parent_id": f"p-{AWS}"}), rule_set="extended")
     assert _hits(parent) == [("parent_id", "aws-key")]
 
 
 def test_the_extended_rules_leave_paths_in_the_extra_fields_alone() -> None:
-    report = cmp.check(encode(put(full(), "project.ref", "/home/me/repo")), rules="extended")
+    report = cmp.check(encode(put(full(), "project.ref", "/home/me/repo")), rule_set="extended")
     assert report.ok
 
 
 def test_the_quick_path_and_the_long_way_agreebeyond_the_default_fields() -> None:
     data = encode(beyond_the_default_fields())
-    quick = cmp.check(data, rules="extended")
-    long = check_long(data, rules="extended")
+    quick = cmp.check(data, rule_set="extended")
+    long = check_long(data, rule_set="extended")
     assert quick.redactions == long.redactions and quick.ok == long.ok
 
 
 def test_scrub_with_the_extended_rules_replaces_them() -> None:
     packet = cmp.loads(encode(put(beyond_the_default_fields(), "tags", ["gpu"])))
-    clean, replaced = cmp.scrub(packet, rules="extended")
+    clean, replaced = cmp.scrub(packet, rule_set="extended")
     assert sorted((r.field, r.category) for r in replaced) == sorted(hit for hit in BEYOND if hit[0] != "tags[1]")
     assert clean.id == "[redacted:aws-key]"
     assert clean.project is not None and clean.project.ref == "[redacted:stripe-key]"
     assert clean.provenance is not None and clean.provenance.author_model == "[redacted:google-api-key]"
-    assert cmp.check(cmp.dumps(clean), rules="extended").redactions == ()
+    assert cmp.check(cmp.dumps(clean), rule_set="extended").redactions == ()
     untouched, none = cmp.scrub(packet)
     assert none == [] and untouched == packet, "the default rules do not read these fields"
 
 
 def test_a_minimal_packet_is_read_the_same_either_way() -> None:
     data = encode(minimal())
-    assert cmp.check(data, rules="extended").ok and cmp.check(data, lenient=True).ok
+    assert cmp.check(data, rule_set="extended").ok and cmp.check(data, lenient=True).ok
 
 
 def test_scrub_names_a_tag_that_cannot_hold_its_placeholder() -> None:
     """A tag allows no brackets: the result would not conform, and the error names the tag."""
     packet = cmp.loads(encode(put(full(), "tags", ["gpu", SLACK_TAG])))
     with pytest.raises(cmp.PacketError) as raised:
-        cmp.scrub(packet, rules="extended")
+        cmp.scrub(packet, rule_set="extended")
     assert [f.path for f in raised.value.findings] == ["$.tags[1]"]
     assert SLACK_TAG[5:] not in str(raised.value)
 

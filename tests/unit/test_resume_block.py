@@ -157,9 +157,9 @@ def test_the_extended_rules_refuse_what_the_default_ones_pass_and_neither_shows_
     assert "Note: 1 match (url-credentials) is shown as a placeholder" in shown.text
     assert "failed the redaction pre-flight" not in shown.text
     with pytest.raises(cmp.RedactionError) as caught:
-        cmp.resume_block(packet, rules="extended")
+        cmp.resume_block(packet, rule_set="extended")
     assert URL_SECRET not in str(caught.value)
-    allowed = cmp.resume_block(packet, rules="extended", allow_unredacted=True, now=NOW).text
+    allowed = cmp.resume_block(packet, rule_set="extended", allow_unredacted=True, now=NOW).text
     assert URL_SECRET not in allowed and "failed the redaction pre-flight" in allowed
 
 

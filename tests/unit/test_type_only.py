@@ -81,7 +81,7 @@ def test_the_search_finds_the_tables_it_is_for() -> None:
     assert {
         ("cmp.findings", "CODES"),
         ("cmp.findings", "ADVICE_CODES"),
-        ("cmp._redaction._rules", "RULES"),
+        ("cmp._redaction._rules", "RULE_SETS"),
     } <= found
 
 
