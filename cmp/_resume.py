@@ -95,7 +95,7 @@ def _escape(char: str) -> str:
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
-def one_line(text: str) -> str:
+def escaped_line(text: str) -> str:
     """``text`` with every character that breaks a line or hides written as an escape."""
     if text.isprintable() and "\\" not in text and _HIDDEN.isdisjoint(text):
         return text  # the common case: nothing to escape
@@ -104,7 +104,7 @@ def one_line(text: str) -> str:
 
 def field_text(text: str, style: Style) -> str:
     """A field's text as the block writes it in ``style`` (see the module's docstring)."""
-    line = one_line(text)
+    line = escaped_line(text)
     if style == "xml":
         return line.translate(_XML)
     line = line.translate(_MARKDOWN)

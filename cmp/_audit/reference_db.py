@@ -22,7 +22,7 @@ A store may come from anywhere, so what SQLite is asked to do is bounded:
   other column at most 32,769 bytes reach Python. Everything is read as bytes: a TEXT
   column that is not UTF-8 is a finding, never a decoding error that quotes the column.
 
-The store is opened read-only and nothing is written beside it (:func:`open_store` says
+The store is opened read-only and nothing is written beside it (:func:`open_database` says
 how), and every reader checks that the path still names the file the audit began with
 (:class:`Identity`).
 """
@@ -69,19 +69,19 @@ CHANGED_WRITTEN = (
 )
 
 
-class StoreError(Exception):
+class DatabaseError(Exception):
     """A store that cannot be audited, or read on; the message is one line and quotes no row data."""
 
 
-class StoreStopped(StoreError):
+class DatabaseStopped(DatabaseError):
     """A stop signal arrived while SQLite worked: the statement was cut short (the caller raises the stop)."""
 
 
-class StoreDeadline(StoreError):
+class DatabaseDeadline(DatabaseError):
     """The deadline passed: the statement under way was cut short."""
 
 
-class StoreChanged(StoreError):
+class DatabaseChanged(DatabaseError):
     """The path no longer names the file the audit began with, or a file read without locks
     was written meanwhile (``retry``: read it again, now with locks)."""
 
@@ -146,17 +146,17 @@ _KINDS = {"integer": "an integer", "real": "a real number", "null": "NULL"}
 
 
 def _stat(path: str) -> os.stat_result:
-    """The file ``path`` names, or StoreError saying why there is none to read."""
+    """The file ``path`` names, or DatabaseError saying why there is none to read."""
     try:
         info = os.stat(path)
     except FileNotFoundError:
-        raise StoreError("a symbolic link to nothing" if os.path.islink(path) else "no such file") from None
+        raise DatabaseError("a symbolic link to nothing" if os.path.islink(path) else "no such file") from None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise StoreError("a symbolic link loop (or a chain of links too long to follow)") from None
-        raise StoreError(f"cannot open: {describe(exc)}") from None
+            raise DatabaseError("a symbolic link loop (or a chain of links too long to follow)") from None
+        raise DatabaseError(f"cannot open: {describe(exc)}") from None
     if not stat.S_ISREG(info.st_mode):
-        raise StoreError("not a file")
+        raise DatabaseError("not a file")
     return info
 
 
@@ -166,7 +166,7 @@ def _header(path: str) -> bytes:
         with open(path, "rb") as stream:
             return stream.read(100)
     except OSError as exc:
-        raise StoreError(f"cannot open: {describe(exc)}") from None
+        raise DatabaseError(f"cannot open: {describe(exc)}") from None
 
 
 def _lstat(path: str) -> os.stat_result | None:
@@ -175,7 +175,7 @@ def _lstat(path: str) -> os.stat_result | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise StoreError(f"cannot look at {os.path.basename(path)} beside it: {describe(exc)}") from None
+        raise DatabaseError(f"cannot look at {os.path.basename(path)} beside it: {describe(exc)}") from None
 
 
 def _without_locks(real: str, header: bytes) -> bool:
@@ -186,7 +186,7 @@ def _without_locks(real: str, header: bytes) -> bool:
     deletes it when the last one closes), so with none there, no writer has the store
     open: the database file holds every transaction, and reading it as immutable creates
     nothing. A writer may still open it during the audit; its changes go to a new log
-    first and reach the file only at a checkpoint, which :meth:`Store.verify` notices (the
+    first and reach the file only at a checkpoint, which :meth:`ReferenceDatabase.verify` notices (the
     file's size and modification time), and the share is read again with locks. With a
     ``-wal`` and a ``-shm`` there, SQLite reads them as they are and creates nothing.
     A ``-wal`` that holds frames without its ``-shm`` could be read only by creating the
@@ -197,7 +197,7 @@ def _without_locks(real: str, header: bytes) -> bool:
     wal, shm = _lstat(real + "-wal"), _lstat(real + "-shm")
     for suffix, info in (("-wal", wal), ("-shm", shm)):
         if info is not None and stat.S_ISLNK(info.st_mode):
-            raise StoreError(
+            raise DatabaseError(
                 f"{name}{suffix} beside it is a symbolic link, which SQLite refuses to open (it could point "
                 "anywhere); the store was not read"
             )
@@ -209,7 +209,7 @@ def _without_locks(real: str, header: bytes) -> bool:
     page = 65536 if page == 1 else page
     if wal.st_size < _WAL_HEADER + _FRAME_HEADER + page:
         return True  # a log with no frame in it: the file holds every transaction
-    raise StoreError(
+    raise DatabaseError(
         f"its write-ahead log ({name}-wal) holds transactions not yet in the database file, and without "
         f"{name}-shm SQLite reads them only by creating that file beside the store, which the audit does not "
         f"do; let a process that may write the folder checkpoint it first (sqlite3 {name} 'PRAGMA wal_checkpoint')"
@@ -235,7 +235,7 @@ _READ_ONLY_WHY = {
 }
 
 
-class Store:
+class ReferenceDatabase:
     """An open store: its connection, which file it is, and how it was opened."""
 
     def __init__(
@@ -261,7 +261,7 @@ class Store:
         self.connection.close()
 
     def query(self, sql: str, values: Sequence[object] = ()) -> Iterator[tuple[Any, ...]]:
-        """The rows of ``sql``, one at a time; a SQLite error as the StoreError that says what happened."""
+        """The rows of ``sql``, one at a time; a SQLite error as the DatabaseError that says what happened."""
         try:
             yield from self.connection.execute(sql, values)
         except sqlite3.Error as exc:
@@ -275,7 +275,7 @@ class Store:
             raise self.error(exc) from None
         return found
 
-    def error(self, exc: sqlite3.Error, *, opening: bool = False) -> StoreError:
+    def error(self, exc: sqlite3.Error, *, opening: bool = False) -> DatabaseError:
         """What a SQLite error means for the audit: a stop, the deadline, a store that changed, or the error.
 
         A statement the progress handler cut short is a stop or the deadline even when the
@@ -284,27 +284,27 @@ class Store:
         """
         interrupted = self.cut is not None or _interrupted(exc)
         if interrupted and self.limits.stopping is not None and self.limits.stopping():
-            return StoreStopped("stopped")
+            return DatabaseStopped("stopped")
         if interrupted and (self.cut == "deadline" or self.limits.passed()):
-            return StoreDeadline("the deadline passed")
+            return DatabaseDeadline("the deadline passed")
         try:
             self.verify()
-        except StoreChanged as changed:
+        except DatabaseChanged as changed:
             return changed
         if opening:
             return _opening_error(exc, os.path.realpath(self.path))
-        return StoreError(f"cannot read on ({sqlite_words(exc)})")
+        return DatabaseError(f"cannot read on ({sqlite_words(exc)})")
 
     def verify(self) -> None:
-        """StoreChanged when the path names another file now, or the file read without locks was written."""
+        """DatabaseChanged when the path names another file now, or the file read without locks was written."""
         try:
             info = os.stat(self.path)
         except OSError:
-            raise StoreChanged(CHANGED_GONE) from None
+            raise DatabaseChanged(CHANGED_GONE) from None
         if not self.identity.matches(info):
-            raise StoreChanged(CHANGED_NAME)
+            raise DatabaseChanged(CHANGED_NAME)
         if self.stamp is not None and (info.st_size, info.st_mtime_ns) != self.stamp:
-            raise StoreChanged(CHANGED_WRITTEN, retry=True)
+            raise DatabaseChanged(CHANGED_WRITTEN, retry=True)
 
 
 def _interrupted(exc: sqlite3.Error) -> bool:
@@ -313,7 +313,7 @@ def _interrupted(exc: sqlite3.Error) -> bool:
     return name == "SQLITE_INTERRUPT" if name is not None else str(exc) == "interrupted"
 
 
-def _opening_error(exc: sqlite3.Error, real: str) -> StoreError:
+def _opening_error(exc: sqlite3.Error, real: str) -> DatabaseError:
     """What an error while opening the store at ``real`` (its resolved path) means."""
     name = os.path.basename(real)
     words = sqlite_words(exc)
@@ -322,33 +322,33 @@ def _opening_error(exc: sqlite3.Error, real: str) -> StoreError:
         code = "SQLITE_READONLY_ROLLBACK"
     if code.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(exc):
         # Another connection holds it exclusively (a rollback-journal writer): not a bad file.
-        return StoreError(f"locked by another connection for {LOCK_SECONDS} s ({words})")
+        return DatabaseError(f"locked by another connection for {LOCK_SECONDS} s ({words})")
     if code == "SQLITE_READONLY_ROLLBACK":
-        return StoreError(
+        return DatabaseError(
             f"a hot journal ({name}-journal) holds a transaction a writer did not finish; only a connection that "
             "may write the store can roll it back (its server, or sqlite3 run by a user who may write its "
             "folder), and the audit opens it read-only"
         )
     if code in _READ_ONLY_WHY:
-        return StoreError(f"cannot be read read-only: {_READ_ONLY_WHY[code].format(name=name)} ({words})")
+        return DatabaseError(f"cannot be read read-only: {_READ_ONLY_WHY[code].format(name=name)} ({words})")
     if code.startswith("SQLITE_CANTOPEN"):
-        return StoreError(f"SQLite cannot open it read-only ({words})")
-    return StoreError(f"not a readable SQLite database ({words})")
+        return DatabaseError(f"SQLite cannot open it read-only ({words})")
+    return DatabaseError(f"not a readable SQLite database ({words})")
 
 
-def open_store(path: str, *, limits: Limits = NO_LIMITS, identity: Identity | None = None) -> Store:
-    """The store, opened read-only; :class:`StoreError` for anything that is not such a store.
+def open_database(path: str, *, limits: Limits = NO_LIMITS, identity: Identity | None = None) -> ReferenceDatabase:
+    """The store, opened read-only; :class:`DatabaseError` for anything that is not such a store.
 
-    With ``identity``, the path must still name that file (else :class:`StoreChanged`):
+    With ``identity``, the path must still name that file (else :class:`DatabaseChanged`):
     checked after SQLite opened the file and read its schema, so the file read is the
     one checked. A store in rollback-journal mode is opened with SQLite's ``mode=ro``,
     which creates nothing; one in WAL mode as :func:`_without_locks` says.
     """
     if limits.passed():
-        raise StoreDeadline("the deadline passed")
+        raise DatabaseDeadline("the deadline passed")
     info = _stat(path)
     if identity is not None and not identity.matches(info):
-        raise StoreChanged(CHANGED_NAME)
+        raise DatabaseChanged(CHANGED_NAME)
     real = os.path.realpath(path)
     header = _header(real)
     wal = len(header) >= 20 and header[:16] == b"SQLite format 3\x00" and header[18] == _WAL_VERSION
@@ -359,7 +359,7 @@ def open_store(path: str, *, limits: Limits = NO_LIMITS, identity: Identity | No
     except sqlite3.Error as exc:
         raise _opening_error(exc, real) from None
     connection.text_factory = bytes  # no decoding error can quote a column
-    store = Store(
+    store = ReferenceDatabase(
         connection,
         path,
         identity or Identity.of(info),
@@ -383,8 +383,8 @@ def open_store(path: str, *, limits: Limits = NO_LIMITS, identity: Identity | No
     return store
 
 
-def _check_schema(store: Store) -> None:
-    """StoreError unless ``packets`` is a table of stored columns with a rowid, in a UTF-8 database."""
+def _check_schema(store: ReferenceDatabase) -> None:
+    """DatabaseError unless ``packets`` is a table of stored columns with a rowid, in a UTF-8 database."""
     try:
         for pragma in ("PRAGMA trusted_schema=OFF", "PRAGMA query_only=ON"):
             store.connection.execute(pragma)
@@ -397,33 +397,33 @@ def _check_schema(store: Store) -> None:
         raise store.error(exc, opening=True) from None
     if encoding != b"UTF-8":
         shown = encoding.decode("ascii", "replace") if isinstance(encoding, bytes) else str(encoding)
-        raise StoreError(f"its text encoding is {shown}, and the server's stores are UTF-8")
+        raise DatabaseError(f"its text encoding is {shown}, and the server's stores are UTF-8")
     if kinds:
         kind, sql = kinds[0]
         if kind == b"view":
-            raise StoreError(
+            raise DatabaseError(
                 "packets is a view, not a table: the audit reads only a table (a view runs a query of the "
                 "store's choosing, which may never end)"
             )
         if isinstance(sql, bytes) and sql.lstrip()[:20].upper().startswith(b"CREATE VIRTUAL"):
-            raise StoreError(
+            raise DatabaseError(
                 "packets is a virtual table, not a table: the audit reads only a table (a virtual table runs "
                 "a module's code)"
             )
     hidden = {_column_name(row[1]): row[6] for row in columns}
     missing = [name for name in COLUMNS if name not in hidden]
     if missing:
-        raise StoreError(f"no packets table with the columns {', '.join(COLUMNS)} (missing: {', '.join(missing)})")
+        raise DatabaseError(f"no packets table with the columns {', '.join(COLUMNS)} (missing: {', '.join(missing)})")
     computed = [name for name in COLUMNS if hidden[name] == 2]  # GENERATED ALWAYS AS (...) VIRTUAL
     if computed:
-        raise StoreError(
+        raise DatabaseError(
             f"the packets column {computed[0]} is computed when read (a virtual generated column), not stored: "
             "the audit reads only stored columns"
         )
     try:
         store.connection.execute("SELECT rowid FROM packets LIMIT 0")
     except sqlite3.Error:
-        raise StoreError(
+        raise DatabaseError(
             "the packets table has no rowid (it is WITHOUT ROWID), and the audit reads rows in rowid order"
         ) from None
     store.verify()
@@ -455,8 +455,8 @@ _SELECT = (
 )
 
 
-def rows(
-    store: str | Store,
+def database_rows(
+    store: str | ReferenceDatabase,
     first: int | None = None,
     last: int | None = None,
     *,
@@ -466,9 +466,9 @@ def rows(
     """The rows whose rowid is in ``[first, last]`` (None: no bound), one at a time in
     rowid order, each with its rowid; deleted ones only with ``include_deleted``.
 
-    A path is opened (:func:`open_store`, with ``limits``) when the first row is asked
+    A path is opened (:func:`open_database`, with ``limits``) when the first row is asked
     for and closed when the rows end; a store given stays open. A SQLite error is a
-    StoreError (:meth:`Store.error`); past the deadline, :class:`StoreDeadline`.
+    DatabaseError (:meth:`ReferenceDatabase.error`); past the deadline, :class:`DatabaseDeadline`.
     """
     bounds, values = [], []
     if not include_deleted:
@@ -480,11 +480,11 @@ def rows(
         bounds.append("rowid <= ?")
         values.append(last)
     where = f" WHERE {' AND '.join(bounds)}" if bounds else ""
-    opened = open_store(store, limits=limits) if isinstance(store, str) else store
+    opened = open_database(store, limits=limits) if isinstance(store, str) else store
     try:
         for rowid, *columns in opened.query(f"{_SELECT}{where} ORDER BY rowid", values):
             if limits.passed():
-                raise StoreDeadline("the deadline passed")
+                raise DatabaseDeadline("the deadline passed")
             yield rowid, _row(opened, rowid, *columns)
     finally:
         if opened is not store:
@@ -492,7 +492,7 @@ def rows(
 
 
 def _row(
-    store: Store,
+    store: ReferenceDatabase,
     rowid: int,
     ident: Any,  # each text column: bytes, or what else SQLite holds in it (a number, NULL)
     created_at: Any,
@@ -537,7 +537,7 @@ def _row(
     )
 
 
-def _text_body(store: Store, rowid: int) -> tuple[int | None, bytes | None]:
+def _text_body(store: ReferenceDatabase, rowid: int) -> tuple[int | None, bytes | None]:
     """A TEXT body's size in bytes (None: only known to be too large), and its bytes when they fit a packet.
 
     Read incrementally where Python has SQLite's blob reads (3.11), which read no more

@@ -37,20 +37,25 @@ from contextlib import closing
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal, NoReturn
 
-from cmp._audit.reference_db import (
+from cmp._toolkit import (
+    DEFAULT_POLICY,
+    Audited,
+    DatabaseChanged,
+    DatabaseDeadline,
+    DatabaseError,
+    DatabaseStopped,
     Identity,
     Limits,
-    Store,
-    StoreChanged,
-    StoreDeadline,
-    StoreError,
-    StoreStopped,
-    open_store,
-    rows,
+    Policy,
+    ReferenceDatabase,
+    audited_row,
+    database_rows,
+    display_name,
+    exported_file,
+    exported_line,
+    open_database,
+    policy_of,
 )
-from cmp._audit.rules import Audited, audited_row, exported_file, exported_line
-from cmp._display import display_name
-from cmp._pipeline import DEFAULT_POLICY, Policy, policy_of
 from cmp.cli._batch import WorkersFailed, jsonl_file_shares, merged
 from cmp.cli._judge import ShareReading, Verdict, check_source, jsonl_sources, render_verdicts, verdict_size
 from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_line
@@ -145,7 +150,7 @@ class FilesShare:
 
 
 def store_shares(
-    store: Store, share: StoreShare, runner: Runner, options: AuditOptions
+    store: ReferenceDatabase, share: StoreShare, runner: Runner, options: AuditOptions
 ) -> Iterator[StoreShare | Unreadable]:
     """The store as shares of rows for workers, or one share that auditing cuts as it goes.
 
@@ -161,19 +166,19 @@ def store_shares(
     """
     try:
         yield from _cut(store, share, runner)
-    except StoreStopped:
+    except DatabaseStopped:
         _stop_now()
-    except StoreDeadline:
+    except DatabaseDeadline:
         yield Unreadable(share.name, options.deadline_message())
 
 
-def _cut(store: Store, share: StoreShare, runner: Runner) -> Iterator[StoreShare]:
+def _cut(store: ReferenceDatabase, share: StoreShare, runner: Runner) -> Iterator[StoreShare]:
     try:
         found = store.one("SELECT max(rowid) FROM packets")
         last = None if found is None else found[0]
-    except (StoreStopped, StoreDeadline):
+    except (DatabaseStopped, DatabaseDeadline):
         raise
-    except StoreError:
+    except DatabaseError:
         last = None  # reading the rows will say what is wrong
     whole = replace(share, last=last)
     if not runner.parallel:
@@ -192,9 +197,9 @@ def _cut(store: Store, share: StoreShare, runner: Runner) -> Iterator[StoreShare
                 break
             yield replace(whole, first=first, last=found[0] - 1)
             first = found[0]
-    except (StoreStopped, StoreDeadline):
+    except (DatabaseStopped, DatabaseDeadline):
         raise
-    except StoreError:
+    except DatabaseError:
         pass
     yield replace(whole, first=first)
 
@@ -211,7 +216,7 @@ def audit_share(share: StoreShare | FilesShare | JsonlShare, options: AuditOptio
         tally = _Tally()
         try:
             tally.read(share, options)
-        except StoreChanged as exc:
+        except DatabaseChanged as exc:
             if exc.retry and attempt < attempts:
                 continue
             tally = _Tally()
@@ -232,7 +237,7 @@ class _Tally:
     problems: list[tuple[str, str]] = field(default_factory=list)
 
     def read(self, share: StoreShare | FilesShare | JsonlShare, options: AuditOptions) -> None:
-        """Audit the share; StoreChanged when its store changed under it."""
+        """Audit the share; DatabaseChanged when its store changed under it."""
         name = share.name if isinstance(share, StoreShare) else "-"
         try:
             for item in _audited(share, options, self.reading):
@@ -249,13 +254,13 @@ class _Tally:
                 if not isinstance(share, StoreShare) and options.past_deadline():
                     self.problems.append((item.file, options.deadline_message()))
                     break
-        except StoreStopped:
+        except DatabaseStopped:
             _stop_now()
-        except StoreDeadline:
+        except DatabaseDeadline:
             self.problems.append((name, options.deadline_message()))
-        except StoreChanged:
+        except DatabaseChanged:
             raise
-        except StoreError as exc:
+        except DatabaseError as exc:
             self.problems.append((name, str(exc)))
 
     def block(self, options: AuditOptions) -> Block:
@@ -288,10 +293,12 @@ def _store_items(share: StoreShare, options: AuditOptions, reading: ShareReading
     (from the next row there is: no rowid arithmetic, no empty share) is left for later.
 
     The store must still be the file the shares were cut from, before and after the rows
-    are read (StoreChanged otherwise)."""
-    store = open_store(share.path, limits=options.limits(), identity=share.identity)
+    are read (DatabaseChanged otherwise)."""
+    store = open_database(share.path, limits=options.limits(), identity=share.identity)
     try:
-        read = rows(store, share.first, share.last, include_deleted=share.include_deleted, limits=options.limits())
+        read = database_rows(
+            store, share.first, share.last, include_deleted=share.include_deleted, limits=options.limits()
+        )
         with closing(read):
             for count, (rowid, row) in enumerate(read):
                 if count >= share.rows or reading.rendered >= SHARE_BYTES:
@@ -386,13 +393,13 @@ def _run(args: argparse.Namespace, out: Output, runner: Runner, options: AuditOp
         shares: Iterator[Share | Unreadable] = _export_shares(args.store, runner)
     else:
         try:
-            store = open_store(args.store, limits=options.limits())
-        except StoreStopped:
+            store = open_database(args.store, limits=options.limits())
+        except DatabaseStopped:
             runner.close(completed=False)
             _stop_now()
-        except StoreError as exc:
+        except DatabaseError as exc:
             runner.close(completed=False)
-            error_line(f"{name}: {options.deadline_message() if isinstance(exc, StoreDeadline) else exc}")
+            error_line(f"{name}: {options.deadline_message() if isinstance(exc, DatabaseDeadline) else exc}")
             return EXIT_USAGE
         # Each reader checks that the path still names this file; a cluster's machines number
         # their devices each their own way, so there only the inode is compared.

@@ -15,7 +15,7 @@ import os
 import stat
 import tempfile
 
-from cmp._pipeline import policy_of
+from cmp._toolkit import policy_of
 from cmp.cli._judge import check_source
 from cmp.cli._output import EXIT_OK, EXIT_USAGE, Output, error_line
 from cmp.cli._policy import Baseline, Entry, PolicyError, new_baseline, run_policy

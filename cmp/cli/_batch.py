@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from cmp._display import describe, display_name
+from cmp._toolkit import describe, display_name
 from cmp.cli._render import Block
 from cmp.cli._sources import (
     EVERY_JSON,

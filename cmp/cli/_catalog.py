@@ -23,10 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from cmp._chain import RULES as CHAIN_RULES
-from cmp._lint import RULES as LINT_RULES
-from cmp._redaction._hit import pattern_of
-from cmp._redaction._rules import DEFAULT, EXTENDED, RuleSet
+from cmp._toolkit import CHAIN_RULES, DEFAULT, EXTENDED, LINT_RULES, RuleSet, pattern_of
 from cmp.cli._policy import redaction_rule_id
 from cmp.findings import ADVICE_CODES, CODES, Finding
 

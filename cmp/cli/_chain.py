@@ -15,8 +15,7 @@ from contextlib import closing
 from typing import Any, NamedTuple
 
 from cmp import ChainReport, chain, locate
-from cmp._messages import unquoted
-from cmp._pipeline import policy_of
+from cmp._toolkit import policy_of, unquoted
 from cmp.cli._judge import check_source
 from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_line, render_line
 from cmp.cli._render import place, where

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from contextlib import closing, nullcontext
 
-from cmp._pipeline import policy_of
+from cmp._toolkit import policy_of
 from cmp.cli._batch import WorkersFailed, input_shares, merged
 from cmp.cli._judge import CheckOptions, check_share
 from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_line

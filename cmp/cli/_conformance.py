@@ -15,7 +15,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from cmp._display import describe, display_name, one_line
+from cmp._toolkit import describe, display_name, one_line
 from cmp.cli._args import DEFAULT_VECTORS_TEXT
 from cmp.cli._output import EXIT_FAIL, EXIT_OK, EXIT_USAGE, Output, error_line
 from cmp.cli._signals import StopSignals

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from concurrent.futures import CancelledError
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from cmp._display import describe
+from cmp._toolkit import describe
 from cmp.cli._batch import IN_FLIGHT_PER_WORKER, WorkersFailed
 from cmp.cli._sources import SHARE_ROWS
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from cmp._display import visible
+from cmp._toolkit import visible
 from cmp.findings import Position
 
 TYPE_CHECKING = False

@@ -7,8 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from cmp import dumps
-from cmp._canonical import file_bytes
-from cmp._pipeline import policy_of
+from cmp._toolkit import file_bytes, policy_of
 from cmp.cli._difference import first_difference, unified_diff
 from cmp.cli._judge import check_source
 from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_line
@@ -19,7 +18,7 @@ from cmp.cli._summary import Summary
 from cmp.findings import Finding, Position, first_of
 
 if TYPE_CHECKING:
-    from cmp._redaction._rules import RuleSetName
+    from cmp._toolkit import RuleSetName
 
 
 def _canonical(

@@ -12,9 +12,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from cmp import dumps, lint, locate
-from cmp._canonical import file_bytes
-from cmp._pipeline import Report, policy_of
+from cmp import Report, dumps, lint, locate
+from cmp._toolkit import file_bytes, policy_of
 from cmp.cli._difference import first_difference
 from cmp.cli._judge import check_source
 from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_line

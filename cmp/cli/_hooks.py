@@ -22,7 +22,7 @@ import os
 import sys
 from typing import Any
 
-from cmp._display import display_name, visible
+from cmp._toolkit import display_name, visible
 from cmp.cli._new import DraftError, read_draft
 from cmp.cli._output import EXIT_OK, EXIT_USAGE, Output, error_line
 from cmp.cli._store import run_save as run_save_file

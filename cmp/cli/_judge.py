@@ -11,9 +11,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from cmp import MAX_PACKET_BYTES, Report
-from cmp._intake import size_finding
-from cmp._pipeline import DEFAULT_POLICY, Policy, policy_of
-from cmp._pipeline import judge as judge_data
+from cmp._toolkit import DEFAULT_POLICY, Policy, policy_of, size_finding
+from cmp._toolkit import judge as judge_data
 from cmp.cli._policy import DEFAULT_RUN, RunPolicy
 from cmp.cli._render import Block
 from cmp.cli._sources import (

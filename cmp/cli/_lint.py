@@ -12,7 +12,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from cmp import lint, locate
-from cmp._pipeline import policy_of
+from cmp._toolkit import policy_of
 from cmp.cli._judge import check_source
 from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_line
 from cmp.cli._policy import PolicyError, ignored_lint_rules, run_policy

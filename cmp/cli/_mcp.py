@@ -7,7 +7,7 @@ import argparse
 import os
 
 import cmp
-from cmp._display import display_name
+from cmp._toolkit import display_name
 from cmp.cli._output import EXIT_USAGE, Output, error_line
 from cmp.integrations.mcp import build_server, serve_stdio
 

@@ -6,12 +6,8 @@ import argparse
 import os
 from typing import Any
 
-from cmp import dumps
-from cmp._canonical import file_bytes
-from cmp._display import describe, display_name
-from cmp._example import example_packet
-from cmp._intake import MAX_PACKET_BYTES, decode_text, parse_json
-from cmp._redaction._scan import redact
+from cmp import MAX_PACKET_BYTES, dumps, redact
+from cmp._toolkit import decode_text, describe, display_name, example_packet, file_bytes, parse_json
 from cmp.cli._judge import NoPacket, packet_from_file
 from cmp.cli._output import EXIT_FAIL, EXIT_OK, EXIT_USAGE, Output, error_line
 from cmp.cli._rewrite import WriteRefused, create_atomically, refuse_unless_regular, write_atomically

@@ -12,7 +12,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from cmp._display import visible
+from cmp._toolkit import visible
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

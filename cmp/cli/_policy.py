@@ -28,9 +28,8 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 
-from cmp import Report
-from cmp._redaction._hit import Redaction
-from cmp._redaction._rules import EXTENDED, RuleSet, finder
+from cmp import Redaction, Report
+from cmp._toolkit import EXTENDED, RuleSet, finder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -110,7 +109,7 @@ def fingerprint(salt: bytes, category: str, matches: Iterable[str]) -> str:
 def matches_by_category(report: Report, hits: Iterable[Hit]) -> dict[str, set[str]]:
     """Every match of each category in the text of ``report``'s source, by every table of
     its rule set, and each hit's own (a match written with JSON escapes is in no raw text)."""
-    from cmp._positions import source_text
+    from cmp._toolkit import source_text
 
     found: dict[str, set[str]] = {}
     text = source_text(report.source) if report.source is not None else ""
@@ -270,7 +269,7 @@ def checked_rules(named: Sequence[str], where: str, *, lint: bool = False) -> tu
 
 def lint_rule_ids() -> tuple[str, ...]:
     """Every lint rule's id as the catalog and --ignore name it (``lint/sentences``)."""
-    from cmp._lint import RULE_IDS
+    from cmp._toolkit import LINT_RULE_IDS as RULE_IDS
 
     return tuple(f"lint/{rule}" for rule in RULE_IDS)
 
@@ -334,12 +333,11 @@ def refused_hits(report: Report) -> tuple[list[Redaction], bool]:
         return [], True
     if report.policy.lenient and report.schema_only:
         return [], True  # lenient mode scanned it already, and found nothing
-    from cmp import _intake
-    from cmp._positions import located_in_text, source_text
+    from cmp._toolkit import located_in_text, parse_packet, source_text
 
     rules = report.policy.rules
     data = report.source
-    parsed = _intake.parse_packet(data)[0] if isinstance(data, bytes) else None
+    parsed = parse_packet(data)[0] if isinstance(data, bytes) else None
     if isinstance(parsed, Mapping):
         return rules.redact_obj(parsed), False
     text = source_text(data)

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cmp import Report
-from cmp._redaction._hit import Redaction
-from cmp._redaction._rules import finder
+from cmp import Redaction, Report
+from cmp._toolkit import finder
 from cmp.cli._policy import Hit, Judged, as_judged
 from cmp.findings import Position
 

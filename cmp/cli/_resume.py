@@ -8,9 +8,8 @@ import json
 import os
 import sys
 
-from cmp._display import display_name
-from cmp._redaction._hit import RedactionError
-from cmp._resume import left_out, resume_block
+from cmp import RedactionError, resume_block
+from cmp._toolkit import display_name, left_out
 from cmp.cli._hooks import HookRefused, hook_folder, hook_input, hook_store, refuse, warn_of_problems
 from cmp.cli._judge import NoPacket, packet_from_file
 from cmp.cli._output import EXIT_FAIL, EXIT_OK, EXIT_USAGE, Output, error_line

@@ -8,8 +8,7 @@ import os
 import stat
 import time
 
-from cmp._display import describe, file_kind
-from cmp._files import sync_folder, write_synced
+from cmp._toolkit import describe, file_kind, sync_folder, write_synced
 from cmp.cli._output import ExitStatus, Output, error_line
 from cmp.cli._signals import StopSignals
 from cmp.cli._sources import Source, SourceError, read_source

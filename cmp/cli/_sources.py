@@ -19,8 +19,7 @@ from dataclasses import dataclass, field, replace
 import re2
 
 from cmp import MAX_PACKET_BYTES
-from cmp._display import describe, display_name
-from cmp._matcher import without_lone_surrogates
+from cmp._toolkit import describe, display_name, without_lone_surrogates
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -13,10 +13,8 @@ import argparse
 import json
 from typing import Any
 
-from cmp._display import display_name
-from cmp._messages import withheld
-from cmp._pipeline import policy_of
-from cmp._scrub import scrub
+from cmp import scrub
+from cmp._toolkit import display_name, policy_of, withheld
 from cmp.cli._judge import check_source
 from cmp.cli._output import EXIT_FAIL, EXIT_OK, EXIT_USAGE, Output, error_line
 from cmp.cli._render import report_lines

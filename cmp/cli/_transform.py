@@ -13,12 +13,8 @@ import argparse
 import functools
 from collections.abc import Callable
 
-from cmp import dumps, locate, migrate, scrub
-from cmp._canonical import file_bytes
-from cmp._pipeline import policy_of
-from cmp._positions import locate_both
-from cmp._redaction._hit import Redaction
-from cmp._scrub import placeholder
+from cmp import Redaction, dumps, locate, migrate, scrub
+from cmp._toolkit import file_bytes, locate_both, placeholder, policy_of
 from cmp.cli._judge import check_source
 from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_line
 from cmp.cli._render import place
@@ -29,7 +25,7 @@ from cmp.model import Packet
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from cmp._redaction._rules import RuleSetName
+    from cmp._toolkit import RuleSetName
 
 # One change: what it is about (a hit replaced, a member dropped; None for the whole packet)
 # and its line, which is printed after where that is in the file (check's FILE:LINE:COLUMN).

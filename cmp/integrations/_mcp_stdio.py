@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import anyio
 import anyio.to_thread
 
-from cmp._intake import nesting
+from cmp._toolkit import nesting
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server

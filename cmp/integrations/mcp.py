@@ -50,12 +50,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import cmp
-from cmp._example import example_packet
-from cmp._lint import RULES
-from cmp._redaction._hit import Redaction
-from cmp._redaction._rules import checked_rule_set, placeholder
-from cmp._redaction._scan import replace_matches, scan
-from cmp._resume import STYLES, estimate_tokens, one_line
+from cmp import Redaction
+from cmp._toolkit import LINT_RULES as RULES
+from cmp._toolkit import (
+    STYLES,
+    checked_rule_set,
+    escaped_line,
+    estimate_tokens,
+    example_packet,
+    placeholder,
+    replace_matches,
+    scan,
+)
 from cmp.schema import annotated_schema
 from cmp.store import PacketConflict, PacketNotFound, is_store_id
 
@@ -383,7 +389,7 @@ def _served(packet: cmp.Packet) -> tuple[str, dict[str, Any]]:
 
 def _line(text: str) -> str:
     """A field's text on one line of an answer, masked."""
-    masked: str = _masked(one_line(text))
+    masked: str = _masked(escaped_line(text))
     return masked
 
 

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic_core import PydanticCustomError, core_schema
 
 import cmp
-from cmp._messages import quote
+from cmp._toolkit import quote
 from cmp.findings import first_of
 from cmp.schema import SUPPORTED_VERSIONS, load_schema
 

@@ -55,7 +55,7 @@ except ImportError as exc:  # pragma: no cover - the extra is installed where th
     ) from exc
 
 if TYPE_CHECKING:
-    from cmp._redaction._rules import RuleSetName
+    from cmp._toolkit import RuleSetName
 
 PROBLEM_TYPE = "application/problem+json"
 # Seconds a whole body may take to arrive. A packet is at most 32 KB: 10 s is 3.3 KB/s, a

@@ -366,7 +366,7 @@ def test_a_without_rowid_table_is_one_line(tmp_path: Path) -> None:
 def test_the_store_gives_the_rows_within_the_bounds_in_rowid_order(tmp_path: Path) -> None:
     """cmp._audit.reference_db.rows: ``[first, last]`` with both ends in and None for no bound, deleted rows
     only when asked for; a path opened on the first row asked for, a connection given left open."""
-    from cmp._audit.reference_db import Row, StoreError, open_store, rows
+    from cmp._audit.reference_db import DatabaseError, Row, database_rows, open_database
 
     path = tmp_path / "ltm.db"
     connection = sqlite3.connect(path)
@@ -387,14 +387,14 @@ def test_the_store_gives_the_rows_within_the_bounds_in_rowid_order(tmp_path: Pat
     kept = [each for each in every if each[0] != 30]
 
     def ids(*args: Any, **kwargs: Any) -> list[tuple[int, str]]:
-        return [(rowid, row.id) for rowid, row in rows(*args, **kwargs)]
+        return [(rowid, row.id) for rowid, row in database_rows(*args, **kwargs)]
 
     assert ids(str(path)) == kept and ids(str(path), include_deleted=True) == every
     assert ids(str(path), 20, 40, include_deleted=True) == every[1:4]
     assert ids(str(path), 15, 45) == [every[1], every[3]]
     assert ids(str(path), 50) == every[4:] and ids(str(path), None, 20) == every[:2]
     assert ids(str(path), 61) == [] and ids(str(path), 40, 30) == []
-    store = open_store(str(path))
+    store = open_database(str(path))
     try:
         assert ids(store, 40) == every[3:] and ids(store, last=10) == every[:1]
         assert store.one("SELECT count(*) FROM packets") == (6,)  # still open
@@ -403,9 +403,9 @@ def test_the_store_gives_the_rows_within_the_bounds_in_rowid_order(tmp_path: Pat
     first = _packet(1)
     body = cmp.dumps(cmp.loads(json.dumps(first)))
     created_at = _row(first, body)[1]
-    assert list(rows(str(path), last=10)) == [
+    assert list(database_rows(str(path), last=10)) == [
         (10, Row(first["id"], created_at, first["goal"], body, False, "owner-1", "team-1"))
     ]
-    unopened = rows(str(tmp_path / "missing.db"))  # nothing is opened before a row is asked for
-    with pytest.raises(StoreError, match="no such file"):
+    unopened = database_rows(str(tmp_path / "missing.db"))  # nothing is opened before a row is asked for
+    with pytest.raises(DatabaseError, match="no such file"):
         next(unopened)

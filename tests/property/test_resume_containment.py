@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 import cmp
-from cmp._resume import field_text, one_line
+from cmp._resume import escaped_line, field_text
 from tests.support.examples import examples
 from tests.support.strategies import packets
 
@@ -304,7 +304,7 @@ def test_the_block_says_it_is_an_earlier_sessions_record(packet: cmp.Packet, sty
     assert f"created {packet.created_at} (" in opening and _AGE.search(opening)
     human = packet.provenance.author_human if packet.provenance else ""
     if human:  # escaped as in any field; ElementTree gave the xml's entities back
-        assert f"by {field_text(human, 'markdown') if style == 'markdown' else one_line(human)}" in opening
+        assert f"by {field_text(human, 'markdown') if style == 'markdown' else escaped_line(human)}" in opening
     assert "redaction pre-flight" not in opening
 
 

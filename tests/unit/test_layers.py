@@ -60,7 +60,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cmp._audit.rules",),  # what the audit finds in a stored packet: check's findings, and its row's or file's
     ("cmp._resume",),  # the resume block: a judged, scrubbed packet as the next session's context
     ("cmp.store",),  # the local store: a folder of packet files, checked and chained as they are read
-    ("cmp",),  # the public API
+    ("cmp", "cmp._toolkit"),  # the public API; what the CLI and the integrations use beyond it
     # the integrations, over the public API: this library inside other frameworks
     (
         "cmp.integrations",
@@ -202,6 +202,20 @@ def test_the_import_graph_has_no_cycle() -> None:
 
     for module in sorted(graph):
         visit(module, ())
+
+
+def _private_core(module: str) -> bool:
+    """A module of the core (not of the command line or the integrations) whose name has a
+    private part: cmp._intake, cmp._redaction._scan, cmp.conformance._runner."""
+    own = module.startswith(("cmp.cli", "cmp.integrations"))
+    return not own and any(part.startswith("_") for part in module.split(".")[1:])
+
+
+@pytest.mark.parametrize("module", sorted(m for m in _modules() if m.startswith(("cmp.cli", "cmp.integrations"))))
+def test_the_cli_and_the_integrations_reach_the_core_through_public_names_and_the_toolkit(module: str) -> None:
+    """What they use beyond the public API is declared once, in cmp._toolkit."""
+    private = {target for target in _graph()[module] if _private_core(target)}
+    assert private <= {"cmp._toolkit"}, f"{module} imports {sorted(private - {'cmp._toolkit'})}: add it to cmp._toolkit"
 
 
 def test_the_public_finding_types_import_nothing_from_cmp() -> None:

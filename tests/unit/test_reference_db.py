@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import cmp
-from cmp._audit.reference_db import CHANGED_NAME, CHANGED_WRITTEN, StoreChanged, open_store, rows
+from cmp._audit.reference_db import CHANGED_NAME, CHANGED_WRITTEN, DatabaseChanged, database_rows, open_database
 from tests.support.stores import INSERT, packet, packet_row, store_of
 
 
@@ -21,24 +21,24 @@ def _rows(numbers: range) -> list[tuple[object, ...]]:
 
 def test_a_wal_store_read_without_locks_notices_a_writer_that_checkpoints(tmp_path: Path) -> None:
     path = store_of(tmp_path / "ltm.db", _rows(range(50)), wal=True)
-    store = open_store(str(path))
+    store = open_database(str(path))
     try:
         assert store.immutable  # no -wal: no writer holds it
-        assert len(list(rows(store))) == 50
+        assert len(list(database_rows(store))) == 50
         store.verify()  # nothing changed yet
         writer = sqlite3.connect(path)  # a writer comes, and checkpoints into the file
         writer.executemany(INSERT, _rows(range(50, 60)))
         writer.commit()
         writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        with pytest.raises(StoreChanged) as raised:
+        with pytest.raises(DatabaseChanged) as raised:
             store.verify()
         assert raised.value.retry and str(raised.value) == CHANGED_WRITTEN
     finally:
         store.close()
-    again = open_store(str(path))  # the writer holds its -wal and -shm: read with locks, through them
+    again = open_database(str(path))  # the writer holds its -wal and -shm: read with locks, through them
     try:
         assert not again.immutable
-        assert len(list(rows(again))) == 60
+        assert len(list(database_rows(again))) == 60
         again.verify()
     finally:
         again.close()
@@ -48,11 +48,11 @@ def test_a_wal_store_read_without_locks_notices_a_writer_that_checkpoints(tmp_pa
 
 def test_a_reader_given_the_store_s_identity_refuses_another_file(tmp_path: Path) -> None:
     path = store_of(tmp_path / "ltm.db", _rows(range(3)))
-    first = open_store(str(path))
+    first = open_database(str(path))
     identity = first.identity
     first.close()
     other = store_of(tmp_path / "other.db", _rows(range(3, 6)))
     os.replace(other, path)
-    with pytest.raises(StoreChanged) as raised:
-        open_store(str(path), identity=identity)
+    with pytest.raises(DatabaseChanged) as raised:
+        open_database(str(path), identity=identity)
     assert str(raised.value) == CHANGED_NAME and not raised.value.retry
