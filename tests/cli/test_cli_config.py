@@ -46,7 +46,7 @@ def test_show_config_names_every_setting_check_reads_with_its_default(
     shown = _show(capsysbinary)
     assert shown[""] == ("configuration file: none", "")
     assert set(shown) - {""} == {option.key for option in OPTIONS if "check" in option.commands}
-    assert shown["rules"] == ("'default'", "default")
+    assert shown["rule-set"] == ("'default'", "default")
     assert shown["lenient"] == ("false", "default")
     assert shown["include"] == ("['*.json']", "default")
     assert shown["baseline"] == ("none", "default")
@@ -55,19 +55,19 @@ def test_show_config_names_every_setting_check_reads_with_its_default(
 def test_the_flag_wins_over_the_environment_which_wins_over_the_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
-    project = _project(tmp_path, 'rules = "extended"\nlenient = true\nformat = "json"')
+    project = _project(tmp_path, 'rule-set = "extended"\nlenient = true\nformat = "json"')
     monkeypatch.chdir(project)
     file = str(project / "pyproject.toml")
     shown = _show(capsysbinary)
     assert shown[""] == (f"configuration file: {file}", "")
-    assert shown["rules"] == ("'extended'", file) and shown["lenient"] == ("true", file)
+    assert shown["rule-set"] == ("'extended'", file) and shown["lenient"] == ("true", file)
     monkeypatch.setenv("CMP_RULE_SET", "default")
     monkeypatch.setenv("CMP_LENIENT", "no")
     shown = _show(capsysbinary)
-    assert shown["rules"] == ("'default'", "CMP_RULE_SET") and shown["lenient"] == ("false", "CMP_LENIENT")
+    assert shown["rule-set"] == ("'default'", "CMP_RULE_SET") and shown["lenient"] == ("false", "CMP_LENIENT")
     assert shown["format"] == ("'json'", file)
     shown = _show(capsysbinary, "--rule-set", "extended", "--no-lenient", "--format", "text")
-    assert shown["rules"] == ("'extended'", "--rule-set")
+    assert shown["rule-set"] == ("'extended'", "--rule-set")
     assert shown["lenient"] == ("false", "--lenient")
     assert shown["format"] == ("'text'", "--format")
 
@@ -83,21 +83,21 @@ def test_the_file_s_settings_change_what_check_does(tmp_path: Path) -> None:
 
 
 def test_a_subfolder_reads_the_nearest_pyproject_above_it(tmp_path: Path) -> None:
-    project = _project(tmp_path, 'rules = "extended"')
+    project = _project(tmp_path, 'rule-set = "extended"')
     below = project / "packets" / "deep"
     below.mkdir(parents=True)
     result = run_cli("check", "--show-config", cwd=below, text=True)
     assert result.returncode == 0
     assert f"configuration file: {project / 'pyproject.toml'}" in result.stdout
-    assert f"rules = 'extended'  ({project / 'pyproject.toml'})" in result.stdout
+    assert f"rule-set = 'extended'  ({project / 'pyproject.toml'})" in result.stdout
 
 
 def test_cmp_config_names_the_file_to_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     other = tmp_path / "elsewhere.toml"
-    other.write_text('[tool.core-memory-packet]\nrules = "extended"\n')
+    other.write_text('[tool.core-memory-packet]\nrule-set = "extended"\n')
     monkeypatch.setenv("CMP_CONFIG", str(other))
     result = run_cli("check", "--show-config", cwd=tmp_path, text=True)
-    assert f"rules = 'extended'  ({other})" in result.stdout
+    assert f"rule-set = 'extended'  ({other})" in result.stdout
     monkeypatch.setenv("CMP_CONFIG", str(tmp_path / "missing.toml"))
     result = run_cli("check", "--show-config", cwd=tmp_path, text=True)
     assert (result.returncode, result.stdout) == (2, "")
@@ -107,14 +107,14 @@ def test_cmp_config_names_the_file_to_read(tmp_path: Path, monkeypatch: pytest.M
 @pytest.mark.parametrize(
     ("table", "says"),
     [
-        ('rulez = "extended"', "has no setting 'rulez' (the settings: rules, lenient, include"),
-        ('rules = "strict"', "rules must be one of default, extended, not 'strict'"),
+        ('rulez = "extended"', "has no setting 'rulez' (the settings: rule-set, lenient, include"),
+        ('rule-set = "strict"', "rule-set must be one of default, extended, not 'strict'"),
         ('lenient = "yes"', "lenient must be true or false, not 'yes'"),
         ('include = "*.json"', "include must be a list of non-empty strings, not '*.json'"),
         ("exclude = [1]", "exclude must be a list of non-empty strings, not [1]"),
         ('format = "xml"', "format must be one of text, json, github, sarif, not 'xml'"),
         ("baseline = 3", "baseline must be a path, not 3"),
-        ("rules = ", "not valid TOML"),
+        ("rule-set = ", "not valid TOML"),
     ],
 )
 def test_a_bad_setting_in_the_file_is_one_line_exit_2(tmp_path: Path, table: str, says: str) -> None:
@@ -129,7 +129,7 @@ def test_a_bad_setting_in_the_file_is_one_line_exit_2(tmp_path: Path, table: str
 @pytest.mark.parametrize(
     ("name", "value", "says"),
     [
-        ("CMP_RULE_SET", "strict", "cmp: CMP_RULE_SET: rules must be one of default, extended, not 'strict'"),
+        ("CMP_RULE_SET", "strict", "cmp: CMP_RULE_SET: rule-set must be one of default, extended, not 'strict'"),
         ("CMP_LENIENT", "maybe", "cmp: CMP_LENIENT: lenient must be true or false, not 'maybe'"),
         ("CMP_FORMAT", "xml", "cmp: CMP_FORMAT: format must be one of text, json, github, sarif, not 'xml'"),
     ],
@@ -280,8 +280,8 @@ def test_a_glob_that_would_backtrack_over_a_long_name_answers_at_once(tmp_path: 
     ("text", "says"),
     [
         ("this is not toml [[[", "not valid TOML"),
-        ('rules = "extended"\n', "no [tool.core-memory-packet] table in the file CMP_CONFIG names"),
-        ('[tool.other]\nrules = "extended"\n', "no [tool.core-memory-packet] table in the file CMP_CONFIG names"),
+        ('rule-set = "extended"\n', "no [tool.core-memory-packet] table in the file CMP_CONFIG names"),
+        ('[tool.other]\nrule-set = "extended"\n', "no [tool.core-memory-packet] table in the file CMP_CONFIG names"),
     ],
 )
 def test_the_file_cmp_config_names_must_hold_the_table(
@@ -297,7 +297,7 @@ def test_the_file_cmp_config_names_must_hold_the_table(
 
 @pytest.mark.parametrize("table", ["core_memory_packet", "Core-Memory-Packet"])
 def test_a_table_named_nearly_like_ours_is_an_error(tmp_path: Path, table: str) -> None:
-    (tmp_path / "pyproject.toml").write_text(f'[tool.{table}]\nrules = "extended"\n')
+    (tmp_path / "pyproject.toml").write_text(f'[tool.{table}]\nrule-set = "extended"\n')
     result = run_cli("check", "--show-config", cwd=tmp_path, text=True)
     assert result.returncode == 2
     assert result.stderr == (

@@ -113,7 +113,7 @@ def test_the_parsers_thread_state_is_threading_local() -> None:
 def test_what_the_probe_calls_unused_is_loaded_when_used(tmp_path: Path) -> None:
     """The list above can fail: each entry is loaded by the run that needs it."""
     leaky = ROOT / "examples" / "leaky-v0.2.json"
-    (tmp_path / "pyproject.toml").write_text('[tool.core-memory-packet]\nrules = "extended"\n', encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text('[tool.core-memory-packet]\nrule-set = "extended"\n', encoding="utf-8")
     argv = ["check", "--jobs", "2", "--ignore", "redaction/aws-key", str(EXAMPLE), str(leaky)]
     status, modules = loaded_by(argv, tmp_path)
     assert status in (0, 1)

@@ -20,7 +20,7 @@ from cmp.findings import CODES, Finding, PacketError
 
 report: cmp.Report = cmp.check(b"{}", lenient=True, allow_unredacted=False, rule_set="extended")
 ok: bool = report.ok and report.accepted and report.conforming
-rules: str = report.policy.rules
+rule_set: str = report.policy.rule_set
 errors: tuple[Finding, ...] = report.located().errors
 packet: cmp.Packet = cmp.Packet.new(goal="g", next_step="n", tags=["a"])
 data: bytes = cmp.dumps(packet)
