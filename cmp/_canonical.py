@@ -29,32 +29,37 @@ _GO_EXTRA_UTF8 = tuple((char, char.encode(), escape.encode()) for char, escape i
 
 
 # The writer lays the text out as pieces that alternate: layout, string, layout, ...,
-# layout. Strings go in as they stand; when some need escaping, all of them are escaped
-# together in one C call over their join, split apart again at a separator that the
-# escaper copies through unchanged and that no escape sequence can contain: DEL. (The
-# ASCII-only escaper would write DEL as the six characters \u007f, which an escaped
-# backslash followed by the text "u007f" also produces, so it is never used here.)
-# When a string itself holds DEL, each string is escaped on its own.
+# layout. When some strings need escaping, all of them are escaped together in one C
+# call over their join, split apart again at a separator that the escaper copies
+# through unchanged and that no escape sequence can contain: DEL. (The ASCII-only
+# escaper would write DEL as the six characters \u007f, which an escaped backslash
+# followed by the text "u007f" also produces, so it is never used here.) When a string
+# itself holds DEL, each string is escaped on its own.
 _ESCAPE_SPLIT = "\x7f"
 
 
-def _escape_strings(pieces: list[str]) -> None:
-    """Escape the strings among ``pieces`` in place, if any of them needs it."""
-    strings = pieces[1::2]
-    joined = "".join(strings)  # the model's constructors admit only str members
-    if '"' not in joined and "\\" not in joined and joined.isprintable():
-        return  # isprintable() also balks at some characters that need no escape; harmless
-    if _ESCAPE_SPLIT in joined:
-        pieces[1::2] = [encode_basestring(text)[1:-1] for text in strings]
+def _joined(pieces: list[str]) -> str:
+    """The writer's pieces as one text, their strings escaped as JSON escapes them."""
+    strings = "".join(pieces[1::2])  # the model's constructors admit only str members
+    if '"' not in strings and strings.isprintable():
+        # Nothing to escape but backslashes (isprintable() also balks at some characters
+        # that need no escape: harmless, they go the general way). The layout holds no
+        # backslash (its pieces are fixed member names, quotes, commas, indents and line
+        # breaks), so doubling every one of the text escapes exactly the strings': the
+        # paths of a packet written on Windows cost a replace, not an escaping pass (it
+        # keeps the dirty packet's check+dumps within its floor, docs/performance.md).
+        text = "".join(pieces)
+        return text.replace("\\", "\\\\") if "\\" in strings else text
+    if _ESCAPE_SPLIT in strings:
+        pieces[1::2] = [encode_basestring(text)[1:-1] for text in pieces[1::2]]
     else:
-        pieces[1::2] = encode_basestring(_ESCAPE_SPLIT.join(strings))[1:-1].split(_ESCAPE_SPLIT)
+        pieces[1::2] = encode_basestring(_ESCAPE_SPLIT.join(pieces[1::2]))[1:-1].split(_ESCAPE_SPLIT)
+    return "".join(pieces)
 
 
 def _render(packet: Packet, identity: bool) -> bytes:
     """The canonical bytes (with ``identity`` False, without the members the digest leaves out)."""
-    pieces = shipped_writer()(packet, identity)
-    _escape_strings(pieces)
-    text = "".join(pieces)
+    text = _joined(shipped_writer()(packet, identity))
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:

@@ -506,6 +506,31 @@ def test_the_writer_extends_its_pieces_once_for_each_run_of_one_block() -> None:
 
 # --- strings holding characters JSON escapes ---
 
+
+@settings(max_examples=examples(300))
+@given(st.data())
+def test_the_backslash_only_escape_is_the_escaping_pass(data: st.DataObject) -> None:
+    """cmp._canonical._joined doubles the backslashes of the whole text when the strings need
+    no other escape: the same text as escaping each string on its own, since the layout
+    holds no backslash."""
+    from json.encoder import encode_basestring
+
+    from cmp._canonical import _joined
+
+    packet = data.draw(packets(plain=data.draw(st.booleans())))  # plain: no string JSON must escape
+    chars = st.sampled_from(["\\", "\\\\", "C:\\Users", "/", "é", " ", "a", "\u2028", '"', "\n"])
+    text = st.lists(chars, max_size=8).map("".join)
+    packet = dataclasses.replace(packet, goal="g" + data.draw(text), next_step="n" + data.draw(text))
+    for identity in (True, False):
+        pieces = shipped_writer()(packet, identity)
+        assert not any("\\" in layout for layout in pieces[0::2])
+        expected = "".join(encode_basestring(piece)[1:-1] if odd else piece for odd, piece in _alternating(pieces))
+        assert _joined(list(pieces)) == expected
+
+
+def _alternating(pieces: list[str]) -> list[tuple[bool, str]]:
+    return [(index % 2 == 1, piece) for index, piece in enumerate(pieces)]
+
 _ESCAPED_CHAR = st.sampled_from(["\\", "\t", "\r", "\b", "\f", "/", "a", "é", "<", " ", "\u2028", "😀", '"', "\n"])
 
 
