@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import accumulate, compress, repeat
 from operator import itemgetter
 
-from cmp._matcher import compile_set
 from cmp._messages import BoundedPath, member_step, member_steps, quote, truncated
 from cmp.findings import MAX_FINDINGS, Finding
 
@@ -113,38 +112,15 @@ _DECODER = json.JSONDecoder(
     parse_int=_finite_int,
 )
 
-# The same without the number hooks, which cost a Python call per number (10,000 of
-# them fit in 32 KB), for a text in which no number can be refused: one that float()
-# makes infinite has 210 digits or more before an exponent of two digits or fewer
-# (|x| < 10 ** (digits + 99) < 1.7e308 otherwise), or an exponent of three digits or
-# more. _TEXT_SCREEN finds either; where it finds neither, both decoders read every
-# number alike. A text shorter than _SCREENED_FROM holds too few numbers to be worth a pass.
-_COUNTING_DECODER = json.JSONDecoder(object_pairs_hook=_record_duplicates, parse_constant=_refuse_constant)
-# The same pass says whether an escape writes a surrogate (member 1), which the intake
-# asks of every text it reads: one RE2 pass over 32 KB costs what either search does.
-_TEXT_SCREEN = compile_set([r"[0-9]{100}|[eE][-+]?[0-9]{3}", _SURROGATE_ESCAPE])
-_SCREENED_FROM = 4096
-
-
-def _screened(raw: bytes) -> tuple[json.JSONDecoder, bool]:
-    """The long way's decoder for ``raw`` (number hooks only where a number may be
-    refused), and whether an escape in it writes a surrogate."""
-    if len(raw) < _SCREENED_FROM:
-        return _DECODER, _surrogate_escape().search(raw) is not None
-    found = _TEXT_SCREEN.Match(raw) or ()
-    return (_DECODER if 0 in found else _COUNTING_DECODER), 1 in found
-
-
-# The two decoders above call _record_duplicates once per object. For a text of more
-# than _MANY_OBJECTS objects (ten thousand `{}` fit in 32 KB), these first read it with
-# no hook on objects, then count members twice: as written (one colon outside strings
+# The decoder above calls _record_duplicates once per object. For a text of more than
+# _MANY_OBJECTS objects (ten thousand `{}` fit in 32 KB), it is first read with no hook
+# on objects, then members are counted twice: as written (one colon outside strings
 # each) and as read (a dict keeps one of two members of the same name). Only a text
 # whose counts differ holds a duplicate, and is read again with the hooks that say where.
 _MANY_OBJECTS = 256
-_UNCOUNTED = {
-    _DECODER: json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_finite_int),
-    _COUNTING_DECODER: json.JSONDecoder(parse_constant=_refuse_constant),
-}
+# This bounds a hostile case: a packet of ten thousand empty attempts took 150x json.loads
+# of a 32 KB packet read with the hook, 80x with this (benchmarks/hostile.py, lenient).
+_UNCOUNTED = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_finite_int)
 # Writes each member's name and value with a NUL between them, and a NUL inside a string
 # as an escape: the NULs it writes are the members of every dict in the value.
 _MEMBERS_READ = json.JSONEncoder(ensure_ascii=True, check_circular=False, separators=(",", "\x00")).encode
@@ -168,11 +144,11 @@ def _members_written(raw: bytes) -> int:
     return b"".join(raw.split(b'"')[0::2]).count(b":")
 
 
-def _decode_uncounted(text: str, raw: bytes, decoder: json.JSONDecoder) -> Any:
-    """``decoder.decode(text)`` for a text of many objects that holds no duplicate member,
-    with no hook on objects; _NOT_READ for any other text (the hooks read that)."""
+def _decode_uncounted(text: str, raw: bytes) -> Any:
+    """The value of a text of many objects that holds no duplicate member, read with no
+    hook on objects; _NOT_READ for any other text (the hooks read that)."""
     try:
-        value = _UNCOUNTED[decoder].decode(text)
+        value = _UNCOUNTED.decode(text)
         read = _MEMBERS_READ(value).count("\x00")
     except (ValueError, RecursionError):  # refused, or too deep: the hooks say how
         return _NOT_READ
@@ -205,24 +181,9 @@ def decode_plain(raw: bytes) -> Any:
     None; no packet is ``null``.)
     """
     try:
-        text = raw.decode("utf-8")
-        if not text or text[0] in _JSON_SPACE:
-            return _QUICK_DECODER.decode(text)
-        # What JSONDecoder.decode does, without its two Python frames and two regex
-        # matches: the value from the first character on, then nothing but whitespace.
-        value, end = _PLAIN_SCAN(text, 0)
-    except StopIteration:  # no value starts the text
-        return None
+        return _QUICK_DECODER.decode(raw.decode("utf-8"))
     except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         return None
-    if end < len(text) and text[end:].strip(_JSON_SPACE):
-        return None  # more than whitespace after the value
-    return value
-
-
-# JSON's whitespace, which JSONDecoder.decode skips around the value (json.decoder.WHITESPACE).
-_JSON_SPACE = " \t\n\r"
-_PLAIN_SCAN: Callable[[str, int], tuple[Any, int]] = _QUICK_DECODER.scan_once  # type: ignore[attr-defined]
 
 
 # Members the reference reads as raw JSON text, without unescaping: written with an
@@ -435,7 +396,7 @@ def _decode(
     text: str, raw: bytes, decoder: json.JSONDecoder, duplicates: list[tuple[dict[str, Any], set[str]]], nesting: int
 ) -> Any:
     if raw.count(b"{") > _MANY_OBJECTS:
-        value = _decode_uncounted(text, raw, decoder)
+        value = _decode_uncounted(text, raw)
         if value is not _NOT_READ:
             return value
     try:
@@ -508,7 +469,8 @@ def parse_json(text: str, raw: bytes) -> tuple[Any, list[Finding]]:
     # which counts levels (the C decoder's own limit differs between Python versions and
     # follows the process's recursion limit). Its RecursionError sends the rest there too.
     depth = nesting(raw, MAX_DEPTH)
-    decoder, surrogates = _screened(raw)
+    decoder = _DECODER
+    surrogates = _surrogate_escape().search(raw) is not None
     try:
         if depth > MAX_DEPTH:
             value = _decode_deep(text, decoder, duplicates, depth)
