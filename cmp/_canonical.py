@@ -38,18 +38,25 @@ _GO_EXTRA_UTF8 = tuple((char, char.encode(), escape.encode()) for char, escape i
 _ESCAPE_SPLIT = "\x7f"
 
 
+# Every byte of UTF-8 text but those of the characters JSON escapes in a string (control
+# characters, the quote, the backslash): deleting these leaves the ones to escape.
+_NEEDS_NO_ESCAPE = bytes(sorted(set(range(256)) - set(range(0x20)) - set(b'"\\')))
+
+
 def _joined(pieces: list[str]) -> str:
     """The writer's pieces as one text, their strings escaped as JSON escapes them."""
     strings = "".join(pieces[1::2])  # the model's constructors admit only str members
-    if '"' not in strings and strings.isprintable():
-        # Nothing to escape but backslashes (isprintable() also balks at some characters
-        # that need no escape: harmless, they go the general way). The layout holds no
-        # backslash (its pieces are fixed member names, quotes, commas, indents and line
-        # breaks), so doubling every one of the text escapes exactly the strings': the
-        # paths of a packet written on Windows cost a replace, not an escaping pass (it
-        # keeps the dirty packet's check+dumps within its floor, docs/performance.md).
+    # Each of those characters is one byte of UTF-8, and no other character's bytes are
+    # ASCII; a lone surrogate, which only the caller refuses, passes as its own bytes.
+    escaped = strings.encode("utf-8", "surrogatepass").translate(None, _NEEDS_NO_ESCAPE)
+    if not escaped.strip(b"\\"):
+        # Nothing to escape, or only backslashes. The layout holds no backslash (its pieces
+        # are fixed member names, quotes, commas, indents and line breaks), so doubling
+        # every one of the text escapes exactly the strings': the paths of a packet
+        # written on Windows cost a replace, not an escaping pass (it keeps the dirty
+        # packet's check+dumps within its floor, docs/performance.md).
         text = "".join(pieces)
-        return text.replace("\\", "\\\\") if "\\" in strings else text
+        return text.replace("\\", "\\\\") if escaped else text
     if _ESCAPE_SPLIT in strings:
         pieces[1::2] = [encode_basestring(text)[1:-1] for text in pieces[1::2]]
     else:

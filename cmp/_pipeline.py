@@ -178,12 +178,15 @@ def judge(data: bytes | bytearray | memoryview | str, policy: Policy) -> Report:
     """:func:`check` under ``policy``."""
     data = _readable(data)
     raw = _utf8_or_none(data) if isinstance(data, str) else data
-    quick = _quick.read(raw, policy.rules) if raw is not None else None
-    if quick is None:
-        # Text already encoded goes on as bytes: encoded once, not again by the long way.
-        return _long(data, data if raw is None else raw, policy)
-    version, packet, redactions = quick
-    return _conforming_report(version, packet, redactions, policy, data)
+    counted = _quick.parse_counted(raw) if raw is not None else None
+    if raw is not None and counted is not None:
+        quick = _quick.conforming(raw, counted, policy.rules)
+        if quick is not None:
+            return _conforming_report(*quick, policy, data)
+    # Text already encoded goes on as bytes: encoded once, not again by the long way, and
+    # decoded once where the quick way's object is what the intake reads (its fact 4).
+    read = counted[0] if counted is not None and _quick.as_the_intake_reads(*counted) else None
+    return _long(data, data if raw is None else raw, policy, read)
 
 
 def check_long(
@@ -200,12 +203,16 @@ def check_long(
     return _long(data, data if raw is None else raw, policy_of(lenient, allow_unredacted, rule_set))
 
 
-def _long(source: bytes | str, data: bytes | str, policy: Policy) -> Report:
+def _long(source: bytes | str, data: bytes | str, policy: Policy, read: dict[str, Any] | None = None) -> Report:
     """The long way for ``source``, read as ``data`` (its UTF-8 bytes, or the text itself
-    when it cannot be UTF-8: the intake says where)."""
-    obj, findings = _intake.parse_packet(data)
-    if obj is None:
-        return Report.refused(policy, source, findings)
+    when it cannot be UTF-8: the intake says where), or from ``read``, the object the
+    intake reads ``data`` to, refusing nothing (cmp._quick, fact 4)."""
+    if read is None:
+        obj, findings = _intake.parse_packet(data)
+        if obj is None:
+            return Report.refused(policy, source, findings)
+    else:
+        obj = read
     assert isinstance(data, bytes)  # text that parsed is valid UTF-8
     routed = _validation.route(obj)
     if isinstance(routed, Finding):

@@ -5,11 +5,12 @@ Most writers escape nothing in ordinary text, or only the odd backslash, quote o
 break, so this is the common case. It only ever says "conforming, and here is the
 packet": anything else (a ``\\u`` escape, a dropped duplicate, a schema error, a
 canonical form too large) goes the long way (:func:`cmp._pipeline.check_long`), which
-alone writes findings. So no verdict depends on this module; the tests hold the two
+alone writes findings, from the object decoded here where the intake would read the
+same (fact 4). So no verdict depends on this module; the tests hold the two
 ways to identical reports and bytes over every vector and over generated, re-rendered
 and mutated packets.
 
-It rests on three facts about JSON text, stated here once:
+It rests on four facts about JSON text, stated here once:
 
 1. **Taking out every escape (a backslash and the byte after it) leaves exactly the
    quotes that open or close strings.** So the strings in the document (member names
@@ -30,6 +31,17 @@ It rests on three facts about JSON text, stated here once:
    asserted for each pattern table when it loads (:mod:`cmp._redaction._rules`).
    (:func:`read` skips the scan of the fields; with a backslash, escapes may
    hide a match, and the fields are scanned.)
+4. **A text without a ``\\u`` escape that the C decoder reads to an object holding
+   every string (fact 1: no duplicate dropped), no number but finite floats and
+   integers within 2**53 either way, and no container deeper than a packet's schema
+   nests, is one the long way's intake** (:func:`cmp._intake.parse_packet`) **reads to
+   an equal object, refusing nothing.** What the intake refuses beyond the C decoder's
+   syntax errors is a byte order mark, UTF-16 or UTF-32 (none of which the decoder
+   reads as an object), NaN, Infinity and a number no finite double holds, a duplicate
+   member, a lone surrogate (only ``\\u`` writes one: fact 2), nesting past MAX_DEPTH
+   and a top level that is no object. (:func:`as_the_intake_reads`: a packet the quick
+   way refuses is not decoded twice. It keeps the invalid packet's check within its
+   floor, 10x json.loads: docs/performance.md.)
 """
 
 from __future__ import annotations
@@ -107,8 +119,13 @@ def read(raw: bytes, rules: RuleSet = DEFAULT) -> tuple[str, Packet, tuple[Redac
     """(version, packet, the findings of ``rules``) of a conforming packet read the quick
     way; None for anything else (the long way judges it)."""
     counted = parse_counted(raw)
-    if counted is None:
-        return None
+    return None if counted is None else conforming(raw, counted, rules)
+
+
+def conforming(
+    raw: bytes, counted: tuple[dict[str, object], int], rules: RuleSet = DEFAULT
+) -> tuple[str, Packet, tuple[Redaction, ...]] | None:
+    """:func:`read` for ``raw`` once :func:`parse_counted` read it as ``counted``."""
     obj, strings = counted
     routed = _validation.route(obj)
     if type(routed) is not str or (built := _validation.builder(routed)(obj)) is None:
@@ -120,3 +137,48 @@ def read(raw: bytes, rules: RuleSet = DEFAULT) -> tuple[str, Packet, tuple[Redac
         return None  # the long way reports the size
     plain = b"\\" not in raw  # fact 3
     return routed, packet, rules.redact_quick(raw, packet, plain)
+
+
+# A value this many levels below the top object, or deeper, and the intake reads the text
+# itself (fact 4 needs no more: a packet's schema nests three levels, and the intake's
+# own limit, MAX_DEPTH, is far past it).
+_DEEPEST = 8
+# Integers no larger than this either way surely fit a finite double (fact 4).
+_EXACT = 2**53
+# The values (strings, numbers, literals, containers) an object handed over holds beyond
+# two for each of its strings: a packet's members are each a name and a value. Past
+# that it is no packet a writer meant (ten thousand [] in 32 KB): the intake reads such
+# a text itself, and the walk stops before it costs what that does.
+_SPARE_VALUES = 64
+
+
+def as_the_intake_reads(obj: dict[str, object], strings: int) -> bool:
+    """Whether fact 4 holds for ``obj``, read by :func:`parse_counted` from a text of
+    ``strings`` strings: every string there, no number the intake might refuse, no value
+    _DEEPEST levels down. Then the long way reads ``obj`` instead of the text again."""
+    counted = 0
+    level: list[object] = [obj]
+    values = 2 * strings + _SPARE_VALUES
+    for _ in range(_DEEPEST):
+        values -= len(level)
+        if values < 0:
+            return False
+        below: list[object] = []
+        for value in level:
+            if type(value) is dict:
+                counted += len(value)
+                below += value.values()
+            elif type(value) is list:
+                below += value
+            elif type(value) is str:
+                counted += 1
+            elif type(value) is int:
+                if not -_EXACT <= value <= _EXACT:
+                    return False  # the intake says whether a double holds it
+            elif type(value) is float:
+                if not math.isfinite(value):
+                    return False  # NaN, Infinity or 1e999: the intake refuses it
+        if not below:
+            return counted == strings
+        level = below
+    return False

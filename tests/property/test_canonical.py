@@ -518,7 +518,7 @@ def test_the_backslash_only_escape_is_the_escaping_pass(data: st.DataObject) -> 
     from cmp._canonical import _joined
 
     packet = data.draw(packets(plain=data.draw(st.booleans())))  # plain: no string JSON must escape
-    chars = st.sampled_from(["\\", "\\\\", "C:\\Users", "/", "é", " ", "a", "\u2028", '"', "\n"])
+    chars = st.sampled_from(["\\", "\\\\", "C:\\Users", "/", "é", " ", "a", "\u2028", '"', "\n", "\x01", "\t", "\x7f"])
     text = st.lists(chars, max_size=8).map("".join)
     packet = dataclasses.replace(packet, goal="g" + data.draw(text), next_step="n" + data.draw(text))
     for identity in (True, False):

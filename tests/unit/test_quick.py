@@ -11,15 +11,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cmp
-from cmp import _quick
+from cmp import _quick, model
 from cmp._extended_patterns import EXTENDED_PATTERNS
+from cmp._intake import parse_packet
 from cmp._matcher import anchored
 from cmp._pipeline import check_long
 from cmp._quick import parse_counted
 from cmp._redaction._scan import PATTERNS
+from cmp.conformance import vector_input
+from tests.property.test_compiler import JSON_VALUES, PATHS, edited
 from tests.support.examples import examples
 from tests.support.packets import encode, full
 from tests.support.strategies import packets, renderings
+from tests.support.vectors import committed_vectors
 
 
 @pytest.mark.parametrize("regex", [r"^AKIA", r"key$", r"\AAKIA", r"x\z", r"(?m)x", r"(?im)x", r"a|^b", r"(?:x$)"])
@@ -168,16 +172,58 @@ def test_the_largest_packet_holds_the_most_strings_the_quick_path_reads(
     assert _quick.read(more) is None
 
 
+# Fact 4: what the quick way hands the long way decoded is what the intake reads.
+
+
+def _handed_over(raw: bytes) -> Any:
+    """What the quick way hands the long way for ``raw``: its object, or None."""
+    counted = parse_counted(raw)
+    if counted is None or _quick.conforming(raw, counted) is not None:
+        return None
+    return counted[0] if _quick.as_the_intake_reads(*counted) else None
+
+
+def assert_handed_over_as_the_intake_reads(raw: bytes) -> bool:
+    """When the quick way hands ``raw`` over decoded, the intake reads it to an object of
+    the same members, values and types (repr tells 1, 1.0 and True apart), refusing nothing."""
+    handed = _handed_over(raw)
+    if handed is None:
+        return False
+    obj, findings = parse_packet(raw)
+    assert findings == [] and repr(obj) == repr(handed), raw[:200]
+    return True
+
+
+def test_every_vector_handed_over_is_read_alike() -> None:
+    handed = sum(assert_handed_over_as_the_intake_reads(vector_input(vector)) for vector in committed_vectors())
+    assert handed > 100  # refused packets that parse: a schema error, no JSON one
+
+
 @pytest.mark.parametrize(
-    "value",
-    ["1", "-0.0", "1.5e300", "1e308", str(2**53), str(-(2**53)), str(2**53 + 1), "1" + "0" * 400,
-     "1e309", "-1e999", "NaN", "Infinity", "-Infinity", "true", "null"],
-)  # fmt: skip
-def test_a_packet_with_a_number_is_judged_alike_both_ways(value: str) -> None:
-    """An unexpected member holding ``value`` makes the packet refused: the quick way
-    answers nothing, and the report is the long way's."""
+    ("value", "handed"),
+    [
+        ("1", True),
+        ("-0.0", True),
+        ("1.5e300", True),
+        ("1e308", True),
+        (str(2**53), True),
+        (str(-(2**53)), True),
+        (str(2**53 + 1), False),  # perhaps past a double: the intake decides
+        ("1" + "0" * 400, False),  # past any double: the intake refuses it
+        ("1e309", False),
+        ("-1e999", False),
+        ("NaN", False),
+        ("Infinity", False),
+        ("-Infinity", False),
+        ("true", True),
+        ("null", True),
+    ],
+)
+def test_a_number_is_handed_over_only_where_both_ways_read_it_alike(value: str, handed: bool) -> None:
+    """An unexpected member holding ``value`` makes the packet refused; whether the quick way
+    hands it over decoded, and what the intake reads, agree; the reports are the same."""
     raw = json.dumps(full()).encode()[:-1] + b', "extra": ' + value.encode() + b"}"
-    assert _quick.read(raw) is None
+    assert assert_handed_over_as_the_intake_reads(raw) is handed
     assert cmp.check(raw) == check_long(raw) and not cmp.check(raw).conforming
 
 
@@ -192,8 +238,21 @@ def test_a_packet_with_a_number_is_judged_alike_both_ways(value: str) -> None:
         (b'\xef\xbb\xbf{"goal": "a"}', "a byte order mark"),
     ],
 )
-def test_what_does_not_conform_is_the_long_ways(raw: bytes, why: str) -> None:
-    assert _quick.read(raw) is None, why
+def test_what_the_intake_must_read_itself_is_not_handed_over(raw: bytes, why: str) -> None:
+    assert _handed_over(raw) is None, why
     assert cmp.check(raw) == check_long(raw)
 
 
+@pytest.mark.slow
+@settings(max_examples=examples(300))
+@given(st.data())
+def test_a_packet_refused_for_its_schema_is_handed_over_as_the_intake_reads_it(data: st.DataObject) -> None:
+    """Generated packets edited anywhere with any JSON value (numbers of every size, nesting,
+    unknown members), written by json.dumps with NaN and Infinity allowed."""
+    packet = data.draw(packets(plain=True))
+    edits = data.draw(st.lists(st.tuples(st.sampled_from(PATHS), JSON_VALUES | st.floats()), max_size=3))
+    numbers = data.draw(st.lists(st.integers() | st.floats(), max_size=2))
+    obj = edited(model.to_obj(packet), edits)
+    obj.update({f"extra_{index}": number for index, number in enumerate(numbers)})
+    raw = json.dumps(obj, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    assert_handed_over_as_the_intake_reads(raw)
