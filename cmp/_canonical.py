@@ -43,8 +43,11 @@ _ESCAPE_SPLIT = "\x7f"
 _NEEDS_NO_ESCAPE = bytes(sorted(set(range(256)) - set(range(0x20)) - set(b'"\\')))
 
 
-def _joined(pieces: list[str]) -> str:
-    """The writer's pieces as one text, their strings escaped as JSON escapes them."""
+def _joined(pieces: list[str], escape_free: bool) -> str:
+    """The writer's pieces as one text, their strings escaped as JSON escapes them
+    (``escape_free``: the packet knows none needs it, cmp.model.Known)."""
+    if escape_free:
+        return "".join(pieces)
     strings = "".join(pieces[1::2])  # the model's constructors admit only str members
     # Each of those characters is one byte of UTF-8, and no other character's bytes are
     # ASCII; a lone surrogate, which only the caller refuses, passes as its own bytes.
@@ -66,7 +69,7 @@ def _joined(pieces: list[str]) -> str:
 
 def _render(packet: Packet, identity: bool) -> bytes:
     """The canonical bytes (with ``identity`` False, without the members the digest leaves out)."""
-    text = _joined(shipped_writer()(packet, identity))
+    text = _joined(shipped_writer()(packet, identity), packet._known.escape_free)
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:

@@ -42,6 +42,11 @@ It rests on four facts about JSON text, stated here once:
    and a top level that is no object. (:func:`as_the_intake_reads`: a packet the quick
    way refuses is not decoded twice. It keeps the invalid packet's check within its
    floor, 10x json.loads: docs/performance.md.)
+5. **In a text with no backslash, no string holds a quote, a backslash or a control
+   character**, since JSON text writes each of them in a string only as an escape. A
+   packet read from one is marked ``escape_free`` (:class:`cmp.model.Known`), and the
+   canonical writer does not look for characters to escape (the typical packet's
+   check+dumps within its floor, 5x json.loads).
 """
 
 from __future__ import annotations
@@ -49,13 +54,14 @@ from __future__ import annotations
 import functools
 import math
 import re
+from dataclasses import replace
 
 from cmp import _intake, _validation
 from cmp._canonical import growth_finding
 from cmp._compiler import most_strings
 from cmp._redaction._hit import Redaction
 from cmp._redaction._rules import DEFAULT, RuleSet
-from cmp.model import Packet
+from cmp.model import CONFORMING, Packet
 from cmp.schema import SUPPORTED_VERSIONS, load_schema
 
 # Text with more backslashes than this, and more than one in this many bytes, goes the
@@ -135,8 +141,13 @@ def conforming(
     packet = built[0]
     if growth_finding(packet, len(raw)) is not None:
         return None  # the long way reports the size
-    plain = b"\\" not in raw  # fact 3
-    return routed, packet, rules.redact_quick(raw, packet, plain)
+    plain = b"\\" not in raw
+    if plain:
+        object.__setattr__(packet, "_known", _ESCAPE_FREE)  # fact 5
+    return routed, packet, rules.redact_quick(raw, packet, plain)  # fact 3
+
+
+_ESCAPE_FREE = replace(CONFORMING, escape_free=True)
 
 
 # A value this many levels below the top object, or deeper, and the intake reads the text

@@ -188,6 +188,9 @@ class Known:
 
     # It passed its version's schema (check's builder, from_obj): dumps need not validate it.
     conforming: bool = False
+    # No string holds a character JSON escapes (quote, backslash, control character): it
+    # was read from text without a backslash (cmp._quick, fact 5). dumps need not look.
+    escape_free: bool = False
     # Its canonical bytes, when check had to write them to measure a large packet
     # (cmp._canonical.growth_finding): dumps returns them.
     canonical: bytes | None = None

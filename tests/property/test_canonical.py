@@ -525,7 +525,7 @@ def test_the_backslash_only_escape_is_the_escaping_pass(data: st.DataObject) -> 
         pieces = shipped_writer()(packet, identity)
         assert not any("\\" in layout for layout in pieces[0::2])
         expected = "".join(encode_basestring(piece)[1:-1] if odd else piece for odd, piece in _alternating(pieces))
-        assert _joined(list(pieces)) == expected
+        assert _joined(list(pieces), False) == expected
 
 
 def _alternating(pieces: list[str]) -> list[tuple[bool, str]]:

@@ -328,3 +328,27 @@ def test_the_long_way_reads_what_check_reads(kind: Any) -> None:
     raw = encode(put(full(), "tags[0]", "Bad"))
     assert check_long(kind(raw)) == cmp.check(kind(raw)) == check_long(raw)
     assert not check_long(kind(raw)).conforming
+
+
+
+
+@pytest.mark.parametrize("lenient", [False, True])
+@pytest.mark.parametrize("allow_unredacted", [False, True])
+def test_a_conforming_report_made_the_quick_way_is_the_constructors(lenient: bool, allow_unredacted: bool) -> None:
+    """_conforming_report sets every field the dataclass has, as its constructor sets them."""
+    from cmp._pipeline import Policy, Report, _conforming_report
+
+    raw = encode(put(full(), "goal", "key AKIAIOSFODNN7EXAMPLE"))
+    packet = cmp.loads(raw)
+    redactions = tuple(cmp.redact(packet, rule_set="extended"))
+    policy = Policy(lenient, allow_unredacted, "extended")
+    quick = _conforming_report("0.2", packet, redactions, policy, raw)
+    slow = Report(version="0.2", errors=(), redactions=redactions, packet=packet, source=raw, policy=policy)
+    assert type(quick) is Report
+    for each in dataclasses.fields(Report):
+        assert getattr(quick, each.name) is getattr(slow, each.name), each.name
+    assert quick == slow and repr(quick) == repr(slow) and quick.to_json() == slow.to_json()
+    assert (quick.ok, quick.accepted, quick.blocked) == (slow.ok, slow.accepted, slow.blocked)
+    assert (quick.policy.lenient, quick.policy.allow_unredacted) == (lenient, allow_unredacted)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        quick.policy = Policy()  # type: ignore[misc]

@@ -256,3 +256,44 @@ def test_a_packet_refused_for_its_schema_is_handed_over_as_the_intake_reads_it(d
     obj.update({f"extra_{index}": number for index, number in enumerate(numbers)})
     raw = json.dumps(obj, ensure_ascii=False).encode("utf-8", "surrogatepass")
     assert_handed_over_as_the_intake_reads(raw)
+
+
+# Fact 5: a text without a backslash writes no string that needs an escape.
+
+
+def _strings_of(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [text for name, item in value.items() for text in (name, *_strings_of(item))]
+    if isinstance(value, list):
+        return [text for item in value for text in _strings_of(item)]
+    return [value] if isinstance(value, str) else []
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(300))
+@given(st.data())
+def test_a_packet_read_from_text_without_a_backslash_is_escape_free(data: st.DataObject) -> None:
+    """Marked escape_free exactly when read the quick way from text without a backslash;
+    then no string holds a character JSON escapes, and the bytes are a fresh copy's."""
+    import dataclasses
+    from json.encoder import encode_basestring
+
+    packet = data.draw(packets())
+    raw = data.draw(renderings(packet))
+    checked = cmp.check(raw).packet
+    assert checked is not None
+    assert checked._known.escape_free is (b"\\" not in raw and _quick.read(raw) is not None)
+    if checked._known.escape_free:
+        assert all(encode_basestring(text) == f'"{text}"' for text in _strings_of(json.loads(raw)))
+    assert cmp.dumps(checked) == cmp.dumps(dataclasses.replace(checked))
+
+
+def test_escape_free_is_what_the_quick_way_marks_and_no_copy_keeps() -> None:
+    import dataclasses
+
+    plain = cmp.loads(encode(full()))
+    assert plain._known.escape_free and plain._known.conforming
+    assert not dataclasses.replace(plain)._known.escape_free
+    quoted = cmp.loads(json.dumps(dict(full(), goal='say "hi"')).encode())
+    assert not quoted._known.escape_free
+    assert cmp.dumps(quoted) == cmp.dumps(dataclasses.replace(quoted))
