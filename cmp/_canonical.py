@@ -16,25 +16,19 @@ from cmp._writer import shipped_writer
 from cmp.findings import Finding, PacketError
 from cmp.model import Packet, to_obj
 
-# Python escapes quote, backslash and C0 controls exactly as Go does (short escapes for
-# \b \f \n \r \t, lowercase \u00xx for the rest). Go also escapes these five. They can
-# only occur inside strings (member names are fixed ASCII), so one pass over the whole
-# text at the end is the same as escaping each string. Whether one is there is asked of
-# the text (a string of narrow characters cannot hold U+2028: no search at all), and it
-# is replaced in the UTF-8 bytes: a character's encoding is found only where the
-# character is (UTF-8 synchronises), and bytes.replace skips to a single byte with
-# memchr where str.replace reads every character (0.25 against 2 µs on 6.5 KB).
+# Python escapes quote, backslash and C0 controls exactly as Go does; Go also escapes
+# these five. They occur only inside strings (member names are fixed ASCII), so one pass
+# over the whole text is the same as escaping each string. They are replaced in the UTF-8
+# bytes, where replace skips ahead with memchr; UTF-8 synchronises, so a character's
+# encoding is found only where the character is.
 _GO_EXTRA = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
 _GO_EXTRA_UTF8 = tuple((char, char.encode(), escape.encode()) for char, escape in _GO_EXTRA)
 
 
-# The writer lays the text out as pieces that alternate: layout, string, layout, ...,
-# layout. When some strings need escaping, all of them are escaped together in one C
-# call over their join, split apart again at a separator that the escaper copies
-# through unchanged and that no escape sequence can contain: DEL. (The ASCII-only
-# escaper would write DEL as the six characters \u007f, which an escaped backslash
-# followed by the text "u007f" also produces, so it is never used here.) When a string
-# itself holds DEL, each string is escaped on its own.
+# The writer's pieces alternate layout and string. The strings are escaped together in one
+# call over their join, split again at DEL, which the escaper copies through unchanged and
+# no escape sequence contains (so the ASCII-only escaper, which writes it as \u007f, is never
+# used). When a string holds DEL, each is escaped on its own.
 _ESCAPE_SPLIT = "\x7f"
 
 
@@ -53,11 +47,9 @@ def _joined(pieces: list[str], escape_free: bool) -> str:
     # ASCII; a lone surrogate, which only the caller refuses, passes as its own bytes.
     escaped = strings.encode("utf-8", "surrogatepass").translate(None, _NEEDS_NO_ESCAPE)
     if not escaped.strip(b"\\"):
-        # Nothing to escape, or only backslashes. The layout holds no backslash (its pieces
-        # are fixed member names, quotes, commas, indents and line breaks), so doubling
-        # every one of the text escapes exactly the strings': the paths of a packet
-        # written on Windows cost a replace, not an escaping pass (it keeps the dirty
-        # packet's check+dumps within its floor, docs/performance.md).
+        # Nothing to escape, or only backslashes. The layout holds no backslash, so doubling
+        # every one escapes exactly the strings' (Windows paths: a replace, not an escaping
+        # pass; the dirty packet's floor in docs/performance.md rests on it).
         text = "".join(pieces)
         return text.replace("\\", "\\\\") if escaped else text
     if _ESCAPE_SPLIT in strings:
@@ -81,8 +73,7 @@ def _render(packet: Packet, identity: bool) -> bytes:
 
 
 def _surrogate_error(text: str) -> PacketError:
-    """Why a text holding a lone surrogate has no canonical bytes: where it is in the text
-    as written, Go's escapes included."""
+    """Why a text holding a lone surrogate has no canonical bytes: where it is, Go's escapes included."""
     for char, escape in _GO_EXTRA:
         text = text.replace(char, escape)
     try:
@@ -98,30 +89,23 @@ def encode(packet: Packet) -> bytes:
 
 
 def file_bytes(canonical: bytes) -> bytes:
-    """A packet's canonical bytes as a file holds them (specification 9.8).
-
-    One final newline, as editors and end-of-file fixers keep text files, except after
-    canonical bytes already at the size limit: there the newline would make a file that
-    every reader refuses as too large, so the file is the canonical bytes alone.
-    """
+    """A packet's canonical bytes as a file holds them (specification 9.8): with one final
+    newline, except at the size limit, where the newline would make the file too large."""
     return canonical + b"\n" if len(canonical) < MAX_PACKET_BYTES else canonical
 
 
-# No packet's canonical form is more than this many times the length of the JSON text it
-# was read from: the most any byte of that text can become is `<`, `>` or `&` turning
-# into a six-byte escape, and every line break and indent the layout adds is paid for by
-# quotes, brackets and commas the text had to hold (at worst 2.7 bytes of layout for a
-# 3-byte `"",`). So a text of at most 32,768 / 6 bytes never needs measuring; the tests
-# hold the bound over generated packets and the worst shapes.
+# No canonical form is more than this many times the length of the text it was read from:
+# the most a byte can become is a six-byte escape of `<`, `>` or `&`, and the layout added
+# is paid for by quotes, brackets and commas the text held. So a text of at most 32,768 / 6
+# bytes is never measured; the tests hold the bound over generated packets and worst shapes.
 MAX_GROWTH = 6
 
 
 def growth_finding(packet: Packet, source_bytes: int) -> Finding | None:
     """The ``size`` finding for a packet whose canonical form would exceed 32,768 bytes.
 
-    ``source_bytes`` is the length of the text the packet was read from. A packet may be
-    within the limit as written and over it in canonical form (indentation, escapes); the
-    reference stores such a packet and then cannot read its own bytes back.
+    ``source_bytes`` is the length of the text it was read from. The reference stores a
+    packet within the limit as written but over it canonically, then cannot read it back.
     """
     if source_bytes * MAX_GROWTH <= MAX_PACKET_BYTES:
         return None
@@ -139,13 +123,11 @@ def growth_finding(packet: Packet, source_bytes: int) -> Finding | None:
 
 
 def dumps(packet: Packet) -> bytes:
-    """Canonical bytes of a conforming packet.
+    """Canonical bytes of a conforming packet, normalised as the reference does (empty
+    members and ``locked: false`` left out, schema order, created_at without trailing
+    fraction zeros and with ``Z`` for a zero offset).
 
-    Raises :class:`cmp.PacketError` when the packet does not conform to its
-    version's schema, or when its canonical form (indented) exceeds 32,768 bytes.
-    Normalises as the reference does: empty optional members and ``locked: false``
-    are left out, members are put in schema order, and created_at loses trailing
-    fraction zeros and writes a zero offset as ``Z``.
+    Raises :class:`cmp.PacketError` when it does not conform or is over 32,768 bytes.
     """
     if not isinstance(packet, Packet):
         raise TypeError(f"dumps() takes a cmp.Packet, not {type(packet).__name__}")
@@ -156,11 +138,7 @@ def dumps(packet: Packet) -> bytes:
 
 
 def judged(packet: Packet) -> tuple[list[Finding], bytes | None]:
-    """(why not, None) for a packet that does not conform, else ([], its canonical bytes).
-
-    What conforming means for a typed packet: its data passes its version's schema (and
-    holds no lone surrogate), and its canonical form fits 32,768 bytes.
-    """
+    """(why not, None) for a packet that does not conform, else ([], its canonical bytes)."""
     known = packet._known
     if known.canonical is not None:
         return [], known.canonical
@@ -176,13 +154,10 @@ def judged(packet: Packet) -> tuple[list[Finding], bytes | None]:
 
 
 def state_digest(packet: Packet) -> str:
-    """``sha256:<hex>`` of the canonical bytes with ``id`` and ``created_at`` left out.
-
-    Two emissions of the same session state compare equal (specification 9.7: idempotent
-    modulo id and created_at).
-    """
+    """``sha256:<hex>`` of the canonical bytes without ``id`` and ``created_at``: two
+    emissions of the same session state compare equal (specification 9.7)."""
     if not isinstance(packet, Packet):
         raise TypeError(f"state_digest() takes a cmp.Packet, not {type(packet).__name__}")
-    import hashlib  # here, not at the top: a check that never asks for a digest does not load it
+    import hashlib  # here: a check that asks for no digest does not load it
 
     return "sha256:" + hashlib.sha256(_render(packet, identity=False)).hexdigest()

@@ -1,13 +1,8 @@
-"""The extended rule set's table: what each category matches, the checks that rule look-alikes
-out, what a finding shows, and the one-pass screen over them (:mod:`cmp._redaction._extended` walks packets with them).
+"""The extended rule set's table: each category's pattern, check, public prefix and screen.
 
-They live at the bottom of the import layers, beside the default table
-(:mod:`cmp._patterns`), so that every module that writes a message can ask whether an
-extended pattern matches a text before quoting it (:func:`cmp._messages.quote`): a
-credential the extended rules know is no more quoted in a message than one the default
-rules know. Each category is one entry of EXTENDED_PATTERNS: its pattern, description,
-public prefix and check. Loaded on first use: by the extended rules, or by the first
-message that shows a text (a file name among them).
+It sits at the bottom of the import layers, beside :mod:`cmp._patterns`, so that every
+message can ask whether an extended pattern matches a text before quoting it
+(:func:`cmp._messages.quote`). Loaded on first use.
 """
 
 from __future__ import annotations
@@ -26,7 +21,6 @@ if TYPE_CHECKING:  # typing stays unloaded: a message loads this table
     from typing import Any
 
 # --- checks: a match counts only if its check (if any) says yes ---------------------------
-
 # The alphabet of GitHub's and npm's base62 checksums: digits, then upper, then lower case.
 BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
@@ -209,8 +203,7 @@ EXTENDED_PATTERNS: tuple[Pattern, ...] = (
     ),
     Pattern(
         "url-credentials",
-        # scheme://user:password@host (user may be empty): no space, slash, ?, # or @ in user or password,
-        # no colon in user; the host starts at once after the @.
+        # scheme://user:password@host (user may be empty); the host starts at once after the @.
         r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:\"'<>`]*:[^\s/?#@\"'<>`]+@[A-Za-z0-9\[][A-Za-z0-9.:\[\]-]*",
         description="a password inside a URL (scheme://user:password@host)",
         prefix=r"[A-Za-z][A-Za-z0-9+.-]*://",  # the scheme: user and password are not shown
@@ -283,11 +276,9 @@ EXTENDED_PATTERNS: tuple[Pattern, ...] = (
     ),
 )
 
-# Each category of the table and the pattern stating its facts.
 EXTENDED_BY_CATEGORY: dict[str, Pattern] = by_category(EXTENDED_PATTERNS)
 EXTENDED_CATEGORIES: tuple[str, ...] = tuple(EXTENDED_BY_CATEGORY)
-# Messages and findings rely on both: every extended category is a credential (shows_echo
-# reads the format's table alone), and a category names one pattern of one table.
+# Messages and findings rely on both (shows_echo reads the format's table alone).
 assert all(p.prefix is not None for p in EXTENDED_PATTERNS), "every extended category is a credential"
 assert not set(EXTENDED_CATEGORIES) & set(BY_CATEGORY), "no category is in both tables"
 
@@ -310,25 +301,20 @@ def screen(text: str | bytes) -> list[int]:
 
 
 def matches_anywhere(text: str | bytes) -> bool:
-    """Whether any extended screen matches somewhere in ``text``: False rules every field
-    in it clean (the quick path's fact 3; a screen matches wherever its pattern does)."""
+    """Whether any extended screen matches in ``text``: False rules it clean (quick path fact 3)."""
     return bool(SET.Match(text))
 
 
-# The default table's screens and this table's in one set: a set reports every pattern
-# of it that matches, so it matches a text exactly when one of the two sets does. The
-# quick path with the extended rules reads a packet's text once with it, not twice.
+# Both tables' screens in one set, which matches exactly when one of the two does: the
+# quick path with the extended rules reads the text once. Compiled on first use (about
+# 1 ms): masking a file name, which every check does, does not read it.
 @functools.cache
 def _either() -> Any:
-    # Compiled on first use (about 1 ms): masking a file name, which every check does, reads
-    # the two sets of this table alone, and only the quick path with the extended rules and
-    # messages read this one.
     return compile_set([*(p.screened_by for p in PATTERNS), *(p.screened_by for p in EXTENDED_PATTERNS)])
 
 
 def matches_either(text: str | bytes) -> bool:
-    """Whether any default or extended screen matches somewhere in ``text``: False rules
-    it clean for both rule sets (the quick path's fact 3)."""
+    """Whether any default or extended screen matches in ``text``: False rules it clean for both."""
     return bool(_either().Match(text))
 
 
@@ -342,9 +328,7 @@ def matches(index: int, text: str) -> Iterator[Any]:
 
 @remembered
 def first_category(text: str) -> str | None:
-    """The first extended category, in table order, whose pattern (and check) matches
-    somewhere in ``text``, or None. Any text: lone surrogates cannot match, so U+FFFD
-    stands in for them."""
+    """The first extended category whose pattern (and check) matches in ``text``, or None."""
     try:
         flagged = screen(text)
     except UnicodeEncodeError:
@@ -361,8 +345,7 @@ _CREDENTIAL_LIKE = compile_set([regex for _, regex in _CREDENTIAL_LIKE_FORMS])
 
 @remembered
 def credential_like(text: str) -> str | None:
-    """The first extended category (in table order) whose credential-like form matches
-    somewhere in ``text``, or None. Any text: U+FFFD stands in for a lone surrogate."""
+    """The first extended category whose credential-like form matches in ``text``, or None."""
     try:
         found = _CREDENTIAL_LIKE.Match(text)
     except UnicodeEncodeError:

@@ -1,10 +1,7 @@
 """Durable file writes: the bytes on disk before a name points at them, and the name on disk too.
 
-The store (a new packet file, never over another) and the command line's rewrites (``fmt
---write``, ``scrub --write``: a file replaced whole) both write a temporary file in the
-target's folder, sync it, then give it its name (a hard link, which fails if the name is
-taken, or a rename over the old file), then sync the folder so that the name survives a
-crash. These are the steps they share.
+The steps the store and the command line's rewrites share: write and sync a temporary
+file, give it its name, then sync the folder so that the name survives a crash.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""Boolean RE2 matching at C++ speed, with a memo for the short strings that repeat.
-
-google-re2's ``search`` builds a match object and maps byte offsets back to
-characters in Python (about 8 µs a call); a one-pattern ``re2.Set`` answers "does it
-match" in about 1 µs. Validation only needs the answer, so it uses this. Tags and
-method names come from small vocabularies that repeat from packet to packet, so short
-texts remember their answer (cmp._memo).
+"""Boolean RE2 matching through a one-pattern ``re2.Set``, which answers "does it match"
+without building the match object ``search`` does. Short texts, such as tags that repeat
+from packet to packet, remember their answer (cmp._memo).
 """
 
 from __future__ import annotations
@@ -21,11 +17,9 @@ if TYPE_CHECKING:
 
 
 def without_lone_surrogates(text: str) -> str:
-    """``text`` with each lone surrogate replaced by U+FFFD.
+    """``text`` with each lone surrogate replaced by U+FFFD, for RE2, which reads UTF-8.
 
-    RE2 reads UTF-8, which cannot hold a lone surrogate (only a hand-built model or a
-    ``\\ud800`` escape read leniently has one). It is no word character and no CMP
-    pattern names it, so U+FFFD stands in for it without changing any answer.
+    Neither is a word character and no CMP pattern names one, so no answer changes.
     """
     return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
@@ -57,11 +51,8 @@ _WORD_ASSERTION = re.compile(r"(?<!\\)((?:\\\\)*)\\[bB]")
 
 
 def without_word_assertions(regex: str) -> str:
-    """``regex`` with its ``\\b`` and ``\\B`` assertions taken out.
-
-    An assertion only narrows where a regex matches, so the result matches wherever
-    ``regex`` does, and also where a word character touches the match
-    (``AKIAIOSFODNN7EXAMPLE_v2``).
+    """``regex`` with its ``\\b`` and ``\\B`` assertions taken out: it matches wherever ``regex``
+    does, and also where a word character touches the match (``AKIAIOSFODNN7EXAMPLE_v2``).
     """
     return _WORD_ASSERTION.sub(r"\1", regex)
 
@@ -75,8 +66,7 @@ def _keep_anchor_escapes(match: re.Match[str]) -> str:
 class Matcher:
     """Whether RE2 ``pattern`` matches somewhere in a string (``search`` semantics).
 
-    ``matches`` is the same test as a plain function: generated code calls it directly,
-    one call where going through the instance would be two.
+    ``matches`` is the same test as a plain function, for generated code to call directly.
     """
 
     __slots__ = ("matches", "pattern")
@@ -98,9 +88,8 @@ class Matcher:
 
 
 # google-re2's compiled regexp wraps a C++ object whose Match(anchor, text, pos, endpos)
-# gives the spans of a match directly; its Python search() adds a generator and a match
-# object around that (about 2 µs a call, more than the search itself on a short text).
-# Without that object (another google-re2), Spans falls back to search().
+# gives a match's spans without the match object search() builds around them. Without it
+# (another google-re2 version), Spans falls back to search().
 _ANCHOR = getattr(re2, "_Anchor", None)
 _UNANCHORED = getattr(_ANCHOR, "UNANCHORED", None)
 
@@ -118,7 +107,6 @@ class Spans:
         self.pattern = pattern
         self._compiled = re2.compile(pattern)
         regexp: Any = getattr(self._compiled, "_regexp", None)
-        # The C++ object's Match(anchor, text, pos, endpos), bound once; None without it.
         self._match: Any = regexp.Match if _ANCHOR is not None and hasattr(regexp, "Match") else None
 
     def search(self, data: bytes, pos: int = 0) -> tuple[int, int] | None:

@@ -1,10 +1,5 @@
-"""The canonical writer, generated from the schemas' members.
-
-The layout rules (two-space indent, one member per line, members in schema order, an
-optional member written only when it is not empty) are turned into one straight-line
-Python function per set of schemas, so the writer cannot drift from the schemas'
-``properties``. It returns the text as pieces that alternate layout and string; the
-escaping of the strings is :mod:`cmp._canonical`'s.
+"""The canonical writer, generated from the schemas' members as one straight-line Python
+function, so it cannot drift from the schemas. The escaping is :mod:`cmp._canonical`'s.
 """
 
 from __future__ import annotations
@@ -18,8 +13,7 @@ from cmp._timestamps import canonical as canonical_time
 from cmp.model import Packet
 from cmp.schema import Member, members
 
-# The members the state digest leaves out (specification 9.7): the writer writes them
-# only when asked for the packet's identity.
+# The members the state digest leaves out (specification 9.7).
 _IDENTITY = frozenset({"id", "created_at"})
 _QUOTE, _NEWLINE = '"', "\n"
 _NEXT = ",\n"  # what follows every member but an object's or array's last
@@ -27,15 +21,9 @@ _NEXT = ",\n"  # what follows every member but an object's or array's last
 
 @dataclass(frozen=True, slots=True)
 class _State:
-    """The layout written since the last string, as far as the generator knows it.
-
-    The text is the generated function's variable ``p`` when ``runtime``, followed by
-    ``suffix``; or, when there is an ``alternative`` (condition, text), that text when the
-    condition holds at run time and ``suffix`` when not (an optional boolean, whose
-    ``true`` is layout). Between members it always ends with what the next member needs
-    before its indent: ``,\n`` after a member, ``{\n`` at the start of an object.
-    ``started`` says whether a member of the innermost open object is sure to have been
-    written.
+    """The layout written since the last string, as far as the generator knows it: ``p``
+    (when ``runtime``) and ``suffix``, or with an ``alternative`` (condition, text) that text
+    when the condition holds. ``started``: a member of the innermost object was surely written.
     """
 
     runtime: bool
@@ -67,14 +55,8 @@ class _State:
 
 
 class _WriterSource:
-    """The canonical writer as straight-line Python, generated from :func:`cmp.schema.members`.
-
-    The member order, which members are required and "an optional member is written only
-    when it is not empty" come from the schemas, so the writer cannot drift from them.
-    The generated function returns the text as pieces that alternate layout and string
-    (see ``cmp._canonical._ESCAPE_SPLIT``): one ``+=`` per string, the layout between two strings folded
-    into one constant wherever it is known while generating. It is not known only after
-    an optional member that may or may not have been written; then it is kept in ``p``.
+    """The canonical writer's source: pieces alternating layout and string, the layout between
+    two strings one constant wherever it is known while generating (else kept in ``p``).
     """
 
     def __init__(self, objects: Mapping[str, tuple[Member, ...]]) -> None:
@@ -188,9 +170,8 @@ def shipped_writer() -> Callable[[Packet, bool], list[str]]:
 
 
 def compile_writer(objects: Mapping[str, tuple[Member, ...]]) -> Callable[[Packet, bool], list[str]]:
-    """A canonical writer for objects with these members: ``write(packet, identity)`` returns
-    the pieces of the text; ``identity`` False leaves out the members the state digest does
-    not cover. Raises ValueError for a member the layout rules do not cover.
+    """A canonical writer ``write(packet, identity)`` returning the text's pieces (``identity``
+    False: without the members the digest leaves out). ValueError for a member no rule covers.
     """
     source = _WriterSource(objects)
     end = source.object("$", "packet", "", _State(False, "{" + _NEWLINE), 1, trail="")
@@ -206,12 +187,8 @@ _EXTEND = "out += ("
 
 
 def _one_extend_each(lines: list[str]) -> list[str]:
-    """``lines`` with each run of ``out += (...)`` lines of one block written as one.
-
-    Two lines at the same indent with nothing between them are in the same block and run
-    one after the other, so ``out += (a, b)`` and ``out += (c, d)`` may be ``out += (a, b,
-    c, d)``: the same pieces in the same order, for one extend of the list instead of two
-    (a third of what writing a decision's ``what`` and ``why`` costs).
+    """``lines`` with each run of ``out += (...)`` lines at one indent written as one
+    (adjacent lines at the same indent are in the same block): one extend instead of two.
     """
     joined: list[str] = []
     for line in lines:

@@ -7,10 +7,9 @@ from dataclasses import dataclass
 
 TYPE_CHECKING = False
 
-# Stable finding codes. Renaming one is a breaking change: the CLI's JSON output,
-# the conformance vectors and other implementations' harnesses all key on them.
-# As a Literal, a misspelt code in the library is a type error, not a new code (a Literal
-# to mypy only, so a check loads no typing; tests/unit/test_type_only.py holds CODES to it).
+# Stable finding codes: renaming one breaks the CLI's JSON output, the conformance vectors
+# and other implementations' harnesses. A Literal to mypy only, so a check loads no typing
+# (tests/unit/test_type_only.py holds CODES to it).
 if TYPE_CHECKING:
     from typing import Literal
 
@@ -29,10 +28,7 @@ CODES: dict[Code, str] = {
     "truncated": "stands for the findings past the first 100 of a report, and says how many there were",
 }
 
-# Codes of advice beyond the format, which never changes a verdict of check: ``lint``
-# (how a packet is written: the writing rules; ``keyword`` names the rule), ``chain``
-# (how packets link through parent_id; ``keyword`` names the rule) and ``audit`` (a
-# store's row against the body it holds; ``keyword`` names what disagrees).
+# Codes of advice beyond the format, which never change check's verdict; ``keyword`` names the rule.
 if TYPE_CHECKING:
     AdviceCode = Literal["lint", "chain", "audit"]
 ADVICE_CODES: dict[AdviceCode, str] = {
@@ -41,12 +37,10 @@ ADVICE_CODES: dict[AdviceCode, str] = {
     "audit": "a stored packet's row or body is not what the store should hold (see keyword)",
 }
 
-# The format's echo cut (specification 8.5): the echo of a redaction finding holds at most
-# this many code points of what it found. Messages and paths quote no more of a packet's
-# text than this, and no text a redaction pattern matches at all (cmp._messages).
+# The echo cut (specification 8.5): a finding's echo holds at most this many code points.
+# Messages quote no more of a packet's text, and none a redaction pattern matches.
 ECHO_LIMIT = 32
 
-# A report lists at most this many findings; one `truncated` finding stands for the rest.
 MAX_FINDINGS = 100
 
 
@@ -69,12 +63,9 @@ class Position:
 class Finding:
     """One reason a packet is not conforming, or one piece of advice about it.
 
-    ``code`` is one of :data:`CODES` (a verdict) or of :data:`ADVICE_CODES` (advice);
-    ``path`` is a JSONPath into the document (``$`` for the whole of it); ``keyword``
-    is the JSON Schema keyword for ``schema`` findings, the rule for advice, and
-    ``None`` otherwise; ``message`` is one line. ``position`` says where in the source
-    text it is, once asked for (:meth:`cmp.Report.located`, :func:`cmp._positions.locate`); None
-    until then.
+    ``code`` is one of :data:`CODES` or :data:`ADVICE_CODES`; ``path`` a JSONPath (``$``
+    for the whole); ``keyword`` the schema keyword or advice rule, else None; ``message``
+    one line; ``position`` None until located (:meth:`cmp.Report.located`).
     """
 
     code: Code | AdviceCode
@@ -101,11 +92,7 @@ class Finding:
 
 
 def first_of(items: Sequence[object], *, more: str = "more") -> str:
-    """The first of ``items`` as one line, and how many follow it: ``$.goal: … (and 2 more)``.
-
-    The way every surface (exceptions, HTTP problems, pydantic errors, the chain's
-    lines) sums up a list of findings or hits in one line; "" for none.
-    """
+    """The first of ``items`` as one line, and how many follow it: ``$.goal: … (and 2 more)``; "" for none."""
     if not items:
         return ""
     rest = len(items) - 1
@@ -123,8 +110,7 @@ class PacketError(ValueError):
 if not TYPE_CHECKING:  # (mypy reads the Literals above, and no module __getattr__)
 
     def __getattr__(name: str) -> object:
-        """``Code`` and ``AdviceCode`` as values too: their Literals, made from the tables on
-        first use, so that importing this module loads no typing (a one-file check's start-up)."""
+        """``Code`` and ``AdviceCode`` as values, made on first use: importing this loads no typing."""
         table = {"Code": CODES, "AdviceCode": ADVICE_CODES}.get(name)
         if table is None:
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,30 +1,16 @@
 """The local store: a folder of packet files, one canonical ``<id>.json`` per packet.
 
-A store is a plain folder, so that people can read it, diff it and keep it under version
-control: each file holds one packet as :func:`cmp.dumps` writes it, followed by one line
-feed (specification 9.8, the form ``fmt`` writes; a file holding the canonical bytes
-alone is served too). A file is named for its packet's id, which must be a ULID (what
-:meth:`cmp.Packet.new` makes): that keeps every name a plain file name, the same on
-every file system, and no id can name a path outside the folder.
+A plain folder, so people can read, diff and version it; each file is the canonical bytes
+and a line feed (specification 9.8). Ids must be ULIDs, so every name is a plain file name
+and no id names a path outside the folder. It promises:
 
-Where a store is when none is named (:func:`default_store_path`): the ``CMP_STORE``
-environment variable, else ``.cmp/packets`` in the current project, the nearest folder
-from the working directory up that holds a ``.cmp`` folder, else the nearest that holds
-``.git``, else the working directory itself.
-
-What it promises:
-
-- A file is never overwritten, rewritten or deleted. A save writes a temporary file in
-  the folder, syncs it to disk, then links it in under its name, which fails if the name
-  is taken: two writers of the same packet both succeed (the second finds the same
-  bytes); two writers of different packets under one id, exactly one does.
-- Reading never changes anything: a store that does not exist yet is an empty one (the
-  folder is made by the first save), and a file that is not a packet the store can serve
-  (a foreign file, a hand edit, a left-over temporary file) is reported by
-  :meth:`Store.problems` and left where it is; ``list``, ``heads`` and ``latest`` never
-  serve it.
+- A file is never overwritten, rewritten or deleted: a save writes and syncs a temporary
+  file, then links it in under its name, which fails if the name is taken. Two writers of
+  one packet both succeed; of different packets under one id, exactly one does.
+- Reading never changes anything; a file the store cannot serve is reported by
+  :meth:`Store.problems` and left where it is.
 - No read takes more than 32,769 bytes of a file, and no message quotes a redaction
-  match: a refused packet's redaction hits are named by field and category only.
+  match: hits are named by field and category only.
 """
 
 from __future__ import annotations
@@ -57,23 +43,18 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from cmp._redaction._rules import RuleSetName
 
-# A ULID as its canonical text: 26 characters of Crockford's base32 in upper case (no I,
-# L, O or U), the first at most 7 so that the whole fits in 128 bits.
+# A ULID: 26 characters of upper-case Crockford base32, the first at most 7 (128 bits).
 _ULID = re.compile(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
 _SUFFIX = ".json"
-# A save's temporary file: ``.cmp-store-<id>-<random>.tmp``. One older than STALE_AFTER
-# seconds was left by a writer that stopped mid-write (killed, a power cut): no save takes
-# that long, so a younger one may be a writer's in flight and is passed over in silence.
+# A save's temporary file. One older than STALE_AFTER was left by a writer that stopped
+# mid-write (no save takes that long); a younger one may be in flight and is passed over.
 _TEMPORARY = re.compile(r"\.cmp-store-[0-7][0-9A-HJKMNP-TV-Z]{25}-[0-9a-f]{16}\.tmp")
 STALE_AFTER = 15 * 60
-# The files a repository keeps beside packets (an empty folder's placeholder, the rules for
-# git) and the one a desktop leaves: passed over in silence, as a save in flight is.
+# Files version control or a desktop leaves beside packets: passed over in silence.
 _KEEP_FILES = frozenset({".gitkeep", ".gitignore", ".gitattributes", ".keep", ".DS_Store"})
 # One byte past the limit is enough to know a file is too large to be a packet.
 _READ_LIMIT = MAX_PACKET_BYTES + 1
-# The environment variable that names the store when none is given.
 STORE_VARIABLE = "CMP_STORE"
-# A new file, never one that is there, never through a link.
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
 
 
@@ -90,8 +71,7 @@ class PacketConflict(StoreError):
 
 
 class UnredactedPacket(StoreError, RedactionError):
-    """The packet holds what the redaction rules find, and ``allow_unredacted`` was not given:
-    a :class:`cmp.RedactionError` (as :func:`cmp.resume_block` raises) and a :class:`StoreError`.
+    """The redaction rules found something and ``allow_unredacted`` was not given.
 
     ``redactions`` lists the hits; the message names each by field and category only.
     """
@@ -105,8 +85,7 @@ class UnredactedPacket(StoreError, RedactionError):
 
 @dataclass(frozen=True, slots=True)
 class SaveResult:
-    """What a save did: the packet's ``id``, the ``path`` of its file, and whether this save
-    ``written`` it (False: the same bytes were already stored)."""
+    """What a save did: ``id``, ``path``, and whether this save ``written`` it (False: already stored)."""
 
     id: str
     path: Path
@@ -137,9 +116,8 @@ def _working_directory() -> Path:
 
 
 def project_folder(cwd: str | os.PathLike[str] | None = None) -> Path:
-    """The project ``cwd`` (default: the working directory) is in: the nearest folder from
-    it up that holds a ``.cmp`` folder, else the nearest that holds ``.git``, else ``cwd``.
-    Its ``.cmp`` folder holds the default store (``packets``) and an agent's hand-off."""
+    """The nearest folder from ``cwd`` (default: the working directory) up that holds a
+    ``.cmp`` folder, else the nearest that holds ``.git``, else ``cwd``."""
     start = (_working_directory() if cwd is None else Path(cwd)).absolute()
     for marker in (".cmp", ".git"):
         for folder in (start, *start.parents):
@@ -151,11 +129,9 @@ def project_folder(cwd: str | os.PathLike[str] | None = None) -> Path:
 
 
 def default_store_path(cwd: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None) -> Path:
-    """Where the store is when none is named (see the module docstring): ``CMP_STORE``
-    (relative to ``cwd``; empty counts as unset), else ``.cmp/packets`` in the
-    :func:`project_folder` of ``cwd`` (default: the working directory). ``environ``
-    defaults to os.environ. :class:`StoreError` if the working directory is gone.
-    """
+    """Where the store is when none is named: ``CMP_STORE`` (relative to ``cwd``; empty is
+    unset), else ``.cmp/packets`` in the :func:`project_folder` of ``cwd``.
+    :class:`StoreError` if the working directory is gone."""
     start = (_working_directory() if cwd is None else Path(cwd)).absolute()
     named = (os.environ if environ is None else environ).get(STORE_VARIABLE)
     if named:
@@ -168,10 +144,9 @@ def _sort_key(packet: Packet) -> tuple[int, str]:
 
 
 class Store:
-    """A folder of canonical packet files, ``<id>.json`` each (see the module docstring).
+    """A folder of canonical ``<id>.json`` packet files; ``path`` None is :func:`default_store_path`.
 
-    ``path`` is the folder; None looks for it (:func:`default_store_path`). Nothing is
-    read or made until a method is called.
+    Nothing is read or made until a method is called.
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
@@ -199,16 +174,13 @@ class Store:
             raise PacketNotFound(f"no packet {quote(id)} in store {self._shown()}: a stored packet's id is a ULID")
         return self.path / (id + _SUFFIX)
 
-    # Writing.
-
     def save(self, packet_or_bytes: Packet | bytes | str, *, allow_unredacted: bool = False) -> SaveResult:
-        """Store a packet: a :class:`cmp.Packet`, or its bytes or text (judged by :func:`cmp.check`).
+        """Store a :class:`cmp.Packet`, or its bytes or text (judged by :func:`cmp.check`).
 
-        Raises :class:`cmp.PacketError` for bytes that are not a conforming packet (or a
-        Packet that does not conform), :class:`UnredactedPacket` (a :class:`cmp.RedactionError`)
-        when the redaction rules find something (unless ``allow_unredacted``), :class:`PacketConflict` when another
-        packet with the same id is stored, and :class:`StoreError` for an id that is not a
-        ULID or a folder that cannot be written (nothing is stored then).
+        Raises :class:`cmp.PacketError` for a packet that does not conform,
+        :class:`UnredactedPacket` for redaction hits (unless ``allow_unredacted``),
+        :class:`PacketConflict` when another packet with the id is stored, and
+        :class:`StoreError` for an id that is no ULID or a folder that cannot be written.
         """
         if isinstance(packet_or_bytes, Packet):
             packet = packet_or_bytes
@@ -236,7 +208,6 @@ class Store:
     def _publish(self, id: str, canonical: bytes) -> SaveResult:
         final = self.path / (id + _SUFFIX)
         data = file_bytes(canonical)
-        # Already there (the common case of saving twice): answered without writing a byte.
         if os.path.lexists(final):
             return self._same_or_conflict(id, final, canonical)
         try:
@@ -274,11 +245,8 @@ class Store:
         write_synced(os.open(temporary, _CREATE, 0o666), data)  # the umask decides, as for any file the user makes
 
     def _create_in_place(self, id: str, final: Path, data: bytes, canonical: bytes) -> SaveResult:
-        """Where the file system has no hard links: create the file exclusively and write it.
-
-        A reader may see it part-written for an instant (problems() calls it not a packet);
-        a write that fails removes the file this save made, which is no one else's.
-        """
+        """Without hard links: create the file exclusively and write it. A reader may see it
+        part-written for an instant; a failed write removes the file, which is this save's."""
         try:
             fd = os.open(final, _CREATE, 0o666)
         except FileExistsError:
@@ -313,8 +281,6 @@ class Store:
         raise PacketConflict(
             f"not stored: a different packet with id {id} is already stored at {display_name(str(final))}"
         )
-
-    # Reading.
 
     def get(self, id: str) -> Packet:
         """The stored packet with this id; :class:`PacketNotFound` if there is none (or the id
@@ -396,12 +362,8 @@ class Store:
 
     # Below Store.list, "list" in the class body names that method: hence builtins.list.
     def problems(self) -> builtins.list[StoreProblem]:
-        """Every file in the folder that the store does not serve, and why, in file-name order:
-        a name that is not ``<ULID>.json`` (a foreign file, a folder, a link, a temporary file
-        left by a writer that stopped), a file that cannot be read, is over 32,768 bytes, is
-        not a conforming packet or not in canonical form, or holds a packet whose id is not its
-        name (another file's packet, or one named twice); and each packet of a parent_id
-        cycle, which ``get`` and ``list`` serve but which is never a head. Nothing is changed."""
+        """Every file in the folder the store does not serve, and why, in file-name order; and
+        each packet of a parent_id cycle (served, but never a head). Nothing is changed."""
         packets, problems = self._scan()
         for cycle in chain(packets).cycles:
             for index in cycle:
@@ -436,9 +398,8 @@ class Store:
     ) -> ResumeBlock:
         """The resume block (:func:`cmp.resume_block`) of the packet ``id``, or of :meth:`latest`.
 
-        :class:`PacketNotFound` for an id the store does not hold, or a store with no
-        packet; the rest as :func:`cmp.resume_block` (a :class:`cmp.RedactionError` for a packet
-        stored with ``allow_unredacted`` unless it is given here too).
+        :class:`PacketNotFound` for an id not held or an empty store; else raises as
+        :func:`cmp.resume_block` does.
         """
         packet = self.get(id) if id is not None else self.latest()
         if packet is None:
@@ -487,8 +448,7 @@ def _foreign(entry: os.DirEntry[str], now: float) -> str | None:
     except OSError as exc:
         return f"cannot read: {describe(exc)}"
     if _TEMPORARY.fullmatch(name) and stat.S_ISREG(info.st_mode):
-        # A save in flight is younger than STALE_AFTER; one dated ahead of the clock is not
-        # one (a minute's slack for a clock set back).
+        # A minute's slack for a clock set back.
         if -60 <= now - info.st_mtime <= STALE_AFTER:
             return ""  # a save in flight, most likely
         return f"a temporary file left by a save that stopped (older than {STALE_AFTER // 60} minutes); safe to remove"

@@ -1,33 +1,9 @@
 """The extended rule set: opt-in patterns for the credentials agents actually hold.
 
-``rule_set="extended"`` (``--rule-set extended``) adds these to the pre-flight. They are this
-implementation's extension, not part of the format: the reference's ten patterns
-(:mod:`cmp._redaction._scan`) stay the conformance contract, and with the default rules
-nothing here runs. With the extended rules:
-
-- the default ten patterns run over the default fields exactly as before, and their
-  findings come first, unchanged;
-- the default credential patterns (all but abs-path) run over the members the reference
-  leaves out (:data:`EXTRA_FIELDS`: project, method names, tags, provenance, ``id`` and
-  ``parent_id``); their findings follow, marked ``profile="extended"`` since the
-  format's pre-flight would not make them;
-- the patterns below run over the default fields and :data:`EXTRA_FIELDS`, and, for a
-  refused packet in lenient mode, over every string and member name anywhere in the
-  document; their findings follow, each marked ``profile="extended"``, and block like
-  the default ones.
-
-Precision comes first, since one finding blocks a whole packet: every pattern starts
-from a format's public prefix or fixed structure, and where a format carries a
-checksum (GitHub's classic tokens and npm's end in a CRC32 of their random part) or a
-value must look random, the pattern's ``check`` (:mod:`cmp._extended_patterns`) rules
-look-alikes out. No rule rests on entropy alone. docs/extended-rules.md lists each
-rule, an example shape and why it is precise.
-
-Each pattern also has a ``screen``: its public prefix, which matches wherever the
-pattern does. One RE2 set pass over the screens rules most texts clean; a flagged text
-is then searched with the patterns that flagged it, field by field. No pattern or
-screen is anchored, so the quick path's fact 2 holds for this table too
-(:mod:`cmp._quick` asserts it on import).
+This implementation's extension, not part of the format. After the default findings come
+the default credential patterns over :data:`EXTRA_FIELDS`, then the extended patterns,
+both marked ``profile="extended"``. Precision comes first, since one finding blocks a whole
+packet: no rule rests on entropy alone (docs/extended-rules.md says why each is precise).
 """
 
 from __future__ import annotations
@@ -36,8 +12,6 @@ import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-# The patterns, their checks and screens are cmp._extended_patterns' (the bottom layer,
-# where messages ask them too).
 from cmp._extended_patterns import EXTENDED_PATTERNS, JOIN, SET, matches, screen
 from cmp._matcher import without_lone_surrogates
 from cmp._patterns import Pattern
@@ -50,12 +24,8 @@ if TYPE_CHECKING:
 # The name its findings carry (Redaction.profile) and that ``rules=`` takes.
 NAME = "extended"
 
-# The fields the reference leaves out that the extended rules read, in this order, under
-# these names (`tags[0]`, `methods[1].name`, `provenance.author_model`, `id`): every string
-# member of the schema but the version and the timestamp, which the schema holds to a
-# fixed form. Over them run the default table's credential patterns (abs-path stays on
-# the default fields) and the extended patterns; over the default fields (SCANNED_FIELDS)
-# every pattern of both tables.
+# The string members the reference leaves out, but the version and the timestamp, which the
+# schema holds to a fixed form. abs-path stays on the default fields.
 EXTRA_FIELDS: tuple[str, ...] = (
     "id",
     "parent_id",
@@ -77,8 +47,7 @@ def scan(fields: list[tuple[str, str]]) -> list[Redaction]:
         if not SET.Match(JOIN.join(text for _, text in fields)):
             return []
     except UnicodeEncodeError:
-        # Lone surrogates (hand-built models only) cannot be UTF-8 for RE2; as in the
-        # default scan, U+FFFD stands in for them (no pattern matches either).
+        # Lone surrogates (hand-built models only) cannot be UTF-8 for RE2: U+FFFD stands in.
         return scan([(name, without_lone_surrogates(text)) for name, text in fields])
     found: list[Redaction] = []
     for name, text in fields:
@@ -133,8 +102,7 @@ def extended_texts(packet: Any) -> list[tuple[str, str]]:
 
 
 def _typed_values(packet: Packet) -> list[str]:
-    """Every text :func:`extended_texts` gives for a typed packet, without names or order:
-    enough for one screen pass to rule it clean (the tests hold the two to the same texts)."""
+    """Every text :func:`extended_texts` gives, without names or order (the tests hold them equal)."""
     out = [packet.goal, packet.next_step, *packet.success_criteria, *packet.constraints, packet.id]
     if packet.parent_id is not None:
         out.append(packet.parent_id)
@@ -155,8 +123,7 @@ def _typed_values(packet: Packet) -> list[str]:
 
 
 def redact_default_credentials(packet: Packet) -> list[Redaction]:
-    """The default table's credential patterns over :data:`EXTRA_FIELDS`, marked
-    ``profile="extended"``: the format's own pre-flight does not read these fields."""
+    """The default credential patterns over :data:`EXTRA_FIELDS`, marked ``profile="extended"``."""
     return [dataclasses.replace(hit, profile=NAME) for hit in credentials(list(extra_texts(packet)))]
 
 
@@ -172,9 +139,7 @@ def redact_extended(packet: Packet | Mapping[str, Any]) -> list[Redaction]:
 
 
 def every_text(obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
-    """Lenient mode's texts: :func:`cmp._redaction._scan.lenient_texts` (every string under a
-    scanned member), then :func:`cmp._redaction._scan.other_texts` (every other string and
-    member name, named by path)."""
+    """Lenient mode's texts: every string and member name, named by path."""
     yield from lenient_texts(obj)
     yield from other_texts(obj)
 
@@ -185,8 +150,8 @@ def redact_extended_obj(obj: Mapping[str, Any]) -> list[Redaction]:
 
 
 def replace_matches(text: str, replacement: Callable[[Pattern, str, int], str]) -> str:
-    """``text`` with every checked match of every extended pattern replaced, pattern by
-    pattern in table order, by ``replacement(pattern, match, offset)``: one pass (scrub repeats it)."""
+    """``text`` with every checked match of every extended pattern replaced by
+    ``replacement(pattern, match, offset)``, in table order: one pass (scrub repeats it)."""
     for index in screen(text):
         pattern = EXTENDED_PATTERNS[index]
         pieces: list[str] = []

@@ -1,21 +1,12 @@
 """The redaction rule sets by name: the one place that knows which exist and what each runs.
 
-``rule_set="default"`` is the format's pre-flight (specification 8): the reference's ten
-patterns over the scanned fields (:mod:`cmp._redaction._scan`). ``rule_set="extended"`` is
-this implementation's opt-in extension (:mod:`cmp._redaction._extended`): the default
-rules exactly as they are, then more patterns over more fields, their findings marked
-``profile="extended"``. Everything that differs between the two (which findings a
-packet gets, in the quick path, the long way and lenient mode; what scrub replaces; how
-a finding is placed in the text; which categories a report can name) is a method of
-:class:`RuleSet`, so no other module compares rule-set names.
+``"default"`` is the format's pre-flight (specification 8); ``"extended"`` is the default
+rules, then more patterns over more fields, marked ``profile="extended"``. Everything that
+differs between them is a method of :class:`RuleSet`, so no other module compares names.
 
-The extended table is loaded on the first use of :data:`EXTENDED`: a default check never
-pays for it. Its invariants are checked once, when it loads, as the default table's are
-when this module is imported:
-
-- no pattern or screen is anchored (the quick path's fact 3, :mod:`cmp._quick`);
-- no scrub placeholder matches a pattern of either table (scrub's passes end,
-  :mod:`cmp._scrub`).
+The extended table is loaded on first use. Each table's invariants are checked when it
+loads: no pattern or screen is anchored (the quick path's fact 3, :mod:`cmp._quick`), and
+no scrub placeholder matches a pattern of either table (so scrub's passes end).
 """
 
 from __future__ import annotations
@@ -42,8 +33,7 @@ if TYPE_CHECKING:
 RULE_SETS: tuple[RuleSetName, ...] = ("default", "extended")
 assert RULE_SETS[0] == DEFAULT_RULES, "the default rule set comes first"
 
-# One pass of replacements over a text (:func:`cmp._redaction._scan.replace_matches` and
-# the extended table's), each replacement written by ``replacement(pattern, match, offset)``.
+# One pass of replacements over a text, each written by ``replacement(pattern, match, offset)``.
 Replacer = Callable[[str, Callable[[Pattern, str, int], str]], str]
 # What scrub replaces: fields, and the rule sets' replacers to run over them in turn.
 ScrubPass = tuple[list[tuple[str, str]], list[tuple["RuleSet", Replacer]]]
@@ -74,13 +64,10 @@ _placeholders_match_nothing(CATEGORIES, [_scan.matches_anywhere])
 class RuleSet:
     """A rule set the pre-flight can run, by its name (``rule_set=``).
 
-    ``name`` is what ``rule_set=`` takes and what its own findings carry in
-    ``Redaction.profile``; ``named`` is the name output shows (None for the default
-    rules, so default output stays as the reference's); ``categories`` are the
-    categories its own findings can name (the extended rules': their table's, then the
-    default credentials they find in the fields the format does not scan), and
-    ``tables`` the rule sets whose findings it reports, in the order it reports them
-    (the extended rules report the default findings first).
+    ``name`` is what its findings carry in ``Redaction.profile``; ``named`` is the name
+    output shows (None for the default rules, so output stays as the reference's);
+    ``categories`` are those its own findings can name; ``tables`` the rule sets whose
+    findings it reports, in order.
     """
 
     name: RuleSetName
@@ -97,8 +84,7 @@ class RuleSet:
         raise NotImplementedError
 
     def redact_quick(self, raw: bytes, packet: Packet, plain: bool) -> tuple[Redaction, ...]:
-        """The findings for ``packet``, read by the quick path from ``raw``; ``plain`` when
-        no escape wrote a character of it (then fact 3 lets one pass over ``raw`` rule it clean)."""
+        """The findings for ``packet`` read from ``raw``; ``plain``: no escape, so fact 3 holds."""
         raise NotImplementedError
 
     def scan(self, fields: list[tuple[str, str]]) -> list[Redaction]:
@@ -106,7 +92,7 @@ class RuleSet:
         raise NotImplementedError
 
     def scrub_passes(self, data: Mapping[str, Any]) -> list[ScrubPass]:
-        """What scrub replaces in a packet's data: (fields, the rule sets' replacers to run over them in turn)."""
+        """What scrub replaces in a packet's data (see ScrubPass)."""
         raise NotImplementedError
 
     def replacer(self) -> Replacer:
@@ -114,8 +100,7 @@ class RuleSet:
         raise NotImplementedError
 
     def every_match(self, text: str) -> list[tuple[str, str]]:
-        """(category, match) for every match of every pattern of its own table in ``text``:
-        not only the leftmost one a finding reports (what a baseline's fingerprint reads)."""
+        """(category, match) for every match of its own table in ``text``, not only the leftmost."""
         found: list[tuple[str, str]] = []
 
         def keep(pattern: Pattern, match: str, offset: int) -> str:
@@ -189,13 +174,11 @@ class _Extended(RuleSet):
 
     def redact_quick(self, raw: bytes, packet: Packet, plain: bool) -> tuple[Redaction, ...]:
         table = _extended_table()
-        # One pass over the text with both tables' screens rules it clean for both (fact
-        # 3), where a pass per table would read it twice.
+        # One pass with both tables' screens rules it clean for both (fact 3).
         if plain and not table.patterns.matches_either(raw):
             return ()
         found = [*_scan.redact(packet), *table.walks.redact_default_credentials(packet)]
-        # The extra fields the extended table reads (project, provenance, tags, method
-        # names, the ids) sit in ``raw`` verbatim like the others: fact 3 holds for them too.
+        # The extra fields sit in ``raw`` verbatim too: fact 3 holds for them.
         if b"\\" not in raw and not table.patterns.matches_anywhere(raw):
             return tuple(found)
         return (*found, *table.walks.redact_extended(packet))
@@ -225,7 +208,7 @@ class _Table:
 
 @functools.cache
 def _extended_table() -> _Table:
-    """The extended table, loaded on first use, its invariants checked (see the module docstring)."""
+    """The extended table, loaded on first use, its invariants checked."""
     from cmp import _extended_patterns
     from cmp._redaction import _extended
 

@@ -1,16 +1,9 @@
 """The command line: ``core-memory-packet COMMAND`` (also ``python -m cmp``); docs/cli.md has every command.
 
-There is no ``cmp`` console script: that name is POSIX cmp(1).
-
-Every result is rendered from the same Report/Finding/Redaction objects the library
-returns. Exit codes: 0 every file accepted, 1 any not, 2 a usage error, an unreadable
-file (the other files are still processed), a file ``fmt --write`` could not or would
-not rewrite, or worker processes that failed; 128 + N when stopped by signal N.
-Text output is one result per physical line (:func:`~cmp.cli._output.render_line`).
-
-Data flows one way through the modules, each one concern: arguments, then sources, then
-judging (here, in worker processes or on a Dask cluster), then rendering, then writing.
-Their layers are docs/architecture.md's, held by tests/unit/test_layers.py.
+There is no ``cmp`` console script: that name is POSIX cmp(1). Exit codes: 0 every file
+accepted, 1 any not, 2 a usage error or a source that could not be read or written (the
+others are still processed); 128 + N when stopped by signal N. The modules' layers are
+docs/architecture.md's, held by tests/unit/test_layers.py.
 """
 
 from __future__ import annotations
@@ -29,8 +22,8 @@ if TYPE_CHECKING:
     from cmp.cli._main import main
     from cmp.cli._output import EXIT_FAIL, EXIT_OK, EXIT_USAGE, render_line
 
-# Loaded on first use (PEP 562), like the package's own names: the entry points below
-# load the program inside their own try, so a Ctrl-C while it loads is one line.
+# Loaded on first use (PEP 562): the entry points load the program inside their own try,
+# so a Ctrl-C while it loads is one line.
 _DEFINED_IN = {
     "CONSOLE_PROG": "cmp.cli._args",
     "MODULE_PROG": "cmp.cli._args",
@@ -63,16 +56,9 @@ def module_exit() -> None:
 
 
 def _load() -> Any:
-    """The whole program (cmp.cli._main: some 30 ms of imports), imported
-    with the cyclic garbage collector off.
-
-    Loading it makes some 12,000 objects the collector tracks (functions, classes, their
-    dicts, compiled tables) that live as long as the process does: the twenty-odd
-    collections their making would start find some 300 garbage objects among them, and
-    cost a one-file check about a tenth of its time.
-    Once loaded, they are frozen (gc.freeze: no later collection scans them again) and
-    the collector is on again (if it was), for whatever the run makes. A test holds it on in main.
-    """
+    """The whole program, imported with the cyclic garbage collector off: its objects live as
+    long as the process, so collecting while they are made is wasted. They are then frozen
+    and the collector is on again (if it was); a test holds it on in main."""
     collecting = gc.isenabled()
     gc.disable()
     try:

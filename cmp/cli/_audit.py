@@ -1,27 +1,14 @@
 """``audit``: re-check every packet a deployed store holds (the reference server's SQLite).
 
-The format lets a deployment scan again what it stores, for defence in depth; packets
-pushed with the override, or by writers that skip the pre-flight, sit in a store
-unchecked. The audit reads the store and never writes it, nor anything beside it
-(cmp._audit.reference_db says how, and how much of a row it reads), so it can run while the server
-writes (WAL mode), and the file's bytes are left as they were.
+Packets pushed with the override, or by writers that skip the pre-flight, sit in a store
+unchecked; the audit scans them again. It never writes the store or anything beside it
+(see cmp._audit.reference_db), so it can run while the server writes.
 
-The store's table is ``packets(id TEXT PRIMARY KEY, created_at TEXT NOT NULL, goal TEXT
-NOT NULL, body BLOB NOT NULL, deleted_at TEXT, owner_id TEXT, team_id TEXT)``; ``body``
-holds the canonical bytes the server wrote. For each packet (deleted ones only with
---include-deleted) the audit reports what ``check`` finds in its body (schema findings,
-redaction hits, with --rule-set extended the extended ones too), a body that is not
-canonical, and a row whose ``id``, ``goal`` or ``created_at`` (the same instant, in UTC)
-disagrees with its body. Rows are read in rowid order (the order the server stored
-them in), a share of rows at a time: memory stays flat however large the store. With
---jobs, each worker opens the store itself and reads its own shares of rows; the parent
-only steps through the rowids to cut the shares, and writes their results in order.
-Every reader checks that the store's path still names the file the shares were cut
-from. A stop signal or --deadline cuts SQLite short mid-statement (its progress handler).
-
-A folder is audited as an export: every ``*.json`` below it (a packet file, canonical
-bytes and a final newline as fmt writes it) and every ``*.jsonl`` (a packet per line,
-checked only).
+For each row (deleted ones with --include-deleted) it reports what ``check`` finds in the
+body, a body that is not canonical, and an ``id``, ``goal`` or ``created_at`` column that
+disagrees with the body. Rows are read in rowid order a share at a time, so memory stays
+flat; with --jobs each worker opens the store and reads its own shares. A folder is
+audited as an export of ``*.json`` and ``*.jsonl`` files.
 """
 
 from __future__ import annotations
@@ -81,15 +68,13 @@ if TYPE_CHECKING:
     from cmp.cli._batch import Runner, Share
 
 
-# How often a share read without locks is read again when a writer changed the file
-# under it (each time with locks, if the writer is still there: see cmp._audit.reference_db).
+# How often a share is read when a writer changes the file under it (cmp._audit.reference_db).
 READ_ATTEMPTS = 3
 
 
 @dataclass(frozen=True, slots=True)
 class AuditOptions:
-    """How ``audit`` judges (its --rule-set, as a policy) and renders: its --format, --show-found, --by, and
-    whether text lines are coloured."""
+    """How ``audit`` judges (--rule-set as a policy) and renders its findings."""
 
     policy: Policy = DEFAULT_POLICY
     format: str = "text"  # a name in cmp.cli.reporters.REPORTERS that audit offers
@@ -100,8 +85,7 @@ class AuditOptions:
     deadline_seconds: float | None = None  # --deadline as given, for the message
 
     def limits(self) -> Limits:
-        """What cuts a statement short in the process reading the store: this one's stop signals
-        (none in a worker: the parent stops it), and the deadline."""
+        """What cuts a statement short: this process's stop signals and the deadline."""
         return Limits(self.deadline, _stop_pending)
 
     def past_deadline(self) -> bool:
@@ -122,8 +106,7 @@ def _stop_now() -> NoReturn:
 
 @dataclass(frozen=True, slots=True)
 class StoreShare:
-    """The rows of a store whose rowid is in ``[first, last]`` (None: no bound), read by
-    whoever audits them, in rowid order (the order the server stored them in)."""
+    """The rows of a store whose rowid is in ``[first, last]`` (None: no bound)."""
 
     path: str
     name: str
@@ -139,8 +122,7 @@ class StoreShare:
 
 @dataclass(frozen=True, slots=True)
 class FilesShare:
-    """Packet files of an export, read by whoever audits them: ``paths`` as the user named
-    them (and as they are printed), relative to ``base``."""
+    """Packet files of an export: ``paths`` as the user named them, relative to ``base``."""
 
     paths: tuple[str, ...]
     base: str
@@ -152,17 +134,12 @@ class FilesShare:
 def store_shares(
     store: ReferenceDatabase, share: StoreShare, runner: Runner, options: AuditOptions
 ) -> Iterator[StoreShare | Unreadable]:
-    """The store as shares of rows for workers, or one share that auditing cuts as it goes.
+    """The store as shares of ``runner.share_rows`` rows for workers, or one share.
 
-    A share holds ``runner.share_rows`` rows (SHARE_ROWS; a cluster's are 16 times larger:
-    its scheduler spends about a millisecond per task).
-
-    The audit ends at the last row stored when it starts: a writer faster than the audit
-    would otherwise keep it going for ever. The bounds come from stepping through the
-    rowids, which SQLite walks without reading a body into Python. If stepping fails (a
-    malformed page), or the rowids it finds do not increase (a malformed b-tree), the
-    rest goes out as one share, whose reading then fails where one process reading the
-    store would: both audit the same rows. Past the deadline, the store's place says so.
+    The audit ends at the last row stored when it starts, or a faster writer would keep it
+    going for ever. If stepping through the rowids fails or they do not increase (a
+    malformed file), the rest goes out as one share, whose reading fails where one process
+    reading the store would.
     """
     try:
         yield from _cut(store, share, runner)
@@ -205,12 +182,7 @@ def _cut(store: ReferenceDatabase, share: StoreShare, runner: Runner) -> Iterato
 
 
 def audit_share(share: StoreShare | FilesShare | JsonlShare, options: AuditOptions) -> Block:
-    """One share of a store or an export audited and rendered, with its tallies.
-
-    A share of a store read without locks that a writer changed meanwhile is read again
-    (READ_ATTEMPTS times in all); what was read of a store that changed under the share
-    is not reported, only that it changed.
-    """
+    """One share audited and rendered; a store share a writer changed meanwhile is read again."""
     attempts = READ_ATTEMPTS if isinstance(share, StoreShare) else 1
     for attempt in range(1, attempts + 1):
         tally = _Tally()
@@ -290,10 +262,8 @@ def _audited(
 
 def _store_items(share: StoreShare, options: AuditOptions, reading: ShareReading) -> Iterator[Audited]:
     """The share's rows audited; past ``share.rows`` rows or SHARE_BYTES of output, the rest
-    (from the next row there is: no rowid arithmetic, no empty share) is left for later.
-
-    The store must still be the file the shares were cut from, before and after the rows
-    are read (DatabaseChanged otherwise)."""
+    (from the next row there is: no empty share) is left for later. DatabaseChanged when the
+    store is no longer the file the shares were cut from."""
     store = open_database(share.path, limits=options.limits(), identity=share.identity)
     try:
         read = database_rows(
@@ -334,10 +304,9 @@ def _verdict(item: Audited, options: AuditOptions) -> Verdict:
 
 
 def _export_shares(folder: str, runner: Runner) -> Iterator[Share | Unreadable]:
-    """An export: every ``*.json`` below the folder (a packet each, which should be its
-    canonical bytes and a final newline, as fmt writes it) and every ``*.jsonl`` (a packet
-    per line, which no canonical form fits on: only checked), as shares. Paths go to the
-    workers absolute (a cluster's workers have another working directory)."""
+    """An export's ``*.json`` files (canonical bytes and a newline each) and ``*.jsonl`` files
+    (only checked: no canonical form fits a line), as shares. Paths go to the workers
+    absolute: a cluster's workers have another working directory."""
     paths, problems = files_below(folder, (".json", ".jsonl"))
     batch: list[str] = []
     size = SHARE_PACKETS if runner.parallel else 1
@@ -379,9 +348,7 @@ def run_audit(args: argparse.Namespace, out: Output) -> int:
     options = AuditOptions(
         policy_of(rule_set=args.rule_set), args.format, args.show_found, args.by, out.colour, deadline, args.deadline
     )
-    # A stop signal raises Stopped where the code is; while SQLite works, its progress
-    # handler sees the signal and cuts the statement short. Either way the workers are
-    # stopped on the way out, and cmp.cli.main says so in one line.
+    # A stop signal raises Stopped, or cuts SQLite short through its progress handler.
     with StopSignals():
         return _run(args, out, runner, options)
 
@@ -415,8 +382,7 @@ def _run(args: argparse.Namespace, out: Output, runner: Runner, options: AuditOp
     blocks = merged(shares, audit_share, options, runner)
 
     def problem(file: str, message: str) -> bool:
-        """Report what could not be read; True when nothing more can be read: the store itself
-        failed, or the deadline passed."""
+        """Report what could not be read; True when the store itself failed or the deadline passed."""
         last = store is not None or (options.deadline is not None and message == options.deadline_message())
         if store is not None:
             message = f"{message}; {audited} packets were audited"

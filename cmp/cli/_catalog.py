@@ -1,19 +1,11 @@
 """The rule catalog: every rule a result can name, each with its id, kind, description and help.
 
-One list for every surface that names rules: the ``rules`` command (text and JSON),
-SARIF's driver rules (``helpUri`` and full help text from here), and docs/rules.md,
-which is generated from :func:`rules_markdown` (a test holds the page to it). The ids are
-the ones results carry: a finding code (``schema``), a redaction rule
-(``redaction/aws-key``, ``redaction/extended/openai-key``), an advice code (``lint``,
-``chain``, ``audit``) and a lint rule (``lint/sentences``). Ids are a stable contract;
+One list for the ``rules`` command, SARIF's driver rules and docs/rules.md (generated
+from :func:`rules_markdown`; a test holds the page to it). Ids are a stable contract;
 descriptions and help texts are not.
 
-What exists is read from where it is defined: the finding codes from
-:mod:`cmp.findings`, the redaction categories from each rule set of
-:mod:`cmp._redaction._rules` (each worded by its own table's ``description``), the lint
-rules from :mod:`cmp._lint`. What the catalog adds is prose: what each rule means for a
-reader and what to do about it. Import-time checks hold the prose to those tables, so a
-new code or lint rule without its help text fails at once rather than shipping a blank.
+Which rules exist is read from where they are defined; the catalog adds the prose, and
+import-time checks hold it to those tables, so a new rule without help text fails at once.
 """
 
 from __future__ import annotations
@@ -31,8 +23,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from cmp.findings import AdviceCode, Code
 
-# The project and its documentation, as [project.urls] Homepage and Documentation in
-# pyproject.toml name them (a test holds them together). Every help link is under the latter.
+# As [project.urls] in pyproject.toml names them (a test holds them together).
 PROJECT_URL = "https://github.com/core-memory-packet/core-memory-packet"
 DOCUMENTATION_URL = f"{PROJECT_URL}/blob/main/docs/"
 RULES_PAGE = "rules.md"
@@ -46,10 +37,8 @@ Kind = Literal["finding", "redaction", "advice", "lint"]
 
 @dataclass(frozen=True, slots=True)
 class CatalogRule:
-    """One rule: ``id`` as results carry it, its ``kind``, a one-line ``description`` and
-    the full ``help`` text (what it means and what to do). ``rule_set`` is the redaction
-    rule set that runs it (``--rule-set``), ``category`` its category; ``writing_rule`` a lint
-    rule's number among the format's writing rules."""
+    """One rule: ``id`` as results carry it, its ``kind``, a one-line ``description`` and the
+    full ``help``; ``rule_set`` and ``category`` for a redaction rule, ``writing_rule`` for a lint rule."""
 
     id: str
     kind: Kind
@@ -96,8 +85,7 @@ def lint_rule_id(rule: str) -> str:
 
 
 def advice_rule_id(finding: Finding) -> str:
-    """The rule of a finding of ``lint``: ``lint/<keyword>``, or its own code for the ``truncated``
-    finding that stands for those past the first 100."""
+    """The rule of a finding of ``lint``: ``lint/<keyword>``, or its own code (``truncated``)."""
     return lint_rule_id(finding.keyword) if finding.code == "lint" and finding.keyword else finding.code
 
 
@@ -135,8 +123,7 @@ _ADVICE_HELP: dict[AdviceCode, str] = {
 
 
 def _description(category: str) -> str:
-    """What a match of ``category`` is, as a reader names it: its table's own words
-    (the ``description`` of its pattern, :mod:`cmp._patterns`, :mod:`cmp._extended_patterns`)."""
+    """What a match of ``category`` is: its pattern's ``description``."""
     pattern = pattern_of(category)
     assert pattern is not None, f"the redaction rule sets name a category of their tables, not {category}"
     return pattern.description
@@ -199,8 +186,7 @@ def _redaction_rule(category: str, rules: RuleSet) -> CatalogRule:
 
 @functools.cache
 def catalog() -> tuple[CatalogRule, ...]:
-    """Every rule, in this order: the finding codes, each rule set's redaction categories (the
-    default rules first), the advice codes, then the lint rules."""
+    """Every rule: the finding codes, each rule set's redaction categories, the advice codes, the lint rules."""
     out = [CatalogRule(code, "finding", CODES[code], _CODE_HELP[code]) for code in CODES]
     for rules in EXTENDED.tables:  # every rule set's own table, the format's first
         out.extend(_redaction_rule(category, rules) for category in rules.categories)

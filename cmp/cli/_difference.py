@@ -1,8 +1,5 @@
-"""How a file differs from its canonical bytes: the first place it does, said without the
-packet's text, and a unified diff (``fmt --diff``).
-
-Both compare the bytes a file holds with the bytes ``fmt --write`` would write
-(:func:`cmp._canonical.file_bytes`), so "canonical" means one thing in every command.
+"""How a file differs from the bytes ``fmt --write`` would write: the first place it does,
+said without the packet's text, and a unified diff (``fmt --diff``).
 """
 
 from __future__ import annotations
@@ -16,9 +13,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from cmp.cli._render import Tone
 
-# What a byte of JSON layout is called in a reason. Only layout and punctuation are ever
-# named: any other byte is part of a member name or a value, the packet's own text, which
-# a reason must not quote (a line of CI output is no place for what a packet holds).
+# What a byte of JSON layout is called in a reason. Any other byte is the packet's own
+# text, which a reason must not quote.
 _NAMED = {
     ord(" "): "a space",
     ord("\n"): "a line end",
@@ -29,9 +25,7 @@ _NAMED = {
 
 
 def _offset(data: bytes) -> int:
-    """The length in code points of ``data``, less a character cut short at its end: the
-    offset of the character that holds the byte just past ``data`` (columns count code
-    points, :class:`cmp.findings.Position`)."""
+    """The length in code points of ``data``, less a character cut short at its end."""
     return len(data.decode("utf-8", "ignore"))
 
 
@@ -84,16 +78,10 @@ def _lines(data: bytes) -> list[str]:
 
 def unified_diff(name: str, data: bytes, canonical: bytes) -> Iterator[tuple[str, Tone | None]]:
     """The unified diff of a file's bytes against its canonical bytes, as (line, tone) pairs:
-    ``fail`` for a line taken out, ``ok`` for a line put in, None for the rest. Both headers
-    name the file as it is shown (``patch -p0`` applies the diff where no line needed an
-    escape: the diff is for reading, ``fmt --write`` for rewriting); each line is without its
-    line end, and a last line without one is followed by diff's ``\\ No newline at end of
-    file``. Nothing when the two are equal.
-
-    Characters that could end a line or disguise one (a CR, a C1 control, a bidi override)
-    are written as escapes (``\\r``), as in every text line the command line prints.
+    ``fail`` for a line taken out, ``ok`` for one put in, None for the rest; nothing when
+    equal. Characters that could end or disguise a line are written as escapes (``\\r``).
     """
-    import difflib  # here: fmt without --diff never loads it (nor heapq), some 2 ms of its start-up
+    import difflib  # here: fmt without --diff never loads it
 
     diff = difflib.unified_diff(_lines(data), _lines(canonical), fromfile=name, tofile=name)
     for number, line in enumerate(diff):

@@ -1,9 +1,7 @@
 """``lint``: each file checked, then advised on the writing rules (docs/specification.md, clause 14).
 
-Every format renders the same objects: a file's judged check report (its results only
-when check refuses it) and its lint findings, located. Text and GitHub print lines, JSON
-and SARIF one document; a file that cannot be read is one line on stderr and, in a
-document or on GitHub, its own entry in its place.
+Every format renders a file's judged check report (its results only when check refuses
+it) and its located lint findings.
 """
 
 from __future__ import annotations

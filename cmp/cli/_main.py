@@ -13,9 +13,7 @@ from cmp.cli._config import ConfigError, configure, settings_lines
 from cmp.cli._output import EXIT_USAGE, Output, error_line, silence_stdout
 from cmp.cli._signals import Stopped
 
-# Each command's function, as "module:function", imported when it runs: a check loads
-# neither the conformance runner (subprocess, selectors, the vector loader) nor the
-# writer's toolkit.
+# Each command's function, imported when it runs: a check loads no other command's modules.
 _COMMANDS: dict[str, str] = {
     "check": "cmp.cli._check:run_check",
     "fmt": "cmp.cli._fmt:run_fmt",

@@ -1,5 +1,4 @@
-"""``mcp``: the Model Context Protocol server (:mod:`cmp.integrations.mcp`) over stdio
-(its bounded transport, :mod:`cmp.integrations._mcp_stdio`), on the store ``--store`` names."""
+"""``mcp``: the MCP server (:mod:`cmp.integrations.mcp`) over stdio, on the store ``--store`` names."""
 
 from __future__ import annotations
 

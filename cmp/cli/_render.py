@@ -1,6 +1,5 @@
-"""What every format says of one result alike: where it is, how it reads (its tone), a hit's
-text; check's text lines; a share's rendered block. Each format's own rendering is its
-reporter's (:mod:`cmp.cli.reporters`)."""
+"""What every format says of a result alike (place, tone, a hit's text), check's text lines,
+and a share's rendered block; each format's own rendering is in :mod:`cmp.cli.reporters`."""
 
 from __future__ import annotations
 
@@ -15,8 +14,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Literal
 
-    # How a line reads: a failure, a warning (reported, but it does not fail the run), or
-    # a success. The CLI colours lines by it on a terminal; the text itself says as much.
+    # A warning is reported but does not fail the run. Colour only repeats what the text says.
     Tone = Literal["fail", "warn", "ok"]
     Line = tuple[Tone, str]
 
@@ -27,27 +25,22 @@ def where(file: str, line: int | None) -> dict[str, Any]:
 
 
 def redaction_text(redaction: Redaction, *, show_found: bool = False) -> str:
-    """A redaction hit as text lines show it: masked unless ``show_found``, and marked
-    ``(extended)`` when the extended rules found it."""
+    """A redaction hit as text: masked unless ``show_found``, marked ``(extended)`` if those rules found it."""
     named = finder(redaction).named
     mark = "" if named is None else f"({named}) "
     return mark + redaction.line(show_found=show_found)
 
 
 def tones(report: Report) -> tuple[Tone, Tone]:
-    """How ``report``'s findings and its redaction hits read, in every format: a warning
-    when they do not fail the run (schema findings in lenient mode, hits with
-    --allow-unredacted), else a failure."""
+    """The tones of ``report``'s findings and of its hits: a warning when they do not fail the run."""
     errors: Tone = "warn" if report.policy.lenient and report.schema_only else "fail"
     hits: Tone = "warn" if report.policy.allow_unredacted else "fail"
     return errors, hits
 
 
 def place(file: str, jsonl_line: int | None, position: Position | None) -> str:
-    """Where a result line is about: ``file:LINE:COLUMN`` (the form editors and terminals
-    make clickable) when it has a position, else the source's name (``file``, or
-    ``file:N`` for line N of a JSON Lines file). In a JSON Lines file the line is the
-    file's own."""
+    """``file:LINE:COLUMN`` (clickable in editors and terminals) with a position, else the
+    source's name (``file``, or ``file:N`` in JSON Lines, where lines are the file's own)."""
     if position is None:
         return file if jsonl_line is None else f"{file}:{jsonl_line}"
     line = position.line if jsonl_line is None else jsonl_line + position.line - 1
@@ -62,9 +55,7 @@ def file_line(file: str, jsonl_line: int | None, position: Position | None) -> i
 
 
 def hit_reading(hit: Hit, hit_tone: Tone) -> tuple[Tone, str]:
-    """How a hit reads in text: its tone, and its label (``redaction``; ``known redaction``
-    for one the baseline holds, which does not fail the run; ``(refused packet)`` after it
-    for one found in a packet refused at intake or schema)."""
+    """A hit's tone and label in text; one the baseline holds is a ``known redaction`` and does not fail."""
     if hit.known:
         tone: Tone = "warn"
         label = "known redaction"
@@ -75,11 +66,7 @@ def hit_reading(hit: Hit, hit_tone: Tone) -> tuple[Tone, str]:
 
 
 def report_lines(file: str, jsonl_line: int | None, report: Report | Judged, *, show_found: bool = False) -> list[Line]:
-    """The text output of one report, one result per line (escaped for printing by the CLI),
-    each finding and hit placed where it is (``file:12:9: $.tags[0]: …``).
-
-    Redaction hits are masked (``AKIA… (20 chars) at 0``) unless ``show_found`` (--show-found).
-    """
+    """The text output of one report, one result per line; hits masked unless ``show_found``."""
     judged = as_judged(report)
     report = judged.report
     lines: list[Line] = []
@@ -101,18 +88,11 @@ def report_lines(file: str, jsonl_line: int | None, report: Report | Judged, *, 
 class Block:
     """One share of a run's input judged and rendered where it was read (a worker, or this process).
 
-    ``output`` is the share's results as the output's bytes: escaped (and coloured) text
-    lines, or a fragment of the JSON document or SARIF log holding ``entries`` entries,
-    which the parent writes as they are (:meth:`cmp.cli.reporters.Sink.add`). ``packets`` were judged, of
-    which ``failed`` were not accepted (or, in an audit, had findings); ``tally`` counts
-    what a command sums over the run (the audit's finding kinds and groups).
-
-    ``problems`` are sources that could not be read (each its file and message), after
-    the results: a JSON Lines file that could not be read on (nothing of the share after
-    it was judged), or files of the share that could not be read. ``rest`` is what is
-    left of the share when it stopped early to keep a block small: it is judged next,
-    before any later share. ``resume`` names the first packet after the block, ``(file,
-    line)``, for the message when that rest is lost.
+    ``output`` is the rendered bytes holding ``entries`` entries, which the parent writes as
+    they are; ``failed`` of ``packets`` were not accepted (in an audit: had findings);
+    ``tally`` and ``groups`` are what a command sums over the run. ``problems`` are sources
+    that could not be read. ``rest`` is what is left of the share when it stopped early to
+    keep a block small, judged next; ``resume`` names its first packet, ``(file, line)``.
     """
 
     output: bytes = b""

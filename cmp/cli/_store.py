@@ -1,10 +1,7 @@
 """``save``, ``ls`` and ``show``: the local store (:class:`cmp.Store`) from the command line.
 
-Every command takes ``--store PATH``; without it, the store is where
-:func:`cmp.store.default_store_path` finds it (``CMP_STORE``, else the project's
-``.cmp/packets``). What a stored packet's text shows goes through the redaction rules
-first: a packet saved with ``--allow-unredacted`` keeps its secret in the file, never in
-the listing.
+What a stored packet's text shows goes through the redaction rules first: a packet saved
+with ``--allow-unredacted`` keeps its secret in the file, never in the listing.
 """
 
 from __future__ import annotations
@@ -56,8 +53,7 @@ _KEEP_HINT = "scrub replaces it, --allow-unredacted keeps it"
 
 
 def save_and_say(store: Store, packet: Packet, allow_unredacted: bool, shown: str, out: Output) -> int:
-    """Save ``packet`` (from the file named ``shown``) and print its id: the exit status; a
-    refusal is one line on stderr (exit 1), a store that cannot be written one line (exit 2)."""
+    """Save ``packet`` (from the file named ``shown``) and print its id; the exit status."""
     try:
         saved = store.save(packet, allow_unredacted=allow_unredacted)
     except UnredactedPacket as exc:

@@ -1,42 +1,15 @@
 """A Model Context Protocol server for an agent that writes packets (``core-memory-packet mcp``).
 
-Built on the official MCP Python SDK (the ``mcp`` extra), imported on first use: its
-low-level ``Server``, so that this module states each tool's ``inputSchema``,
-``outputSchema`` and annotations itself and checks the arguments itself (the SDK's
-signature-derived validation echoes a refused value into its message), over the
-bounded transport of :mod:`cmp.integrations._mcp_stdio`.
+Built on the MCP SDK's low-level ``Server`` (the ``mcp`` extra, imported on first use), so
+that this module states each tool's schemas and checks the arguments itself: the SDK's own
+validation echoes a refused value into its message.
 
-Tools: ``check``, ``lint``, ``scrub``, ``format``, ``migrate`` take the packet as its JSON
-text or as a JSON object; an object is judged as the text ``json.dumps`` writes of it
-(so the size cap applies to that text), and its findings carry paths but no line or
-column (there is no text of the caller's to point into). ``new`` takes the whole packet
-as its arguments: its ``inputSchema`` is the draft schema (:func:`cmp.draft_schema`)
-with ``parent`` and ``version`` beside it, made a packet by :meth:`cmp.Packet.from_draft`.
-``example`` and ``schema`` give a version's example and annotated schema. None of these
-writes anything anywhere: they are read-only and idempotent, and reach nothing outside.
-
-The store's tools work on one local store (:class:`cmp.Store`, given to
-:func:`build_server`): ``save`` stores a packet (the one tool that writes; saving the same
-packet again writes nothing, so it is idempotent, and no stored file is ever replaced),
-``ls`` lists the stored packets, ``show`` gives one, ``resume`` gives one's resume block
-(:func:`cmp.resume_block`), the newest head when no id is named. What the store holds reaches
-the agent masked: a packet saved with ``allow_unredacted`` is shown with each redaction
-match replaced by its placeholder, never as it is.
-
-A call a tool cannot take (an argument it does not have or of the wrong type, a packet
-that is not JSON, over 32 KB, of an unknown version, with a schema finding or a
-redaction hit, an unknown tool) is a tool error whose text is exactly one JSON
-document: a summary and every finding with its path, position (when the packet was
-text) and message, redaction hits masked. An argument's value is never quoted, and
-every string of a JSON answer passes through the redaction patterns (a schema finding
-may quote a short value), so a secret is not echoed into the agent's context.
-
-Resources: the annotated and the draft schema of each version and its example packet
-(:data:`RESOURCES` names the URIs), and each stored packet as ``cmp://packet/{id}`` (the
-newest :data:`LISTED_PACKETS` listed; any stored one read by its URI, the resource
-template). Prompts: ``write_packet`` asks the agent to write the packet of the session it
-is ending and give it to ``new``; ``resume`` hands it a stored packet's resume block to
-start from.
+Tools ``check``, ``lint``, ``scrub``, ``format``, ``migrate``, ``new``, ``example`` and
+``schema`` are read-only; the store's tools (``save``, ``ls``, ``show``, ``resume``) work on
+one :class:`cmp.Store`, and ``save`` alone writes (idempotently, never replacing a file).
+A refused call is a tool error whose text is one JSON document. No argument's value is
+quoted, and every string the agent receives is masked by the redaction patterns, so a
+secret is not echoed into its context.
 """
 
 from __future__ import annotations
@@ -82,7 +55,7 @@ _INSTRUCTIONS = (
 _VERSIONS = list(cmp.SUPPORTED_VERSIONS)
 _RULE_SETS = ["default", "extended"]
 
-# The URIs of the resources, each with what it is, its media type and how it is made.
+# URI -> (description, media type, maker).
 RESOURCES: dict[str, tuple[str, str, Callable[[], str]]] = {}
 for _version in _VERSIONS:
     RESOURCES[f"cmp://schema/{_version}/annotated"] = (
@@ -249,8 +222,7 @@ def _text(packet: cmp.Packet) -> str:
 
 
 def _masked(value: Any) -> Any:
-    """``value`` (a refusal's document) with any credential left in its strings replaced:
-    a last guard, as a finding's message may name a member the caller wrote."""
+    """``value`` with any credential in its strings replaced: a finding may name what the caller wrote."""
     if isinstance(value, str):
         return replace_matches(value, lambda pattern, match, at: placeholder(pattern.category))
     if isinstance(value, dict):
@@ -375,10 +347,7 @@ PACKET_URI = "cmp://packet/"
 
 
 def _served(packet: cmp.Packet) -> tuple[str, dict[str, Any]]:
-    """A stored packet as the server hands it out: its canonical text and members, or,
-    when a redaction pattern matches any of its strings (a packet saved with
-    allow_unredacted), its members with each match replaced by its placeholder, as
-    indented JSON (no longer the stored bytes, which the agent must not see)."""
+    """A stored packet's canonical text and members, or its masked members as indented JSON."""
     text = _text(packet)
     data: dict[str, Any] = json.loads(text)
     masked: dict[str, Any] = _masked(data)
@@ -623,15 +592,13 @@ class _Tool:
     input_schema: dict[str, Any]
     run: Callable[[Mapping[str, Any]], _Answer]
     output_schema: dict[str, Any] | None = None
-    # new: the arguments are a draft beside _BESIDE_THE_DRAFT. The draft schema lists every
-    # member as required (strict mode); a member left out is taken as null.
+    # new: the draft schema lists every member as required (strict mode); one left out is null.
     draft: bool = False
     read_only: bool = True  # save alone writes (to the store)
 
 
 def _guidance(version: str = "0.2") -> str:
-    """What the agent writes, one line a member: the draft schema's members (not those the
-    writer fills), each with its description; "(required)" where it may not be null."""
+    """The draft schema's members, one line each with its description and "(required)"."""
     lines = []
     for name, member in cmp.draft_schema(version)["properties"].items():
         required = "" if "anyOf" in member else " (required)"  # the draft writes an optional member as anyOf with null
@@ -817,8 +784,7 @@ def _store_tools(store: cmp.Store, refusal: str) -> list[_Tool]:
 
 def _called(tool: _Tool, arguments: Mapping[str, Any]) -> _Answer:
     if tool.draft:
-        # The draft's members are from_draft's to judge: it names every finding at once
-        # (an unknown member, a wrong type, a broken bound), each with its path.
+        # The draft's members are from_draft's to judge: it names every finding at once.
         own = tool.input_schema["properties"]
         _checked_arguments(
             _object({name: own[name] for name in _BESIDE_THE_DRAFT}, []),
@@ -835,7 +801,6 @@ def _called(tool: _Tool, arguments: Mapping[str, Any]) -> _Answer:
             errors=[finding.to_json() for finding in exc.findings],
         ) from None
     except cmp.StoreError as exc:
-        # The store's own one line (a folder it cannot read or write), masked as every answer is.
         raise _Refused(str(exc)) from None
 
 
@@ -871,10 +836,8 @@ When this session ends, write its own packet with `new`, giving this one as `par
 def build_server(store: cmp.Store | str | os.PathLike[str] | None = None) -> Server[Any]:
     """The server, its tools, resources and prompts (the SDK imported here, on first use).
 
-    ``store`` is the local store the store's tools work on: a :class:`cmp.Store`, or its
-    folder; None is the store :class:`cmp.Store` finds (``CMP_STORE``, else the project's
-    ``.cmp/packets``), placed when the server is built. Nothing is read or made until a
-    call needs it.
+    ``store``: a :class:`cmp.Store`, its folder, or None for the one :class:`cmp.Store` finds.
+    Nothing is read or made until a call needs it.
     """
     import mcp_types as types
     from mcp.server.lowlevel import Server

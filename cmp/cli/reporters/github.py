@@ -1,11 +1,5 @@
 """``--format github``: each finding as a GitHub Actions workflow command, which the run's
-page shows as an annotation on the file, line and column.
-
-``::error file=packets/a.json,line=12,col=9,title=cmp schema (maxLength)::$.id: is 65 …``
-
-A failure is an ``error``, a warning (lenient schema errors, --allow-unredacted hits) a
-``warning``; a packet that passes prints nothing. Values are escaped as the runner reads
-them: ``%``, CR and LF in the message, and ``:`` and ``,`` too in the properties.
+page shows as an annotation on the file, line and column. A packet that passes prints nothing.
 """
 
 from __future__ import annotations
@@ -81,7 +75,6 @@ class GitHub(LineReporter):
         return report_commands(file, jsonl_line, judged, show_found=show_found)
 
     def lint(self, file: str, judged: Judged, findings: list[Finding], advice: Tone, *, show_found: bool) -> list[Line]:
-        # check's findings only for a file check refuses: an accepted file's are none to annotate.
         checked = report_commands(file, None, judged, show_found=show_found) if not judged.accepted else []
         return checked + lint_commands(file, None, findings, advice)
 

@@ -1,15 +1,9 @@
 """``--format sarif``: one SARIF 2.1.0 log for the whole run, for code scanning and editors.
 
-One run; the driver lists every rule of the catalog (:mod:`cmp.cli._catalog`: finding
-codes, every redaction category of both rule sets, advice codes, lint rules), each with
-its full help text inline and a ``helpUri`` to its section in docs/rules.md; every
-result has a region with ``startLine`` and ``startColumn`` (code scanning refuses
-results without them), columns in code points (``columnKind``). Redaction hits are
-masked as in every other format unless --show-found. Sources that could not be read or checked are tool execution
-notifications, and make ``executionSuccessful`` false.
-
-The log is written as results arrive (:class:`SarifLog`), so a long run holds one
-result at a time, not all of them.
+The driver lists every rule of :mod:`cmp.cli._catalog`. Every result in a file has a
+region with ``startLine`` and ``startColumn``: code scanning refuses results without them.
+Unreadable sources are tool execution notifications. The log is written as results
+arrive (:class:`SarifLog`), so a long run holds one result at a time.
 """
 
 from __future__ import annotations
@@ -37,13 +31,12 @@ SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas
 TOOL_NAME = "core-memory-packet"
 _LEVEL: dict[Tone, str] = {"fail": "error", "warn": "warning", "ok": "note"}
 
-
-# The level of a rule's results unless the run says otherwise: lint's are advice.
+# Lint's results are advice.
 _DEFAULT_LEVEL: dict[str, str] = {"lint": "warning"}
 
 
 def _driver_rule(rule: CatalogRule) -> dict[str, Any]:
-    """A catalog rule as a SARIF reportingDescriptor: its help inline, and a link to its section in docs/rules.md."""
+    """A catalog rule as a SARIF reportingDescriptor."""
     return {
         "id": rule.id,
         "shortDescription": {"text": rule.description},
@@ -57,7 +50,7 @@ def _driver_rule(rule: CatalogRule) -> dict[str, Any]:
 
 @functools.cache
 def rules() -> tuple[dict[str, Any], ...]:
-    """The driver's rules: every rule of the catalog (cmp.cli._catalog), in its order."""
+    """The driver's rules: the catalog's, in its order."""
     return tuple(_driver_rule(rule) for rule in catalog())
 
 
@@ -84,9 +77,8 @@ def _result(
     logical: str | None = None,
     **more: Any,
 ) -> dict[str, Any]:
-    """One result. In a file, a result needs a region; one with no position (a finding about
-    the whole source) is at its start. A packet in a store (``logical``, its id) has no
-    lines: its location is the store and the packet's name in it."""
+    """One result: in a file, at its position or the start; a packet in a store (``logical``,
+    its id) has no lines, so it is located by name."""
     physical: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(file)}}
     location: dict[str, Any] = {"physicalLocation": physical}
     if logical is None:
@@ -107,8 +99,7 @@ def _result(
 def report_results(
     file: str, jsonl_line: int | None, report: Report | Judged, *, show_found: bool = False, logical: str | None = None
 ) -> list[str]:
-    """The SARIF results of one report, each as JSON text (none for a packet that passes);
-    ``logical`` places them on a packet in a store (see :func:`_result`)."""
+    """The SARIF results of one report, each as JSON text (none for a packet that passes)."""
     return [
         json.dumps(result, ensure_ascii=False, indent=2)
         for result in _report_results(file, jsonl_line, report, show_found=show_found, logical=logical)
@@ -144,8 +135,7 @@ def audit_results(
 
 
 def lint_results(file: str, jsonl_line: int | None, findings: list[Finding], tone: Tone) -> list[str]:
-    """The SARIF results of a packet's lint findings (located), each on its rule ``lint/<keyword>``
-    (the ``truncated`` finding on its own)."""
+    """The SARIF results of a packet's located lint findings, each on its rule ``lint/<keyword>``."""
     return [
         json.dumps(
             _result(
@@ -248,7 +238,7 @@ def _log_halves(notifications: list[dict[str, Any]]) -> tuple[str, str]:
 
 @functools.lru_cache(maxsize=1)
 def _results_indent() -> str:
-    """The newline and indentation before each result: two spaces deeper than the results list's member line."""
+    """The newline and indentation before each result."""
     head, _ = _log_halves([])
     return "\n" + " " * (len(head.rsplit("\n", 1)[1]) + 2)
 
@@ -257,8 +247,7 @@ class SarifLog:
     """The log written as it grows: the head at once, each result as it comes, the invocation at the end.
 
     The bytes are those ``json.dumps(log, indent=2)`` writes for the whole log (a test
-    holds them to it): the head and the tail are cut from the dump of the log with no
-    results, around its empty results list, and each result is indented to its place.
+    holds them to it).
     """
 
     def __init__(self, out: Output) -> None:
@@ -271,8 +260,7 @@ class SarifLog:
 
     @staticmethod
     def fragment(results: list[str]) -> bytes:
-        """Results as they stand in the log, less what comes before the first: what a worker
-        renders, so that the parent only writes it (:meth:`add`)."""
+        """Results as they stand in the log: a worker renders them, the parent writes them (:meth:`add`)."""
         indent = _results_indent()
         text = ("," + indent).join(result.replace("\n", indent) for result in results)
         return text.encode("utf-8", "backslashreplace")
