@@ -24,22 +24,18 @@ from cmp.model import Packet, to_obj
 _GO_EXTRA = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
 _GO_EXTRA_UTF8 = tuple((char, char.encode(), escape.encode()) for char, escape in _GO_EXTRA)
 
-
 # The writer's pieces alternate layout and string. The strings are escaped together in one
 # call over their join, split again at DEL, which the escaper copies through unchanged and
 # no escape sequence contains (so the ASCII-only escaper, which writes it as \u007f, is never
 # used). When a string holds DEL, each is escaped on its own.
 _ESCAPE_SPLIT = "\x7f"
 
-
-# Every byte of UTF-8 text but those of the characters JSON escapes in a string (control
-# characters, the quote, the backslash): deleting these leaves the ones to escape.
+# Every byte but those of the characters JSON escapes: deleting these leaves the ones to escape.
 _NEEDS_NO_ESCAPE = bytes(sorted(set(range(256)) - set(range(0x20)) - set(b'"\\')))
 
 
 def _joined(pieces: list[str], escape_free: bool) -> str:
-    """The writer's pieces as one text, their strings escaped as JSON escapes them
-    (``escape_free``: the packet knows none needs it, cmp.model.Known)."""
+    """The writer's pieces as one text, the strings JSON-escaped (``escape_free``: none needs it)."""
     if escape_free:
         return "".join(pieces)
     strings = "".join(pieces[1::2])  # the model's constructors admit only str members

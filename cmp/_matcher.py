@@ -18,9 +18,7 @@ if TYPE_CHECKING:
 
 def without_lone_surrogates(text: str) -> str:
     """``text`` with each lone surrogate replaced by U+FFFD, for RE2, which reads UTF-8.
-
-    Neither is a word character and no CMP pattern names one, so no answer changes.
-    """
+    Neither is a word character and no CMP pattern names one, so no answer changes."""
     return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
@@ -52,8 +50,7 @@ _WORD_ASSERTION = re.compile(r"(?<!\\)((?:\\\\)*)\\[bB]")
 
 def without_word_assertions(regex: str) -> str:
     """``regex`` with its ``\\b`` and ``\\B`` assertions taken out: it matches wherever ``regex``
-    does, and also where a word character touches the match (``AKIAIOSFODNN7EXAMPLE_v2``).
-    """
+    does, and also where a word character touches the match (``AKIAIOSFODNN7EXAMPLE_v2``)."""
     return _WORD_ASSERTION.sub(r"\1", regex)
 
 

@@ -46,11 +46,8 @@ MAX_FINDINGS = 100
 
 @dataclass(frozen=True, slots=True, order=True)
 class Position:
-    """Where in a packet's source text a finding is: 1-based ``line`` and ``column``.
-
-    Lines end at LF (a CR before it belongs to the line end, as in Python's and Go's JSON
-    decoders); columns count code points, so a column is the same in every encoding.
-    """
+    """Where in a packet's source text a finding is: 1-based ``line`` and ``column``. Lines end at
+    LF (as in Python's and Go's JSON decoders); columns count code points, the same in every encoding."""
 
     line: int
     column: int

@@ -3,7 +3,6 @@
 ``"default"`` is the format's pre-flight (specification 8); ``"extended"`` is the default
 rules, then more patterns over more fields, marked ``profile="extended"``. Everything that
 differs between them is a method of :class:`RuleSet`, so no other module compares names.
-
 The extended table is loaded on first use. Each table's invariants are checked when it
 loads: no pattern or screen is anchored (the quick path's fact 3, :mod:`cmp._quick`), and
 no scrub placeholder matches a pattern of either table (so scrub's passes end).

@@ -1,10 +1,8 @@
 """``audit``: re-check every packet a deployed store holds (the reference server's SQLite).
 
 Packets pushed with the override, or by writers that skip the pre-flight, sit in a store
-unchecked; the audit scans them again. It never writes the store or anything beside it
-(see cmp._audit.reference_db), so it can run while the server writes.
-
-For each row (deleted ones with --include-deleted) it reports what ``check`` finds in the
+unchecked. The audit never writes the store (see cmp._audit.reference_db), so it can run
+while the server writes. For each row (deleted ones with --include-deleted) it reports what ``check`` finds in the
 body, a body that is not canonical, and an ``id``, ``goal`` or ``created_at`` column that
 disagrees with the body. Rows are read in rowid order a share at a time, so memory stays
 flat; with --jobs each worker opens the store and reads its own shares. A folder is

@@ -1,11 +1,8 @@
 """The rule catalog: every rule a result can name, each with its id, kind, description and help.
 
-One list for the ``rules`` command, SARIF's driver rules and docs/rules.md (generated
-from :func:`rules_markdown`; a test holds the page to it). Ids are a stable contract;
-descriptions and help texts are not.
-
-Which rules exist is read from where they are defined; the catalog adds the prose, and
-import-time checks hold it to those tables, so a new rule without help text fails at once.
+One list for the ``rules`` command, SARIF's driver rules and docs/rules.md. Ids are a
+stable contract; help texts are not. The rules are read from where they are defined, and
+import-time checks hold the prose to them: a new rule without help text fails at once.
 """
 
 from __future__ import annotations

@@ -79,8 +79,7 @@ def _lines(data: bytes) -> list[str]:
 def unified_diff(name: str, data: bytes, canonical: bytes) -> Iterator[tuple[str, Tone | None]]:
     """The unified diff of a file's bytes against its canonical bytes, as (line, tone) pairs:
     ``fail`` for a line taken out, ``ok`` for one put in, None for the rest; nothing when
-    equal. Characters that could end or disguise a line are written as escapes (``\\r``).
-    """
+    equal. Characters that could end or disguise a line are written as escapes (``\\r``)."""
     import difflib  # here: fmt without --diff never loads it
 
     diff = difflib.unified_diff(_lines(data), _lines(canonical), fromfile=name, tofile=name)

@@ -1,15 +1,10 @@
 """A Model Context Protocol server for an agent that writes packets (``core-memory-packet mcp``).
 
-Built on the MCP SDK's low-level ``Server`` (the ``mcp`` extra, imported on first use), so
-that this module states each tool's schemas and checks the arguments itself: the SDK's own
-validation echoes a refused value into its message.
-
-Tools ``check``, ``lint``, ``scrub``, ``format``, ``migrate``, ``new``, ``example`` and
-``schema`` are read-only; the store's tools (``save``, ``ls``, ``show``, ``resume``) work on
-one :class:`cmp.Store`, and ``save`` alone writes (idempotently, never replacing a file).
-A refused call is a tool error whose text is one JSON document. No argument's value is
-quoted, and every string the agent receives is masked by the redaction patterns, so a
-secret is not echoed into its context.
+Built on the MCP SDK's low-level ``Server`` (the ``mcp`` extra), so that this module checks
+the arguments itself: the SDK's own validation echoes a refused value into its message.
+``save`` alone writes (to a :class:`cmp.Store`, never replacing a file). A refused call is
+a tool error whose text is one JSON document. No argument's value is quoted, and every
+string the agent receives is masked by the redaction patterns, so no secret is echoed.
 """
 
 from __future__ import annotations

@@ -245,10 +245,7 @@ def _results_indent() -> str:
 
 class SarifLog:
     """The log written as it grows: the head at once, each result as it comes, the invocation at the end.
-
-    The bytes are those ``json.dumps(log, indent=2)`` writes for the whole log (a test
-    holds them to it).
-    """
+    Its bytes are those ``json.dumps(log, indent=2)`` writes for the whole log (a test holds them to it)."""
 
     def __init__(self, out: Output) -> None:
         self.out = out
