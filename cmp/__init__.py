@@ -2,33 +2,25 @@
 
 The public API, all of it:
 
-- :func:`check` — judge raw bytes or text; returns a :class:`Report`, never raises
-  for bad packet content.
+- :func:`check` — judge raw bytes or text: a :class:`Report`; never raises for bad content.
 - :func:`loads` — bytes or text to a typed :class:`Packet`, or :class:`PacketError`.
 - :func:`validate` — findings for a packet already parsed into Python data.
-- :func:`redact` — redaction findings (:class:`Redaction`) for a typed packet
-  (``rule_set="extended"`` adds the opt-in extended rule set).
+- :func:`redact` — redaction findings (:class:`Redaction`) for a typed packet (default or extended rules).
 - :func:`scrub` — a typed packet with every redaction match replaced by a placeholder.
 - :func:`migrate` — a typed packet as another supported version.
 - :func:`lint` — advice on the writing rules for a typed packet (``lint`` findings; never a verdict).
 - :func:`dumps` — canonical bytes, byte-identical to the reference encoder.
 - :func:`state_digest` — ``sha256:`` of the canonical bytes without id and created_at.
 - :func:`source_hash` — ``sha256:`` of source material, for ``provenance.source_hash``.
-- :func:`chain` — how a set of packets links up through ``parent_id``; a
-  :class:`ChainReport` of :class:`ChainFinding` items, heads, roots and cycles.
+- :func:`chain` — how packets link up through ``parent_id``: a :class:`ChainReport` (:class:`ChainFinding`).
 - The model, stdlib frozen dataclasses: :class:`Packet` (``Packet.new``, ``from_dict``,
   ``to_dict``, ``from_draft``, ``to_draft``, ``replace``, ``findings`` for writers),
   :class:`Project`, :class:`Decision`, :class:`Method`, :class:`Attempt`, :class:`Provenance`.
-- :class:`Finding` (``code``, ``path``, ``keyword``, ``message``, and a :class:`Position`
-  once located); :mod:`cmp.findings` lists the codes.
-- :func:`locate` — findings of any kind (lint advice, chain findings, redaction hits) with
-  their line and column in the source text; :meth:`Report.located` is it for a report.
-- :func:`resume_block` — the resume block of a packet (markdown or xml), for the next session
-  to start from: a :class:`ResumeBlock` (its text, size, token estimate, what was left out).
-- :class:`RedactionError` — what :func:`resume_block` (and the store's ``save``) raise for a
-  packet with redaction findings, unless asked to let it pass; the hits masked.
-- :func:`draft_schema` — a JSON Schema a model can fill through strict structured output or
-  strict tool use; :meth:`Packet.from_draft` makes the document a packet.
+- :class:`Finding` (``code``, ``path``, ``keyword``, ``message``, :class:`Position`); codes in :mod:`cmp.findings`.
+- :func:`locate` — findings of any kind with their line and column (:meth:`Report.located` for a report).
+- :func:`resume_block` — a packet as a :class:`ResumeBlock` (markdown or xml) for the next session.
+- :class:`RedactionError` — raised by :func:`resume_block` and ``Store.save`` for redaction findings.
+- :func:`draft_schema` — a JSON Schema for a model's strict structured output (see :meth:`Packet.from_draft`).
 - :class:`Store` (:mod:`cmp.store`) — a local store: a folder of canonical packet files (``save``, ``get``,
   ``list``, ``heads``, ``latest``, ``problems``); :class:`StoreError` for what it refuses.
 - :data:`SUPPORTED_VERSIONS`, :data:`MAX_PACKET_BYTES`, :data:`SCANNED_FIELDS`,
@@ -65,9 +57,8 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-# Every name is imported on first use (PEP 562), so ``import cmp`` itself loads nothing:
-# a program pays for what it uses, and the command line can take a Ctrl-C while the
-# package loads (cmp.cli.main_exit). Each name: the module that defines it, and its name there.
+# Every name is imported on first use (PEP 562): a program pays for what it uses, and the
+# command line can take a Ctrl-C while the package loads. Name: (module, name there).
 _DEFINED_IN: dict[str, tuple[str, str]] = {
     "MAX_PACKET_BYTES": ("cmp._intake", "MAX_PACKET_BYTES"),
     "REDACTION_CATEGORIES": ("cmp._redaction._scan", "CATEGORIES"),
@@ -91,9 +82,8 @@ _DEFINED_IN: dict[str, tuple[str, str]] = {
 
 
 def _module(name: str) -> Any:
-    """The module ``name``, imported as an import statement imports it: not through
-    importlib (``import cmp`` then loads neither it nor warnings, and ``python -X importtime``
-    shows every module a name loads, where it shows none loaded by importlib.import_module)."""
+    """The module ``name``, imported by an import statement, not importlib (which would load
+    warnings, and hide from ``python -X importtime`` what a name loads)."""
     __import__(name)
     return sys.modules[name]
 
@@ -101,10 +91,9 @@ def _module(name: str) -> Any:
 def __getattr__(name: str) -> Any:
     where = _DEFINED_IN.get(name)
     if where is None:
-        # A submodule (cmp.model, cmp.cli), as importing the package used to load them. Not
-        # found by importlib.util.find_spec: ``from cmp import _intake`` asks this first, and a
-        # check would load importlib.util and warnings for it. Only the submodule's own absence
-        # is no attribute; a module it cannot import is that module's error.
+        # A submodule (cmp.model, cmp.cli), not found by importlib.util.find_spec (which would
+        # load warnings). Only the submodule's own absence is no attribute; a module it cannot
+        # import is that module's error.
         if not name.startswith("__"):
             try:
                 return _module(f"cmp.{name}")

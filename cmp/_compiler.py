@@ -1,13 +1,9 @@
 """Each schema compiled to one plain Python function, its builder.
 
-``compile_builder`` returns a function that answers "valid or not" while building the
-typed model and counting the document's strings (member names and string values), in
-one walk. It knows only the keywords the CMP schemas use; the rule walker
-(:mod:`cmp._explain`) runs when it says "not valid", to explain why. Both read the same
-schema file, and the tests hold them to identical verdicts over the conformance vectors
-and generated packets. A keyword the compiler does not know makes compilation fail, so a
-schema change cannot silently weaken it. The generated source is defined by
-:func:`cmp._codegen.define`, so tracebacks and debuggers show its lines.
+The builder answers "valid or not" while building the typed model and counting the
+document's strings, in one walk; the rule walker (:mod:`cmp._explain`) explains a "not
+valid". The tests hold both to identical verdicts. A keyword the compiler does not know
+makes compilation fail, so a schema change cannot silently weaken it.
 """
 
 from __future__ import annotations
@@ -44,11 +40,8 @@ _PYTHON_TYPES = {"object": "dict", "array": "list", "string": "str", "boolean": 
 
 
 class _Compiler:
-    """Emits the checks of a schema as straight-line Python.
-
-    ``classes`` (schema location to dataclass, e.g. ``$.decisions[]``): each checked
-    value is rebound to its model form, and strings are counted in ``n``.
-    """
+    """Emits the checks of a schema as straight-line Python; each checked value is rebound to
+    its model form (``classes``), and strings are counted in ``n``."""
 
     def __init__(self, classes: Mapping[str, type], root_marks: Mapping[str, Any] | None = None) -> None:
         self.lines: list[str] = []
@@ -114,16 +107,14 @@ class _Compiler:
 
     def object(self, schema: Mapping[str, Any], var: str, indent: int, where: str) -> None:
         properties: Mapping[str, Any] = schema.get("properties", {})
-        # A required member is read with a subscript, which raises KeyError when it is
-        # missing: the function answers None for that (see function()), so no test of
-        # the keys is spent on the required members of every object.
+        # A required member is read by subscript: a KeyError when missing makes the function
+        # answer None (see function()), so no key test is spent on it.
         unread = set(schema.get("required", ())) - set(properties)
         if unread:
             raise ValueError(f"the schema compiler reads required members from properties: {sorted(unread)} at {where}")
-        # With additionalProperties false, the members read are counted down from all of
-        # them as optional ones turn out absent: the object holds no other member exactly
-        # when it holds that many (its keys are distinct, and each one read is counted).
-        # A count and a length, where testing the keys against a set looks up every one.
+        # With additionalProperties false, the members read are counted down as optional ones
+        # turn out absent: the object holds no other member exactly when its length is that
+        # count (its keys are distinct).
         known = None
         if schema.get("additionalProperties", True) is False:
             known = self.variable()
@@ -132,9 +123,9 @@ class _Compiler:
             raise ValueError("the schema compiler compiles only additionalProperties: false")
         cls = self.model_class(where, properties)
         required = set(schema.get("required", ()))
-        # Each member is a name and, when a string, a string value too; optional
-        # members of other types are taken off where they turn up. Every required
-        # member of the CMP schemas is a string, and the count relies on it.
+        # Each member is a name and, when a string, a string value too; optional members of
+        # other types are taken off where they turn up. The count relies on every required
+        # member of the CMP schemas being a string.
         if any(properties[name].get("type") != "string" for name in required):
             raise ValueError(f"the builder counts strings assuming required members at {where} are strings")
         self.emit(indent, f"n += 2 * len({var})")
@@ -232,13 +223,10 @@ def compile_builder(
     schema: Mapping[str, Any], classes: Mapping[str, type], root_marks: Mapping[str, Any] | None = None
 ) -> Callable[[Any], tuple[Any, int] | None]:
     """A function that returns None when ``schema`` refuses its argument, else (model, strings).
-
-    ``classes`` maps each object's schema location (``$``, ``$.project``,
-    ``$.decisions[]``) to the frozen dataclass built for it; arrays become tuples and
-    absent members take their field defaults. ``root_marks`` sets fields of the root
-    that are not members (``_known``). ``strings`` counts member names plus string
-    values: compared with the quotes in the source text, it tells whether the parser
-    dropped a duplicate member.
+    ``classes`` maps each object's schema location (``$.decisions[]``) to its dataclass.
+    ``root_marks`` sets root fields that are not members (``_known``). ``strings`` counts
+    member names plus string values: against the source's quotes it tells whether the
+    parser dropped a duplicate member.
     """
     compiler = _Compiler(classes, root_marks)
     compiler.node(schema, "packet", 1, "$")
@@ -248,9 +236,8 @@ def compile_builder(
 
 
 def most_strings(schema: Mapping[str, Any]) -> int | None:
-    """The most strings (member names and string values) a value ``schema`` admits can
-    hold, counted as the builder counts them; None when there is no most (an array
-    without maxItems, an object that takes any member)."""
+    """The most strings (member names and string values) a value ``schema`` admits can hold, as the
+    builder counts them; None when unbounded (an array without maxItems, any member allowed)."""
     kind = schema.get("type")
     if kind == "string":
         return 1

@@ -1,7 +1,6 @@
 """Strict intake: raw bytes to a JSON object, refusing everything RFC 8259 and UTF-8 refuse.
 
-Order matters and follows the reference: size, then encoding and syntax, then the
-top-level type. Version routing lives in :mod:`cmp._validation`.
+Checks run in the reference's order: size, encoding and syntax, top-level type.
 """
 
 from __future__ import annotations
@@ -27,8 +26,7 @@ MAX_PACKET_BYTES = 32_768
 MAX_DEPTH = 10_000  # the reference's (Go encoding/json) nesting limit
 
 
-# The patterns below are compiled on first use: a packet the quick path reads needs none of
-# them, and compiling them all cost every one-file check about 0.7 ms of start-up.
+# Patterns are compiled on first use: a packet the quick path reads needs none of them.
 # An escape that writes a surrogate, lone or not (the text screen below looks for it too).
 _SURROGATE_ESCAPE = r"\\u[dD][89abcdefABCDEF]"
 
@@ -71,8 +69,7 @@ def _clip(text: str) -> str:
     return text if len(text) <= 24 else text[:24] + "…"
 
 
-# threading.local itself, without loading threading (about 1.5 ms of start-up): on CPython
-# threading takes its local from _thread, and a test holds the two to be one class.
+# threading.local without loading threading (about 1.5 ms of start-up); a test holds them one class.
 try:
     from _thread import _local as thread_local
 except ImportError:  # pragma: no cover - an interpreter whose _thread has none
@@ -92,10 +89,7 @@ _state = _ParseState()
 def _record_duplicates(
     pairs: list[tuple[str, Any]], dict: type[dict[str, Any]] = dict, len: Any = len
 ) -> dict[str, Any]:
-    """object_pairs_hook: build the dict and note the member names it lost to a duplicate.
-
-    Called once per JSON object, so builtins are bound as locals.
-    """
+    """object_pairs_hook: build the dict and note the names it lost to a duplicate (builtins are locals)."""
     obj = dict(pairs)
     if len(obj) != len(pairs):
         # Each name once (a finding names each lost name once), counted in C.
@@ -112,14 +106,11 @@ _DECODER = json.JSONDecoder(
     parse_int=_finite_int,
 )
 
-# The decoder above calls _record_duplicates once per object. For a text of more than
-# _MANY_OBJECTS objects (ten thousand `{}` fit in 32 KB), it is first read with no hook
-# on objects, then members are counted twice: as written (one colon outside strings
-# each) and as read (a dict keeps one of two members of the same name). Only a text
-# whose counts differ holds a duplicate, and is read again with the hooks that say where.
+# A text of more than _MANY_OBJECTS objects is first read with no object hook, and its
+# members counted as written (one colon outside strings each) and as read (a dict keeps one
+# of two same-named members). Only a text whose counts differ is read again with the hooks.
 _MANY_OBJECTS = 256
-# This bounds a hostile case: a packet of ten thousand empty attempts took 150x json.loads
-# of a 32 KB packet read with the hook, 80x with this (benchmarks/hostile.py, lenient).
+# Bounds a hostile case: ten thousand empty attempts cost 80x json.loads (150x with the hook).
 _UNCOUNTED = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_finite_int)
 # Writes each member's name and value with a NUL between them, and a NUL inside a string
 # as an escape: the NULs it writes are the members of every dict in the value.
@@ -132,13 +123,9 @@ def _escapes() -> re.Pattern[bytes]:
 
 
 def _members_written(raw: bytes) -> int:
-    """How many members the objects of JSON text ``raw`` (that parsed) hold as written.
-
-    Each has one colon outside strings; with the escapes taken out (a backslash and the
-    byte after it, pairing from the start of each run), the quotes left are exactly the
-    ones that open and close strings (cmp._quick, fact 1), so every other piece between
-    quotes is outside one.
-    """
+    """How many members the objects of parsed JSON text ``raw`` hold as written: one colon
+    outside strings each. With escapes taken out, the quotes left are exactly those that open
+    and close strings (cmp._quick, fact 1)."""
     if b"\\" in raw:
         raw = _escapes().sub(b"", raw)
     return b"".join(raw.split(b'"')[0::2]).count(b":")
@@ -165,28 +152,21 @@ _PLAIN_DECODER = json.JSONDecoder(
     parse_int=_finite_int,
 )
 
-# No hooks at all, for the quick path (cmp._quick): every number read in C, NaN and
-# Infinity taken as floats. The quick path answers only for a conforming packet, and no
-# schema admits a number (the compiled builder compiles none: a number anywhere makes
-# it refuse), so how this reads numbers changes no answer; the long way refuses them.
-# A hook is a Python call per number: 10,000 of them in 32 KB cost 100x json.loads.
+# No hooks, for the quick path (cmp._quick): it answers only for a conforming packet and no
+# schema admits a number, so reading NaN or 1e999 as floats changes no answer. A hook per
+# number would cost up to 100x json.loads.
 _QUICK_DECODER = json.JSONDecoder()
 
 
 def decode_plain(raw: bytes) -> Any:
-    """The JSON value of ``raw`` at the C decoder's full speed, or None for anything it refuses.
-
-    No findings, no duplicate tracking and no refusal of numbers: a caller that needs
-    any of them reads the bytes with :func:`parse_packet`. (``null`` text also gives
-    None; no packet is ``null``.)
-    """
+    """The JSON value of ``raw`` read by the C decoder alone, or None for anything it refuses. No
+    findings, duplicate tracking or refusal of numbers: :func:`parse_packet` does those."""
     try:
         text = raw.decode("utf-8")
         if not text or text[0] in _JSON_SPACE:
             return _QUICK_DECODER.decode(text)
-        # What JSONDecoder.decode does, without its two Python frames and two regex
-        # matches (about 0.5 us of a typical packet's check, which stays within its floor,
-        # 5x json.loads): the value from the first character on, then nothing but whitespace.
+        # JSONDecoder.decode without its Python frames (0.5 us that keep a typical check
+        # within its floor, 5x json.loads): the value, then nothing but whitespace.
         value, end = _PLAIN_SCAN(text, 0)
     except StopIteration:  # no value starts the text
         return None
@@ -206,10 +186,8 @@ _PLAIN_SCAN: Callable[[str, int], tuple[Any, int]] = _QUICK_DECODER.scan_once  #
 # escape, they are refused even when the value they decode to is valid (specification 7.3).
 RAW_TEXT_MEMBERS: frozenset[str] = frozenset({"created_at"})
 
-# A JSON string token, or one structural character. On valid JSON text, scanning with it
-# from the start never lands inside a string. Written as runs of plain bytes between
-# escapes (the same strings as "(?:[^"\\]|\\.)*"): Python's re then takes a run in one
-# step, where the alternation takes a step per byte (0.37 against 2.8 us for 100 bytes).
+# A JSON string token, or one structural character; from the start of valid JSON text it
+# never lands inside a string. Runs of plain bytes between escapes let re take a run per step.
 _STRING_TOKEN = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
 
 
@@ -224,11 +202,8 @@ def _token() -> re.Pattern[bytes]:
 
 
 def escaped_members(raw: bytes, names: frozenset[str]) -> frozenset[str]:
-    """Which of the top-level members ``names`` have a string value written with an escape.
-
-    ``raw`` must be a JSON object text that parsed. Tokens are scanned from the start
-    until every name was seen, so members written early cost almost nothing.
-    """
+    """Which top-level members ``names`` of parsed JSON object text ``raw`` have a string value
+    written with an escape (tokens are scanned only until every name was seen)."""
     if b"\\" not in raw or not names:
         return frozenset()
     found: set[str] = set()
@@ -267,11 +242,8 @@ def _json_finding(message: str) -> Finding:
 
 
 class _Node:
-    """A value in the document with a link to its parent; its path is made on first use.
-
-    Each node's path grows from its parent's (a :class:`BoundedPath`), so paths cost
-    the same at any depth and a document full of findings stays linear.
-    """
+    """A value in the document with a link to its parent; its path, grown from the parent's
+    :class:`BoundedPath` on first use, costs the same at any depth."""
 
     __slots__ = ("_path", "key", "parent", "value")
 
@@ -283,8 +255,7 @@ class _Node:
 
     def trail(self) -> BoundedPath:
         if self._path is None:
-            # Walk up to the nearest ancestor that knows its path, then down again:
-            # no recursion, and every node on the way remembers its own.
+            # Up to the nearest ancestor with a path, then down, each node keeping its own.
             pending: list[_Node] = []
             node: _Node | None = self
             while node is not None and node._path is None:
@@ -305,12 +276,9 @@ class _Node:
 
 def _walk(root: Any, python_data: bool = False) -> Iterator[_Node]:
     """Every value in the document, depth first, without recursion (documents may nest 10,000 deep).
-
-    With ``python_data`` each container is entered once: one met again while inside
-    itself is a reference cycle (only Python data can hold one), reported by yielding
-    a node at that place whose value is :data:`_CYCLE`; one shared by two parents is
-    walked under the first only. Decoded JSON can hold neither, and skips the bookkeeping.
-    """
+    With ``python_data`` each container is entered once: one met again inside itself is a reference
+    cycle, yielded as a node whose value is :data:`_CYCLE`; one shared by two parents is walked
+    under the first only."""
     entered: set[int] = set()
     open_now: set[int] = set()
     stack: list[_Node | int] = [_Node(root, None, None)]
@@ -343,9 +311,8 @@ _CYCLE = object()
 
 
 def _data_findings(nodes: Iterable[_Node]) -> Iterator[tuple[bool, Finding]]:
-    """``json`` findings for what cannot be written as JSON text, each with whether it is
-    structural: Python data may hold member names that are not strings and reference
-    cycles (structural: nothing else can be judged), and any text a lone surrogate."""
+    """``json`` findings for what cannot be written as JSON text, each with whether it is structural
+    (a member name that is not a string, a reference cycle) or not (a lone surrogate)."""
     search = surrogate().search
     for node in nodes:
         item = node.value
@@ -365,10 +332,7 @@ def _data_findings(nodes: Iterable[_Node]) -> Iterator[tuple[bool, Finding]]:
 
 def data_findings(value: Any) -> tuple[list[Finding], list[Finding]]:
     """What stops Python data from being JSON text: (structural findings, lone surrogates).
-
-    Structural findings (member names that are not strings, reference cycles) mean the
-    data cannot be judged further.
-    """
+    Structural ones (names that are not strings, cycles) stop any further judgement."""
     structural: list[Finding] = []
     surrogates: list[Finding] = []
     for is_structural, finding in _data_findings(_walk(value, python_data=True)):
@@ -399,10 +363,8 @@ def _decode_deep(
 
 
 def _deep_json_error() -> type[ValueError]:
-    """The iterative parser's error. The parser (cmp._deepjson, about 2 ms of start-up) is
-    loaded only by a text nested deeper than the C decoder reads, so an except clause
-    names its error through this call, which runs only for an exception the clauses
-    before it did not take."""
+    """The iterative parser's error, imported only when an except clause reaches it
+    (cmp._deepjson costs about 2 ms of start-up)."""
     from cmp._deepjson import DeepJSONError
 
     return DeepJSONError
@@ -436,19 +398,12 @@ _PASSES = 4
 
 
 def nesting(raw: bytes, limit: int) -> int:
-    """How deep the brackets outside strings nest (the highest running count: exact for
-    valid JSON), or, when that is surely at most ``limit``, a bound on it no higher than
-    ``limit``: so ``nesting(raw, limit) > limit`` says exactly whether it nests deeper.
-
-    Either way it is at least as deep as a reading of the text from its start gets
-    before its first error: up to there, taking out string tokens from the start takes
-    out exactly the strings a parser reads. (:mod:`cmp._deepjson` relies on that.)
-
-    Only a text with more than ``limit`` opening brackets can nest deeper; for those
-    (hostile, or wide: ten thousand small items) it is measured at C speed, strings
-    dropped and brackets kept: counted run by run when the brackets form few runs (deep
-    nesting), else bounded after taking out innermost pairs, else summed as +1 and -1.
-    """
+    """How deep the brackets outside strings nest (exact for valid JSON), or a bound no higher than
+    ``limit`` when it surely is at most ``limit``: ``nesting(raw, limit) > limit`` says exactly
+    whether it nests deeper. It is never below the depth a reading from the start reaches before its
+    first error (:mod:`cmp._deepjson` relies on that). A text with more than ``limit`` openers is
+    measured at C speed, strings dropped: run by run when brackets form few runs, else bounded after
+    taking out innermost pairs, else summed."""
     openers = raw.count(b"[") + raw.count(b"{")
     if openers <= limit:
         return openers
@@ -475,15 +430,11 @@ def nesting(raw: bytes, limit: int) -> int:
 
 
 def parse_json(text: str, raw: bytes) -> tuple[Any, list[Finding]]:
-    """Parse strict JSON; return the value and the findings that refuse it (empty when fine).
-
-    ``raw`` is ``text`` as UTF-8: the byte searches below are cheaper on it.
-    """
+    """Parse strict JSON: the value and the findings that refuse it. ``raw`` is ``text`` as UTF-8."""
     duplicates: list[tuple[dict[str, Any], set[str]]] = []
     _state.duplicates = duplicates
-    # Only a text nesting deeper than MAX_DEPTH goes straight to the iterative parser,
-    # which counts levels (the C decoder's own limit differs between Python versions and
-    # follows the process's recursion limit). Its RecursionError sends the rest there too.
+    # A text nesting deeper than MAX_DEPTH goes to the iterative parser, which counts levels (the
+    # C decoder's limit follows the recursion limit); its RecursionError sends the rest there too.
     depth = nesting(raw, MAX_DEPTH)
     decoder = _DECODER
     surrogates = _surrogate_escape().search(raw) is not None
@@ -510,20 +461,16 @@ def parse_json(text: str, raw: bytes) -> tuple[Any, list[Finding]]:
     return value, []
 
 
-# JSON text as tokens: a string (its closing quote missing only at the end of text that
-# did not parse), one structural character, or the run of characters of a number or a
-# literal. From the start of the text it never lands inside a string. (cmp._positions
-# walks documents with it too.)
+# JSON text as tokens: a string (maybe unclosed at the end of text that did not parse), a
+# structural character, or a number or literal; from the start it never lands inside a string.
 @functools.cache
 def text_token() -> re.Pattern[str]:
     return re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{},:]|[^\s\[\]{},:"]+')  # strings as _STRING_TOKEN
 
 
 def refused_at(text: str, raw: bytes) -> int | None:
-    """Where :func:`parse_json` refuses ``text`` as JSON, in code points: the decoder's
-    error offset, or where the first refused number or constant is written; None when
-    the text parses. (Only a report asked for positions calls this: cmp._positions.)
-    """
+    """Where :func:`parse_json` refuses ``text``, in code points (the decoder's error offset, or
+    the first refused number or constant); None when the text parses."""
     depth = nesting(raw, MAX_DEPTH)
     try:
         if depth > MAX_DEPTH:
@@ -563,26 +510,17 @@ def _first_refused_value(text: str) -> int | None:
 def _decoded_findings(
     value: Any, duplicates: list[tuple[dict[str, Any], set[str]]], surrogates: bool, steps: Callable[[str], str]
 ) -> list[Finding]:
-    """Duplicate members and (with ``surrogates``) lone surrogates of a decoded document,
-    in the order of (code, path): duplicates by their paths (then the order a walk from the
-    root meets them), then the lone surrogates (whose findings' path is ``$``: so in that
-    order), capped.
-
-    One walk from the root, each container first met first and its items in order; an
-    empty one holds nothing and is passed by. A container's place is noted (its parent's
-    place and its key), and its path written only when a finding needs it, from the
-    nearest place whose path is known; a chain of links (:func:`_down`) takes one step,
-    however long. Only the findings listed get a message, and a lone surrogate past the
-    first MAX_FINDINGS not even a path: the rest are counted. ``steps`` writes a
-    duplicated name's step (:func:`member_steps`).
-    """
+    """Duplicate members and (with ``surrogates``) lone surrogates of a decoded document, capped, in
+    (code, path) order: duplicates by path, then lone surrogates in walk order. One walk from the
+    root. A container's place (parent's place and key) is noted and its path written only when a
+    finding needs it; a chain of links (:func:`_down`) is one step. Past MAX_FINDINGS findings are
+    only counted. ``steps`` writes a duplicated name's step."""
     lost = {id(obj): names for obj, names in duplicates}
     visited = (list, dict, str) if surrogates else (list, dict)
     search = surrogate().search
     doubled: list[tuple[str, int, str]] = []  # (path, order, name)
-    # The first lone surrogates met: (the place of what holds it, its key there, None for
-    # a member name of the object there, _NO_KEY for the document itself); ``unpaired``
-    # counts them all.
+    # The first lone surrogates: (holder's place, key; None for a member name, _NO_KEY for the
+    # document itself); ``unpaired`` counts them all.
     placed: list[tuple[_Place, Any]] = []
     unpaired = 0
     # Entries: (value, its parent's place, its key); the root's parent is None.
@@ -660,8 +598,7 @@ def _root_place() -> _Place:
 
 
 def _path_of(place: _Place) -> BoundedPath:
-    """A place's path, written from the nearest place whose path is known, each place on
-    the way keeping its own (so no path is written twice)."""
+    """A place's path, written from the nearest known one; each place on the way keeps its own."""
     pending: list[_Place] = []
     while place[3] is None:
         pending.append(place)
@@ -677,11 +614,9 @@ def _path_of(place: _Place) -> BoundedPath:
 
 
 def _down(item: Any, lost: dict[int, set[str]], surrogates: bool) -> tuple[Any, str]:
-    """Down a chain of links: arrays of one container, and objects of one member whose
-    value is a container (whose name neither repeats nor holds a lone surrogate). A link
-    holds no finding of its own, so the walk goes on from the first container that is no
-    link: that, and the chain's steps, written in one go (ten thousand levels, one path).
-    """
+    """Down a chain of links (arrays of one container, objects of one plain member whose value
+    is a container), which hold no finding: the first container that is no link, and the
+    chain's steps written in one go."""
     pieces: list[str] = []
     shown: dict[str, str] = {}  # each name's step, written once per chain
     while True:

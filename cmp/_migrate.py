@@ -1,9 +1,7 @@
 """Migrate: the same packet under another supported version.
 
-Upward (0.1 to 0.2) is additive: every member of v0.1 is a member of v0.2 under the
-same rules (the tests hold the schemas to that), so only ``ltm_version`` changes.
-Downward, the members the older version does not have would be lost: that is refused,
-naming each, unless the caller asks for them to be dropped.
+Upward (0.1 to 0.2) is additive, so only ``ltm_version`` changes. Downward, members the
+older version lacks are refused, naming each, unless the caller asks to drop them.
 """
 
 from __future__ import annotations
@@ -21,9 +19,8 @@ from cmp.schema import SUPPORTED_VERSIONS, Member, layout, load_schema
 def migrate(packet: Packet, to: str, *, drop: bool = False) -> Packet:
     """``packet`` as version ``to`` (id, created_at and every member it keeps unchanged).
 
-    Raises :class:`cmp.PacketError` listing the members version ``to`` does not have
-    (unless ``drop``, which leaves them out), or anything else that keeps the result
-    from conforming; ValueError for a version this library does not support.
+    Raises :class:`cmp.PacketError` listing members ``to`` lacks (unless ``drop``) or anything
+    else that keeps the result from conforming; ValueError for an unsupported version.
     """
     if not isinstance(packet, Packet):
         raise TypeError(f"migrate() takes a cmp.Packet, not {type(packet).__name__}")

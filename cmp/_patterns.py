@@ -1,10 +1,8 @@
 """The redaction patterns, what each shows of a match, and the one-pass screen over them.
 
-This is the low-level half of the redaction pre-flight (:mod:`cmp._redaction` is the
-walk over a packet's fields and its findings). It lives at the bottom of the import
-layers so that every module that writes a message can ask "does a pattern match this
-text?" before quoting it (:func:`cmp._messages.quote`): no message, path or exception
-ever shows a credential that a redaction finding would mask.
+The low-level half of the redaction pre-flight (:mod:`cmp._redaction` walks the packet).
+It sits at the bottom of the import layers so that no message, path or exception ever
+shows a credential a redaction finding would mask (:func:`cmp._messages.quote`).
 """
 
 from __future__ import annotations
@@ -32,11 +30,7 @@ Check = Callable[[str, int, int], bool]
 class Pattern:
     """One rule of a redaction table: its category, its RE2 regex, what a finding shows,
     and the category's facts (the catalog's description, the public prefix, a check).
-
-    A category is the pattern that names it, or several with the same facts (abs-path:
-    the second is the first with another regex, :func:`dataclasses.replace`), so adding a
-    category is one entry in its table (this one or :mod:`cmp._extended_patterns`).
-    """
+    Several patterns of one category state the same facts (abs-path)."""
 
     category: str
     regex: str
@@ -44,11 +38,9 @@ class Pattern:
     # What a match is, as a reader names it: the rule catalog's description
     # (``core-memory-packet rules``, docs/rules.md).
     description: str
-    # What a finding shows of a credential by default: the prefix its format publishes
-    # (the same for every key of that kind, so it tells a reader the kind and nothing of
-    # the key), as a regex matched at the start of the match; where the pattern allows
-    # alternatives the prefix is the alternative the match took (``sk_test_``,
-    # ``whsec_``, ``ssh-rsa``). None: not a credential, the echo is shown (absolute paths).
+    # What a finding shows of a credential by default: the prefix its format publishes (the
+    # same for every key of that kind), as a regex matched at the start of the match.
+    # None: not a credential, the echo is shown (absolute paths).
     prefix: str | None
     # The extended rules only: a match counts only if this says yes (a checksum, a
     # random-looking value, a password that is no placeholder).
@@ -57,10 +49,9 @@ class Pattern:
     # A looser regex for the one-pass screen (see _Screen): it matches wherever
     # ``regex`` does, and its DFA stays small in a set with the others.
     screen: str | None = None
-    # For a pattern whose own RE2 DFA crafted text can blow up: the same pattern over
-    # UTF-8 bytes for Python's `re`, starting with a literal and spanning a fixed width,
-    # so every candidate costs a bounded number of steps (see _Screen). It confirms a
-    # screen's flag and finds the leftmost match; the tests hold it to ``regex``.
+    # For a pattern whose RE2 DFA crafted text can blow up: the same pattern over UTF-8 bytes
+    # for `re`, starting with a literal, of fixed width, so each candidate costs bounded steps
+    # (see _Screen). It confirms a screen's flag; the tests hold it to ``regex``.
     fixed_width: bytes | None = None
 
     @property
@@ -162,10 +153,7 @@ PUBLIC_PREFIXES: dict[str, str | None] = {category: p.prefix for category, p in 
 
 def shows_echo(category: str) -> bool:
     """Whether a finding of ``category`` shows its echo by default (it holds no credential).
-
-    Only a category of this table can: every extended category is a credential
-    (:mod:`cmp._extended_patterns` asserts it), so that table need not be loaded to say so.
-    """
+    Every extended category is a credential (:mod:`cmp._extended_patterns` asserts it)."""
     pattern = BY_CATEGORY.get(category)
     return pattern is not None and pattern.prefix is None
 
@@ -185,18 +173,11 @@ def _prefix_matcher(regex: str | None) -> re.Pattern[str] | None:
 
 
 class _Screen:
-    """Which patterns match somewhere in a text: one RE2 set pass, then a confirmation
-    only for patterns screened loosely.
-
-    A set runs one DFA over the product of its patterns, and google-api-key's exact
-    count (``AIza`` + 35 characters, then a boundary, where ``-`` may start another
-    ``AIza`` inside the count) lets crafted text keep thousands of overlapping counts
-    alive: 20-80 ms for 32 KB, in a set or alone, RE2's DFA or its NFA. So the set holds
-    each pattern's ``screened_by`` regex (for google-api-key only its start, which
-    matches wherever the pattern does), and a loose flag is confirmed by the pattern's
-    ``fixed_width`` form: Python's `re` jumps from one ``AIza`` to the next and tries
-    the 39 bytes there, so crafted text costs at most 39 steps per candidate. The
-    answer is exact (the tests hold it to one RE2 search per pattern).
+    """Which patterns match somewhere in a text: one RE2 set pass, then a confirmation only for
+    patterns screened loosely. google-api-key's exact count (``AIza`` + 35 characters, then a
+    boundary) lets crafted text keep thousands of overlapping counts alive in RE2 (20-80 ms for
+    32 KB). So the set holds only its start (``screened_by``), and a flag is confirmed by its
+    ``fixed_width`` form: at most 39 steps per ``AIza`` candidate. The tests hold the answer exact.
     """
 
     def __init__(self) -> None:
@@ -249,9 +230,8 @@ def _first_matchers() -> tuple[FirstMatch, ...]:
 
 
 def _first_matcher(index: int) -> FirstMatch:
-    """How pattern ``index`` finds its leftmost match from a byte offset on: a pattern
-    screened loosely by its ``fixed_width`` form (see _Screen), any other by a search
-    for the pattern itself."""
+    """How pattern ``index`` finds its leftmost match from a byte offset on: by its
+    ``fixed_width`` form when it has one (see _Screen), else by the pattern itself."""
     confirm = SCREEN._confirm.get(index)
     if confirm is None:
         return _exact_spans()[index].search
@@ -280,19 +260,14 @@ SCREEN = _Screen()
 
 
 def matches_anywhere(text: str | bytes) -> bool:
-    """Whether any pattern matches somewhere in ``text`` (one pass over all of it).
-
-    The quick path (cmp._quick, fact 2) uses it to rule a whole packet's text clean.
-    """
+    """Whether any pattern matches somewhere in ``text``, in one pass (cmp._quick, fact 2)."""
     return bool(SCREEN.hits(text))
 
 
 @remembered
 def categories_in(text: str) -> tuple[str, ...]:
-    """The categories of the patterns that match somewhere in ``text``, in table order.
-
-    Any text, lone surrogates included (no pattern matches one, so U+FFFD stands in).
-    """
+    """The categories of the patterns that match somewhere in ``text``, in table order
+    (a lone surrogate, which no pattern matches, reads as U+FFFD)."""
     try:
         hits = SCREEN.hits(text)
     except UnicodeEncodeError:
@@ -312,13 +287,10 @@ def first_credential(text: str) -> str | None:
 
 
 # --- what masking reads -----------------------------------------------------------------------
-# The patterns decide verdicts exactly; whether a message, a path or a finding may show a
-# text is decided more loosely. A key glued to a word character (``AKIAIOSFODNN7EXAMPLE_v2``,
-# ``sk_live_…_bak``) is no finding, since its pattern ends in ``\b``, but it is as much a
-# key. So each credential pattern also has a credential-like form, itself without its
-# ``\b`` and ``\B`` (:func:`cmp._matcher.without_word_assertions`): it matches wherever the
-# pattern does and wherever a word character touches the match. Nothing a check answers
-# reads it.
+# Whether a message may show a text is decided more loosely than verdicts: a key glued to
+# a word character (``AKIAIOSFODNN7EXAMPLE_v2``) is no finding but as much a key. So each
+# credential pattern has a credential-like form without its ``\b`` and ``\B``
+# (:func:`cmp._matcher.without_word_assertions`). No check's answer reads it.
 
 
 def credential_like_forms(patterns: tuple[Pattern, ...]) -> list[tuple[str, str]]:

@@ -23,12 +23,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    """How :func:`check` judges: ``lenient`` (schema errors do not refuse the packet, and
-    its raw data is scanned), ``allow_unredacted`` (redaction findings do not block it)
-    and ``rule_set`` (the name of the rule set the pre-flight runs: "default" or
-    "extended"). ``rules`` is that rule set; an unknown name is a ValueError (a TypeError
-    for a non-string).
-    """
+    """How :func:`check` judges: ``lenient`` (schema errors do not refuse the packet; its raw
+    data is scanned), ``allow_unredacted`` (redaction findings do not block it) and
+    ``rule_set`` ("default" or "extended"; unknown: ValueError, not a string: TypeError)."""
 
     lenient: bool = False
     allow_unredacted: bool = False
@@ -66,8 +63,7 @@ class Report:
     ``ok``: conforming and no redaction finding blocks it (specification 8.7).
     ``accepted``: what a server in the chosen mode would do: ``ok``, or in lenient
     mode a packet whose only errors are schema errors, still blocked by redactions.
-    ``policy``: how it was judged (:class:`Policy`; with the extended rule set, the
-    extended findings follow the default ones, each with ``profile="extended"``).
+    ``policy``: how it was judged (:class:`Policy`; extended findings follow the default ones).
     """
 
     version: str | None
@@ -129,12 +125,9 @@ class Report:
         )
 
     def located(self) -> Report:
-        """This report with a :class:`~cmp.findings.Position` (line and column in the source
-        text) on every finding and redaction hit that has one; itself when there is
-        nothing to place or no source (a report built by hand).
-
-        Checking never computes positions; this reads the text again (:mod:`cmp._positions`).
-        """
+        """This report with a :class:`~cmp.findings.Position` (line and column in the source)
+        on every finding and redaction hit that has one; itself when there is nothing to place
+        or no source. Reads the text again (:mod:`cmp._positions`)."""
         if self.source is None or not (self.errors or self.redactions):
             return self
         from cmp._positions import locate_both
@@ -165,13 +158,8 @@ def check(
     allow_unredacted: bool = False,
     rule_set: RuleSetName = "default",
 ) -> Report:
-    """Judge raw packet bytes (or text). Never raises for bad packet content.
-
-    The quick path (:mod:`cmp._quick`) answers for a conforming packet written without
-    a backslash; everything else, and every finding, comes from :func:`check_long`.
-    ``rule_set="extended"`` adds the extended rule set (:mod:`cmp._redaction._extended`) to
-    the pre-flight; a ValueError names an unknown rule set.
-    """
+    """Judge raw packet bytes (or text). Never raises for bad packet content; an unknown
+    ``rule_set`` is a ValueError. :mod:`cmp._quick` answers when it can, else :func:`check_long`."""
     return judge(data, policy_of(lenient, allow_unredacted, rule_set))
 
 
@@ -234,14 +222,9 @@ def _long(source: bytes | str, data: bytes | str, policy: Policy, read: dict[str
 def _conforming_report(
     version: str, packet: Packet, redactions: tuple[Redaction, ...], policy: Policy, source: bytes | str
 ) -> Report:
-    """The report of a conforming packet, read either way.
-
-    Made as the schema compiler makes the model (cmp._codegen.draft_class): a draft with
-    Report's slots is filled in, then becomes a Report, for a third of what the frozen
-    dataclass's __init__ costs (about 1 us of a typical packet's 50: the typical packet's
-    check+dumps stays within its floor, 5x json.loads). It sets every field the
-    constructor would; the tests hold the two to equal reports, field by field.
-    """
+    """The report of a conforming packet, made from a draft (cmp._codegen.draft_class) for a third
+    of __init__'s cost: about 1 us that keeps a typical check+dumps within its floor, 5x
+    json.loads. The tests hold it to the constructor's report, field by field."""
     made: Any = _new(_REPORT_DRAFT)
     made.version, made.errors, made.redactions, made.packet = version, (), redactions, packet
     made.policy, made.source = policy, source
@@ -290,10 +273,7 @@ def _utf8_or_none(text: str) -> bytes | None:
 
 def loads(data: bytes | bytearray | memoryview | str) -> Packet:
     """A typed Packet from conforming bytes or text; raises :class:`PacketError` otherwise.
-
-    Redaction findings do not stop ``loads`` (reading a packet is not sending it);
-    call :func:`cmp.redact` on the result before it travels.
-    """
+    Redaction findings do not stop it: call :func:`cmp.redact` before the packet travels."""
     report = check(data)
     if report.packet is None:
         raise PacketError(report.errors)

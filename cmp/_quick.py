@@ -1,51 +1,40 @@
 """The quick path: a conforming packet written without a ``\\u`` escape, read in one C
 decode and one compiled walk, and, when it holds no backslash at all, scanned in one pass.
 
-Most writers escape nothing in ordinary text, or only the odd backslash, quote or line
-break, so this is the common case. It only ever says "conforming, and here is the
-packet": anything else (a ``\\u`` escape, a dropped duplicate, a schema error, a
-canonical form too large) goes the long way (:func:`cmp._pipeline.check_long`), which
-alone writes findings, from the object decoded here where the intake would read the
-same (fact 4). So no verdict depends on this module; the tests hold the two
-ways to identical reports and bytes over every vector and over generated, re-rendered
-and mutated packets.
+It only ever says "conforming, and here is the packet"; anything else goes the long way
+(:func:`cmp._pipeline.check_long`), which alone writes findings. So no verdict depends on
+this module; the tests hold the two ways to identical reports and bytes.
 
-It rests on four facts about JSON text, stated here once:
+It rests on these facts about JSON text, stated here once:
 
 1. **Taking out every escape (a backslash and the byte after it) leaves exactly the
-   quotes that open or close strings.** So the strings in the document (member names
-   and string values) number half of those quotes. The C decoder keeps the last of two
-   duplicate members silently; the compiled builder counts the strings it met, and a
-   shortfall means a member was dropped: the long way reports the duplicate.
-   (:func:`parse_counted`, the count checked in :func:`read`.)
+   quotes that open or close strings.** So the strings (member names and string values)
+   number half of those quotes. The C decoder keeps the last of two duplicate members
+   silently; a shortfall in the compiled builder's count of strings means one was
+   dropped, and the long way reports it. (:func:`parse_counted`, checked in :func:`read`.)
 2. **Without a ``\\u`` escape, nothing the long way refuses for its escapes is there.**
    Only ``\\u`` writes a lone surrogate (clause 2.7); every other escape stands for a
-   quote, a backslash, a slash or a control character, and no conforming member name or
-   ``created_at`` holds one, so no member that conforms was written with an escape
-   (clause 7.3).
+   quote, a backslash, a slash or a control character, which no conforming member name
+   or ``created_at`` holds (clause 7.3).
 3. **In a text with no backslash, if no redaction pattern matches the text, none
    matches a scanned field.** Each string sits in the text verbatim between quotes; a
-   quote, like the edge of a field, is not a word character, so every ``\\b`` a pattern
-   needs at a field's edge it finds in the text too; and no pattern is anchored (``^``,
-   ``$``, ``\\A``, ``\\z``), so none needs a field's start or end. The last condition is
-   asserted for each pattern table when it loads (:mod:`cmp._redaction._rules`).
-   (:func:`read` skips the scan of the fields; with a backslash, escapes may
-   hide a match, and the fields are scanned.)
+   quote, like a field's edge, is not a word character, so every ``\\b`` a pattern needs
+   at a field's edge it finds in the text too; and no pattern is anchored (asserted as
+   each table loads, :mod:`cmp._redaction._rules`). (:func:`read` skips the field scan.)
 4. **A text without a ``\\u`` escape that the C decoder reads to an object holding
-   every string (fact 1: no duplicate dropped), no number but finite floats and
-   integers within 2**53 either way, and no container deeper than a packet's schema
-   nests, is one the long way's intake** (:func:`cmp._intake.parse_packet`) **reads to
-   an equal object, refusing nothing.** What the intake refuses beyond the C decoder's
-   syntax errors is a byte order mark, UTF-16 or UTF-32 (none of which the decoder
-   reads as an object), NaN, Infinity and a number no finite double holds, a duplicate
-   member, a lone surrogate (only ``\\u`` writes one: fact 2), nesting past MAX_DEPTH
-   and a top level that is no object. (:func:`as_the_intake_reads`: a packet the quick
-   way refuses is not decoded twice. It keeps the invalid packet's check within its
-   floor, 10x json.loads: docs/performance.md.)
+   every string (fact 1), no number but finite floats and integers within 2**53 either
+   way, and no container deeper than a packet's schema nests, is one the long way's
+   intake** (:func:`cmp._intake.parse_packet`) **reads to an equal object, refusing
+   nothing.** Beyond the decoder's syntax errors the intake refuses only a byte order
+   mark, UTF-16 or UTF-32 (never read as an object), NaN, Infinity and numbers no finite
+   double holds, a duplicate member, a lone surrogate (fact 2), nesting past MAX_DEPTH
+   and a top level that is no object. (:func:`as_the_intake_reads`: a packet the quick way
+   refuses is not decoded twice, keeping the invalid packet's check within its floor,
+   10x json.loads: docs/performance.md.)
 5. **In a text with no backslash, no string holds a quote, a backslash or a control
    character**, since JSON text writes each of them in a string only as an escape. A
    packet read from one is marked ``escape_free`` (:class:`cmp.model.Known`), and the
-   canonical writer does not look for characters to escape (the typical packet's
+   canonical writer does not look for characters to escape (keeping the typical packet's
    check+dumps within its floor, 5x json.loads).
 """
 
@@ -64,9 +53,8 @@ from cmp._redaction._rules import DEFAULT, RuleSet
 from cmp.model import CONFORMING, Packet
 from cmp.schema import SUPPORTED_VERSIONS, load_schema
 
-# Text with more backslashes than this, and more than one in this many bytes, goes the
-# long way: taking out thousands of escapes to count the strings costs more than the
-# long way's own decoder (benchmarks/run.py, near-miss: 6,000 backslashes in 32 KB).
+# Text with more backslashes than this, and more than one in this many bytes, goes the long
+# way: taking out thousands of escapes costs more than the long way's own decoder.
 _ESCAPE_DENSITY = 64
 
 
@@ -78,10 +66,8 @@ def _escape() -> re.Pattern[bytes]:
 
 
 def _most_strings() -> float:
-    """The most strings a conforming packet of any version holds (every array of the
-    schemas has maxItems, every object names its members): a text with more, such as
-    thousands of unknown or repeated members, cannot conform, and goes the long way
-    without being decoded here first."""
+    """The most strings a conforming packet of any version holds: a text with more cannot
+    conform, and goes the long way without being decoded here first."""
     found = [most_strings(load_schema(version)) for version in SUPPORTED_VERSIONS]
     return math.inf if None in found else max(count for count in found if count is not None)
 
@@ -91,13 +77,9 @@ _MOST_STRINGS = _most_strings()
 
 def parse_counted(raw: bytes) -> tuple[dict[str, object], int] | None:
     """(object, strings) for JSON text without ``\\u`` whose top level is an object, else None.
-
-    ``strings`` is half the quotes left when the escapes are taken out (fact 1). None
-    also for anything the C decoder will not take; the long way says why. Numbers,
-    ``NaN`` and ``Infinity`` are read as :func:`json.loads` reads them, refused by no
-    hook: no schema admits a number, so the builder refuses every packet holding one
-    and the long way refuses what it must (:func:`cmp._intake.decode_plain`).
-    """
+    ``strings`` is half the quotes left when the escapes are taken out (fact 1). Numbers are read as
+    :func:`json.loads` reads them: no schema admits one, so the builder refuses every packet holding
+    one (:func:`cmp._intake.decode_plain`)."""
     if len(raw) > _intake.MAX_PACKET_BYTES:
         return None
     first = raw.find(b"\\")  # what comes before it holds no escape: counting starts here
@@ -105,10 +87,8 @@ def parse_counted(raw: bytes) -> tuple[dict[str, object], int] | None:
     if first >= 0:
         if raw.count(b"\\", first) > max(_ESCAPE_DENSITY, len(raw) // _ESCAPE_DENSITY):
             return None
-        # Fact 1, in C: in JSON text a run of backslashes pairs up from its start, so a
-        # search from the first backslash for a backslash and the byte after it finds
-        # exactly the escapes; of those, the quotes are the \\" ones. An escaped
-        # backslash is taken with a u after it, if one follows.
+        # Fact 1, in C: a run of backslashes pairs up from its start, so searching from the
+        # first backslash finds exactly the escapes; the quotes among them are the \\" ones.
         escapes = _escape().findall(raw, first)
         if b"\\u" in escapes or b"\\\\u" in escapes:
             return None  # fact 2 (an escaped backslash before a u, as in C:\\\\users, goes the long way too)
@@ -151,15 +131,12 @@ _ESCAPE_FREE = replace(CONFORMING, escape_free=True)
 
 
 # A value this many levels below the top object, or deeper, and the intake reads the text
-# itself (fact 4 needs no more: a packet's schema nests three levels, and the intake's
-# own limit, MAX_DEPTH, is far past it).
+# itself (a packet's schema nests three levels; MAX_DEPTH is far past it).
 _DEEPEST = 8
 # Integers no larger than this either way surely fit a finite double (fact 4).
 _EXACT = 2**53
-# The values (strings, numbers, literals, containers) an object handed over holds beyond
-# two for each of its strings: a packet's members are each a name and a value. Past
-# that it is no packet a writer meant (ten thousand [] in 32 KB): the intake reads such
-# a text itself, and the walk stops before it costs what that does.
+# The values an object may hold beyond two for each of its strings (a member is a name and
+# a value). Past that (ten thousand [] in 32 KB) the intake reads the text, and the walk stops early.
 _SPARE_VALUES = 64
 
 

@@ -9,9 +9,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime as _dt
 
-# Uppercase T and Z only, one to nine fraction digits, numeric offsets. RE2's `$`
-# is end of text, so a trailing newline never slips through. Once the shape holds,
-# every field sits at a fixed place and is read by slicing.
+# Uppercase T and Z only, one to nine fraction digits, numeric offsets. RE2's `$` is end
+# of text, so a trailing newline never slips through. Fields are then read by slicing.
 _SHAPE = Matcher(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?(?:Z|[+-][0-9]{2}:[0-9]{2})$")
 # The same shape with every field in range, so only days 29 to 31 need arithmetic.
 _IN_RANGE = Matcher(
@@ -34,11 +33,8 @@ def _split(text: str) -> tuple[str, str, str]:
 
 
 def is_valid(text: str) -> bool:
-    """True when ``text`` is a created_at the reference accepts and re-renders faithfully.
-
-    A stricter subset of RFC 3339 (no leap second, no lowercase ``t``/``z``, no space
-    for ``T``); the tests hold it to rfc3339-validator over generated timestamps.
-    """
+    """True when ``text`` is a created_at the reference accepts and re-renders faithfully: a
+    stricter subset of RFC 3339 (no leap second, no lowercase ``t``/``z``, no space for ``T``)."""
     if not _IN_RANGE(text):
         return False
     if text[8:10] <= "28":
@@ -50,14 +46,9 @@ def is_valid(text: str) -> bool:
 
 
 def is_rfc3339(text: str) -> bool:
-    """Whether ``text`` is an RFC 3339 date-time at all (to explain why is_valid said no).
-
-    RFC 3339 allows a lowercase ``t`` and ``z``, which rfc3339-validator does not; its
-    pattern lets a final newline through, which RFC 3339 does not. Only the message
-    depends on this, never a verdict.
-    """
-    # Imported here: only a created_at already refused gets here, and its import (six,
-    # calendar, locale) would cost every check about 5 ms of start-up.
+    """Whether ``text`` is an RFC 3339 date-time at all (only to explain why is_valid said no).
+    Lowercase ``t``/``z`` are allowed (rfc3339-validator refuses them), a final newline is not."""
+    # Imported here: only a refused created_at needs it, and it costs about 5 ms of start-up.
     from rfc3339_validator import validate_rfc3339
 
     return not text.endswith("\n") and validate_rfc3339(text.replace("t", "T").replace("z", "Z")) is True
@@ -65,11 +56,9 @@ def is_rfc3339(text: str) -> bool:
 
 def canonical(text: str) -> str:
     """The reference's rendering: fraction without trailing zeros, a zero offset as Z."""
-    # What the reference writes, and so what most packets hold, is its own rendering. So
-    # is any text that has no fraction (20 characters with Z, 25 with an offset) or whose
-    # last character before Z or a numeric offset is no zero, and whose offset is not a
-    # zero one: of the right shape it loses nothing, and of any other shape the long way
-    # returns it as it is. A length and slices, where the shape takes a pattern.
+    # Most packets hold the reference's own rendering: no fraction (20 characters with Z, 25
+    # with an offset) or no trailing zero before Z or the offset, and no zero offset. Any
+    # other shape the long way returns as it is.
     if text[-1:] == "Z":
         unchanged = len(text) == 20 or text[-2:-1] != "0"
     else:
@@ -116,11 +105,8 @@ def _days_from_civil(year: int, month: int, day: int) -> int:
 
 def instant(text: str) -> int | None:
     """A valid created_at as the exact instant it names: nanoseconds since 1970-01-01T00:00:00Z.
-
-    All nine fraction digits and the offset count, so two texts name the same instant
-    exactly when these numbers are equal (``12:00:00.5+02:00`` is ``10:00:00.500Z``), and
-    the later one is the larger. None for a text that is not valid (see :func:`is_valid`).
-    A datetime would drop the digits past microseconds and cannot hold year 0.
+    All nine fraction digits and the offset count (``12:00:00.5+02:00`` is ``10:00:00.500Z``);
+    None for a text that is not valid. A datetime would drop digits and cannot hold year 0.
     """
     if not is_valid(text):
         return None

@@ -1,16 +1,12 @@
 """Typed packets: frozen records (dataclasses, to the standard library) over the union of v0.1 and v0.2.
 
-Empty means absent, as in the reference's Go structs: an optional text member that
-is ``""``, an array that is ``()`` and ``locked=False`` are not written by
-:func:`cmp.dumps`. ``created_at`` keeps the exact text it was given.
+Empty means absent, as in the reference's Go structs: ``""``, ``()`` and ``locked=False``
+are not written by :func:`cmp.dumps`. ``created_at`` keeps the exact text it was given.
 
-Every construction (``Packet(...)``, :meth:`Packet.new`, ``dataclasses.replace``,
-:func:`from_obj`) checks the type of each member, as its annotation states it, and
-raises :class:`TypeError` naming the class and the member; a list given for an array
-is stored as a tuple. Values (lengths, patterns, enums) are left to the schema, which
-:func:`cmp.dumps` applies. The compiled builder of :mod:`cmp._compiler` fills the
-slots without ``__init__``, so it skips these checks: it builds only from data its
-schema accepted, which are of these types.
+Every construction checks each member's type against its annotation and raises
+:class:`TypeError` naming class and member; lists become tuples. Values are the schema's
+to judge. The compiled builder of :mod:`cmp._compiler` skips ``__init__``: it builds only
+from data its schema accepted.
 """
 
 from __future__ import annotations
@@ -89,11 +85,7 @@ def _a(kind: type) -> str:
 
 def _check_members(self: object) -> None:
     """``__post_init__`` of every model class: refuse a member of the wrong type; store lists as tuples.
-
-    Types must match exactly (``type(x) is str``, not a subclass), as in the schema's
-    compiled checks: a subclass of str may override ``encode`` or ``__len__`` and so
-    show the checks and the redaction scan something other than what is written.
-    """
+    Types must match exactly: a str subclass could show the checks something other than is written."""
     for name, rule in _rules(type(self)):
         value = getattr(self, name)
         if rule.array:
@@ -179,12 +171,8 @@ class Provenance:
 
 @dataclass(frozen=True, slots=True)
 class Known:
-    """Facts about a packet's values that the step which read them found, kept for later steps.
-
-    Each is a fact about the member values alone, and those are frozen, so a fact never
-    goes stale. A packet made any other way (its constructor, :meth:`Packet.new`,
-    ``dataclasses.replace``) knows nothing, and every step finds out for itself.
-    """
+    """Facts about a packet's (frozen) values found by the step that read them, kept for later
+    steps. A packet made any other way knows nothing, and every step finds out for itself."""
 
     # It passed its version's schema (check's builder, from_obj): dumps need not validate it.
     conforming: bool = False
@@ -224,23 +212,17 @@ class Packet:
     def __post_init__(self) -> None:
         _check_members(self)
 
-    # The validating methods are a facade over cmp._authoring, which sits above the
-    # validation and the writer they use, and pydantic's two hooks one over
-    # cmp.integrations.pydantic, which sits above the public API; the imports inside them
-    # are the house's upward edges (tests/unit/test_layers.py states them, and that they stay
-    # inside functions).
+    # The validating methods are a facade over cmp._authoring, pydantic's hooks over
+    # cmp.integrations.pydantic: their imports inside functions are the house's upward edges
+    # (tests/unit/test_layers.py).
 
     @classmethod
     def new(cls, *, goal: str, next_step: str, parent: Packet | None = None, **members: Any) -> Packet:
         """A fresh, conforming packet: a new ULID ``id``, ``created_at`` of now in UTC, and
-        ``ltm_version`` "0.2" unless given.
-
-        ``parent`` (a Packet) sets ``parent_id`` to its ``id``. Nested members may be model
-        objects or mappings (``decisions=[{"what": "…", "why": "…"}]``); a list given for
-        an array is stored as a tuple. A value of the wrong type, a member the class does
-        not have or a missing required member is a TypeError naming it; values the schema
-        refuses, or a canonical form over 32,768 bytes, raise :class:`cmp.PacketError`
-        listing every finding with its path.
+        ``ltm_version`` "0.2" unless given; ``parent`` (a Packet) sets ``parent_id``. Nested
+        members may be model objects or mappings. A wrong type, unknown or missing member is a
+        TypeError naming it; values the schema refuses, or a canonical form over 32,768 bytes,
+        raise :class:`cmp.PacketError`.
         """
         from cmp._authoring import new
 
@@ -265,15 +247,11 @@ class Packet:
     ) -> Packet:
         """The packet a draft describes (the document :func:`cmp.draft_schema` asks a model for).
 
-        A member that is null or empty ("", false, no items) is absent; an object given is
-        kept, even with nothing in it (the canonical form writes ``"project": {}``). The
-        writer fills in the rest: ``ltm_version`` (``version``), ``id`` (a fresh ULID unless
-        given), ``created_at`` (now in UTC unless given) and ``parent_id`` (from ``parent``,
-        a Packet or its id). The packet is validated as
-        :meth:`from_dict` validates: anything its schema refuses, including every bound
-        the draft schema states only in words and a member the writer fills, raises
-        :class:`cmp.PacketError` listing each finding by its path in the draft. A draft
-        that is not a mapping, or arguments of the wrong type, are a TypeError.
+        A member that is null or empty is absent; an object given is kept even when empty. The
+        writer fills in ``ltm_version`` (``version``), ``id`` (a fresh ULID unless given),
+        ``created_at`` (now unless given) and ``parent_id`` (from ``parent``, a Packet or id).
+        What the schema refuses raises :class:`cmp.PacketError` listing each finding by its path
+        in the draft; a draft that is not a mapping, or wrong argument types, TypeError.
         """
         from cmp._authoring import from_draft
 
@@ -324,24 +302,16 @@ class Packet:
 
 
 def from_obj(obj: Mapping[str, Any]) -> Packet:
-    """Build a Packet from a mapping that already passed its version's schema.
-
-    check() builds with the compiled builder of :mod:`cmp._compiler` instead; this plain
-    construction is what the tests hold that builder to.
-    """
+    """Build a Packet from a mapping that already passed its version's schema (the tests hold
+    the compiled builder of :mod:`cmp._compiler` to this)."""
     packet: Packet = build(obj, "Packet")
     object.__setattr__(packet, "_known", CONFORMING)
     return packet
 
 
 def build(values: Mapping[str, Any], where: str, location: str = "$") -> Any:
-    """The model object of the schema object at ``location``, from its members' values.
-
-    Nested objects may be given as model objects or as mappings, which are built in
-    turn. ``where`` names the object in errors (``Packet.decisions[0]``): a member the
-    class does not have, or a missing required one, is a TypeError naming it, as is a
-    value of the wrong type (the constructor's check).
-    """
+    """The model object of the schema object at ``location``, from its members' values (nested
+    ones may be mappings). A TypeError names the object by ``where`` (``Packet.decisions[0]``)."""
     cls = SCHEMA_CLASSES[location]
     listed = {member.name: member for member in members()[location]}
     missing = [m.name for m in listed.values() if m.required and m.name not in values]
@@ -378,10 +348,8 @@ SCHEMA_CLASSES: dict[str, type] = {
     "$.attempts[]": Attempt,
     "$.provenance": Provenance,
 }
-# Each class's type rules are worked out on its first construction, not at import (they
-# evaluate every annotation: about 2 ms, and a check builds its packets without __init__);
-# tests/unit/test_model.py works them out for every class, so an annotation without a type
-# rule fails there.
+# Each class's type rules are worked out on its first construction, not at import (about
+# 2 ms); tests/unit/test_model.py works them out for every class.
 
 
 def to_obj(packet: Packet) -> dict[str, Any]:

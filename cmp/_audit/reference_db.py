@@ -1,30 +1,17 @@
-"""The reference server's SQLite store, read and never written: its rows, one at a time
-(what a row and the body it holds disagree on is :mod:`cmp._audit.rules`'s).
+"""The reference server's SQLite store, read and never written: its rows, one at a time in
+rowid order, so memory stays flat however large the store (:mod:`cmp._audit.rules` judges them).
 
-The store's table is ``packets(id TEXT PRIMARY KEY, created_at TEXT NOT NULL, goal TEXT
-NOT NULL, body BLOB NOT NULL, deleted_at TEXT, owner_id TEXT, team_id TEXT)``; ``body``
-holds the canonical bytes the server wrote. Rows come one at a time in rowid order (the
-order the server stored them in): memory stays flat however large the store, and however
-large a row.
+The table is ``packets(id TEXT PRIMARY KEY, created_at TEXT NOT NULL, goal TEXT NOT NULL,
+body BLOB NOT NULL, deleted_at TEXT, owner_id TEXT, team_id TEXT)``; ``body`` holds the
+canonical bytes the server wrote.
 
-A store may come from anywhere, so what SQLite is asked to do is bounded:
-
-- ``packets`` must be a table of stored columns: a view (or a virtual table, or a
-  generated column) would run a query of the store's choosing, which may never end.
-  ``trusted_schema`` is off, so nothing in the schema runs a function that is not
-  innocuous.
-- A progress handler runs every PROGRESS_STEPS steps of SQLite's machine and cuts the
-  statement short when a stop is asked for (a signal: Python cannot run its handler while
-  SQLite works) or the deadline passed. A malformed b-tree can make SQLite walk rows
-  forever; that is how such a walk ends.
-- Of ``body``, SQLite is asked its length first, and its bytes only when they fit a packet
-  (32,768 bytes): a longer body is reported as too large without being read. Of every
-  other column at most 32,769 bytes reach Python. Everything is read as bytes: a TEXT
-  column that is not UTF-8 is a finding, never a decoding error that quotes the column.
-
-The store is opened read-only and nothing is written beside it (:func:`open_database` says
-how), and every reader checks that the path still names the file the audit began with
-(:class:`Identity`).
+A store may come from anywhere, so SQLite's work is bounded: ``packets`` must be a table of
+stored columns (a view or generated column would run a query of the store's choosing) and
+``trusted_schema`` is off; a progress handler cuts a statement short on a stop or the deadline
+(a malformed b-tree can make SQLite walk rows forever); a body is read only when it fits a
+packet, other columns are capped, and everything is read as bytes. The store is opened
+read-only, nothing is written beside it, and every reader checks that the path still names
+the same file (:class:`Identity`).
 """
 
 from __future__ import annotations
@@ -124,10 +111,9 @@ NO_LIMITS = Limits()
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """A row as text and bytes; ``body`` None when the column holds no bytes to check:
-    ``body_kind`` says what it holds instead, ``body_size`` how many bytes a body too
-    large to read has. ``not_text`` names the text columns whose bytes are not UTF-8
-    (shown with their bytes escaped)."""
+    """A row as text and bytes; ``body`` None when the column holds no bytes to check
+    (``body_kind`` says what it holds, ``body_size`` the size of one too large to read).
+    ``not_text`` names the text columns whose bytes are not UTF-8."""
 
     id: str
     created_at: str
@@ -179,20 +165,13 @@ def _lstat(path: str) -> os.stat_result | None:
 
 
 def _without_locks(real: str, header: bytes) -> bool:
-    """Whether a store in WAL mode is to be read as immutable, without locks and without
-    the files SQLite would otherwise create beside it.
-
-    Every connection to a WAL database keeps its ``-wal`` file while it is open (SQLite
-    deletes it when the last one closes), so with none there, no writer has the store
-    open: the database file holds every transaction, and reading it as immutable creates
-    nothing. A writer may still open it during the audit; its changes go to a new log
-    first and reach the file only at a checkpoint, which :meth:`ReferenceDatabase.verify` notices (the
-    file's size and modification time), and the share is read again with locks. With a
-    ``-wal`` and a ``-shm`` there, SQLite reads them as they are and creates nothing.
-    A ``-wal`` that holds frames without its ``-shm`` could be read only by creating the
-    ``-shm``: refused, saying so. SQLite refuses a ``-wal`` or ``-shm`` that is a symbolic
-    link (it could point anywhere); so does this, saying so.
-    """
+    """Whether a store in WAL mode is to be read as immutable, without locks or new files. Every
+    connection to a WAL database keeps its ``-wal`` file while open, so with none there no writer
+    has the store open and the file holds every transaction. A writer that opens it later reaches
+    the file only at a checkpoint, which :meth:`ReferenceDatabase.verify` notices (size and mtime),
+    and the store is read again with locks. A ``-wal`` and ``-shm`` are read as they are; a ``-wal``
+    with frames but no ``-shm`` (readable only by creating it), or either as a symbolic link, is
+    refused."""
     name = os.path.basename(real)
     wal, shm = _lstat(real + "-wal"), _lstat(real + "-shm")
     for suffix, info in (("-wal", wal), ("-shm", shm)):
@@ -277,11 +256,7 @@ class ReferenceDatabase:
 
     def error(self, exc: sqlite3.Error, *, opening: bool = False) -> DatabaseError:
         """What a SQLite error means for the audit: a stop, the deadline, a store that changed, or the error.
-
-        A statement the progress handler cut short is a stop or the deadline even when the
-        handler could not say which: a signal's Python handler may run as the progress
-        handler is entered, and what it raises SQLite swallows, cutting the statement short.
-        """
+        A statement the progress handler cut short is a stop or the deadline even if it cannot say which."""
         interrupted = self.cut is not None or _interrupted(exc)
         if interrupted and self.limits.stopping is not None and self.limits.stopping():
             return DatabaseStopped("stopped")
@@ -338,12 +313,9 @@ def _opening_error(exc: sqlite3.Error, real: str) -> DatabaseError:
 
 def open_database(path: str, *, limits: Limits = NO_LIMITS, identity: Identity | None = None) -> ReferenceDatabase:
     """The store, opened read-only; :class:`DatabaseError` for anything that is not such a store.
-
-    With ``identity``, the path must still name that file (else :class:`DatabaseChanged`):
-    checked after SQLite opened the file and read its schema, so the file read is the
-    one checked. A store in rollback-journal mode is opened with SQLite's ``mode=ro``,
-    which creates nothing; one in WAL mode as :func:`_without_locks` says.
-    """
+    With ``identity``, the path must still name that file (else :class:`DatabaseChanged`),
+    checked after SQLite read the schema so the file read is the one checked. Rollback-journal
+    stores open with ``mode=ro``; WAL ones as :func:`_without_locks` says."""
     if limits.passed():
         raise DatabaseDeadline("the deadline passed")
     info = _stat(path)
@@ -444,9 +416,8 @@ def _bounded(column: str) -> str:
     )
 
 
-# Of the body, its type and (for a BLOB: SQLite knows it without reading the value) its
-# length; its bytes only when they fit a packet. A TEXT body is measured and read through
-# SQLite's incremental blob reads, which read no more than asked for.
+# Of the body, its type and (for a BLOB, known without reading it) its length; its bytes only
+# when they fit a packet. A TEXT body is read by :func:`_text_body`.
 _SELECT = (
     f"SELECT rowid, {_bounded('id')}, {_bounded('created_at')}, {_bounded('goal')}, typeof(body), "
     "CASE WHEN typeof(body) = 'blob' THEN length(body) END, "
@@ -463,13 +434,9 @@ def database_rows(
     include_deleted: bool = False,
     limits: Limits = NO_LIMITS,
 ) -> Generator[tuple[int, Row], None, None]:
-    """The rows whose rowid is in ``[first, last]`` (None: no bound), one at a time in
-    rowid order, each with its rowid; deleted ones only with ``include_deleted``.
-
-    A path is opened (:func:`open_database`, with ``limits``) when the first row is asked
-    for and closed when the rows end; a store given stays open. A SQLite error is a
-    DatabaseError (:meth:`ReferenceDatabase.error`); past the deadline, :class:`DatabaseDeadline`.
-    """
+    """The rows whose rowid is in ``[first, last]`` (None: no bound), one at a time in rowid
+    order, each with its rowid; deleted ones only with ``include_deleted``. A path is opened
+    for the rows and closed after; a store given stays open. Raises DatabaseError."""
     bounds, values = [], []
     if not include_deleted:
         bounds.append("deleted_at IS NULL")
@@ -539,10 +506,7 @@ def _row(
 
 def _text_body(store: ReferenceDatabase, rowid: int) -> tuple[int | None, bytes | None]:
     """A TEXT body's size in bytes (None: only known to be too large), and its bytes when they fit a packet.
-
-    Read incrementally where Python has SQLite's blob reads (3.11), which read no more
-    than asked for; before, SQLite reads the value whole and hands over READ_LIMIT bytes.
-    """
+    Read incrementally where Python has blob reads (3.11); before, SQLite reads the value whole."""
     try:
         opener = getattr(store.connection, "blobopen", None)
         if opener is not None:

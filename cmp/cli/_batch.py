@@ -1,15 +1,8 @@
 """Many packets judged in shares, the results merged in input order: in this process, over
-worker processes, or on a Dask cluster.
-
-A share is a part of the input that whoever judges it reads by itself: sources the
-parent read (FILE arguments, stdin's lines), a byte range of a JSON Lines file, a range
-of a store's rows. The work function (check's, audit's) hands back a
-:class:`~cmp.cli._render.Block`: the share's results already rendered as the output's
-bytes, and counts. The parent writes blocks in order and adds up their counts, so its
-work per packet is next to nothing, and the processes that judge also read and render.
-
-At most ``in_flight`` shares are out at once, so however long the input, only a few
-blocks are in memory.
+worker processes, or on a Dask cluster. A share is a part of the input that its judge reads
+by itself (sources the parent read, a byte range of a JSON Lines file, a range of a store's
+rows); judging it yields a :class:`~cmp.cli._render.Block` of rendered output and counts,
+which the parent writes in order. At most ``in_flight`` shares are out at once.
 """
 
 from __future__ import annotations
@@ -50,11 +43,8 @@ MAX_JOBS = 256
 # while the parent writes.
 IN_FLIGHT_PER_WORKER = 2
 # The largest share of a JSON Lines file that this machine's worker processes read: about
-# 1,200 typical packets, 40 ms of work. Each task costs the parent about 0.3 ms of CPU (the
-# pool's threads, pickling), taken from the workers on a machine with no spare core, and
-# the worker about 0.1 ms waiting for the next: 4 MiB shares cost a quarter of what 1 MiB
-# ones did (on 100,000 typical packets, --jobs 2 went from 1.75x to 1.78x one process
-# with these alone, and to 1.88x with the counts below).
+# 1,200 typical packets, 40 ms of work, against a task's cost of about 0.3 ms of the parent's
+# CPU (taken from the workers on a machine with no spare core) and 0.1 ms of a worker's wait.
 POOL_SHARE_BYTES = 4 << 20
 # The smallest share of a file that workers read (see share_starts).
 SMALLEST_SHARE_BYTES = SHARE_BYTES // 4
@@ -64,12 +54,8 @@ COUNTED_TOGETHER = 4
 
 
 class WorkersFailed(Exception):
-    """The workers could not start, or one died: the run cannot go on as asked.
-
-    ``share`` is the first share left unjudged, when it is not the one being waited
-    for; once :func:`merged` raises it, ``file`` and ``line`` name the first packet left
-    unjudged, and every result before it was yielded.
-    """
+    """The workers could not start, or one died. ``share`` is the first share left unjudged
+    (unless the one waited for); from :func:`merged`, ``file`` and ``line`` name its first packet."""
 
     def __init__(self, message: str, share: Share | None = None) -> None:
         super().__init__(message)
@@ -120,11 +106,8 @@ def _rest_of(block: Block) -> Share | None:
 
 
 class _Judged:
-    """A share judged in this process: its result is there as soon as it is handed out.
-
-    Not a concurrent.futures.Future, whose import (with logging and threading) would cost
-    every one-process run about 9 ms of start-up for a result that never waits.
-    """
+    """A share judged in this process, its result there at once. Not a concurrent.futures.Future,
+    whose import would cost every one-process run about 9 ms of start-up."""
 
     __slots__ = ("value",)
 
@@ -174,12 +157,8 @@ class ProcessPool:
         self.pool: Executor | None = None
 
     def submit(self, fn: Callable[..., T], *args: Any) -> Pending[T]:
-        """Hand a share to the pool; processes are forked on the first call, so that may fail too.
-
-        A pool that breaks while this runs may answer with a plain RuntimeError ("after
-        shutdown": it marks itself shut down right after broken) or an OSError from its
-        closed wake-up pipe, so a broken pool is asked about first.
-        """
+        """Hand a share to the pool (forked on the first call, so that may fail too). A pool breaking
+        meanwhile may raise RuntimeError or OSError, so a broken pool is asked about first."""
         from concurrent.futures import BrokenExecutor
 
         try:
@@ -201,12 +180,8 @@ class ProcessPool:
         return bool(getattr(self.pool, "_broken", False))
 
     def result(self, future: Pending[T]) -> T:
-        """Wait for a share; WorkersFailed if it will never come.
-
-        A future handed out in the instant its pool broke can be left pending forever
-        (the pool fails the futures it knows, then stops), so the wait wakes up now and
-        then to ask whether the pool is broken.
-        """
+        """Wait for a share; WorkersFailed if it will never come. A future handed out as its pool
+        broke can stay pending forever, so the wait wakes now and then to ask."""
         from concurrent.futures import BrokenExecutor
         from concurrent.futures import TimeoutError as StillWaiting
 
@@ -222,12 +197,9 @@ class ProcessPool:
     def close(self, *, completed: bool) -> None:
         """Shut the pool down and wait for it; after a failure or an interruption, kill its workers first.
 
-        A worker left alive would block the interpreter's exit (it joins its children),
-        and one forked just before a failed fork has no manager to stop it. The process
-        table is private (Python 3.14 adds ``kill_workers()``), so it is read defensively.
-        Waiting for the pool's manager thread matters even then: left running, it races
-        the interpreter's exit hook, which then prints an ignored-exception traceback.
-        Once the workers are dead the manager sees it at once and stops.
+        A worker left alive would block the interpreter's exit. The process table is private, so
+        it is read defensively. The manager thread is waited for: left running, it races the exit
+        hook, which prints an ignored-exception traceback.
         """
         pool = self.pool
         if pool is None:
@@ -273,15 +245,9 @@ def merged(
     runner: Runner,
 ) -> Generator[Block | Unreadable, None, None]:
     """Each share's Block (and each Unreadable) in input order; a block's ``rest`` is judged
-    before any later share. A problem a block or the planner shares with a block before
-    it (the same file, the same words: a file that changed under the run fails every
-    share of it left, and the counting of its lines) is said once: left out of the later
-    blocks, and no Unreadable of its own.
-
-    Raises :class:`WorkersFailed`, naming the first packet left unjudged, after yielding
-    every block before it, when the workers cannot start or one dies. The runner is
-    closed on any exit.
-    """
+    before any later share. A problem repeated from an earlier block is said once. Raises
+    :class:`WorkersFailed` when the workers cannot start or one dies, after yielding every
+    block before it. The runner is closed on any exit."""
     window: deque[_Out] = deque()
     resume: tuple[str, int | None] | None = None
     completed = False
@@ -332,13 +298,9 @@ def merged(
             window.appendleft(hand_out(rest))
 
     def hand_out_rests() -> None:
-        """Hand out the rest of every share that is done, right behind it in the window.
-
-        Waiting to take a block before handing out its rest would leave the workers idle
-        until every share before the rest was done: output-heavy shares stop early again
-        and again. Only for workers elsewhere: in this process, a rest is judged after its
-        block is written, so results stream and one block at a time is in memory.
-        """
+        """Hand out the rest of every share that is done, right behind it in the window, so
+        workers do not idle until every share before it is taken. Only for workers elsewhere:
+        in this process a rest is judged after its block is written."""
         index = 0
         while index < len(window):
             out = window[index]
@@ -404,14 +366,8 @@ def _done(submission: Pending[Block] | WorkersFailed | None) -> bool:
 
 def share_starts(size: int, largest: int, in_flight: int) -> list[int]:
     """Where the shares of a file of ``size`` bytes start, for workers that take ``in_flight``
-    shares at once: shares of ``largest`` bytes, smaller toward the end.
-
-    A share covers no more than ``left // (2 * in_flight)`` of the ``left`` bytes from its
-    start on, and no less than SMALLEST_SHARE_BYTES: once the shares out at once would
-    cover half of what is left, they shrink, so that a run does not end with one worker
-    judging a large share while the others wait. A file of no more than
-    SMALLEST_SHARE_BYTES is one share.
-    """
+    shares at once: at most ``largest`` and ``left // (2 * in_flight)`` bytes, at least
+    SMALLEST_SHARE_BYTES, so a run does not end with one worker judging a large share alone."""
     starts = [0]
     while True:
         left = size - starts[-1]
@@ -424,15 +380,9 @@ def share_starts(size: int, largest: int, in_flight: int) -> list[int]:
 def jsonl_shares(
     path: str, file: str, size: int, runner: Runner, *, inode: int | None = None
 ) -> Iterator[JsonlShare | Unreadable]:
-    """A JSON Lines file of ``size`` bytes as shares for ``runner``.
-
-    In this process, one share from the start, which judging cuts as it goes (and
-    which therefore knows its line numbers). Spread over workers, the shares of
-    :func:`share_starts`, the last one to the end of the file however long it has grown;
-    each share's first line number comes from the workers counting the newlines of the
-    shares before it (COUNTED_TOGETHER shares a task), some shares ahead of the one
-    handed out, so the parent never reads the file.
-    """
+    """A JSON Lines file of ``size`` bytes as shares for ``runner``: in this process, one share
+    that judging cuts as it goes; over workers, those of :func:`share_starts`, each share's
+    first line number counted by the workers, so the parent never reads the file."""
     starts = share_starts(size, runner.share_bytes, runner.in_flight) if runner.parallel else [0]
     last = len(starts) - 1
     counts: deque[int] = deque()  # newlines of the shares from the one handed out last, as counted
@@ -475,11 +425,8 @@ def jsonl_shares(
 def input_shares(
     files: Sequence[str], jsonl: Sequence[str], runner: Runner, walk: Walk = EVERY_JSON
 ) -> Generator[Share | Unreadable, None, None]:
-    """What ``check`` judges, as shares: the FILE and DIR arguments (read here, a folder
-    expanded in place), then each --jsonl file (read by whoever judges it; stdin read here).
-
-    An unreadable source takes its place in the order.
-    """
+    """What ``check`` judges, as shares: the FILE and DIR arguments (read here), then each
+    --jsonl file (read by whoever judges it). An unreadable source takes its place in the order."""
     one_by_one = not runner.parallel
     yield from shares_of(packets(files, (), walk), one_by_one=one_by_one)
     for raw_name in jsonl:
@@ -491,10 +438,7 @@ def input_shares(
 
 def jsonl_file_shares(raw_name: str, runner: Runner) -> Iterator[JsonlShare | Unreadable]:
     """A named JSON Lines file as shares for ``runner`` (:func:`jsonl_shares`), or why it cannot be read.
-
-    Workers open the file by its absolute name (on a cluster, the shared one), and
-    refuse a file that is no longer the one planned for (``JsonlShare.inode``).
-    """
+    Workers open it by absolute name and refuse a file no longer the one planned (``JsonlShare.inode``)."""
     name = display_name(raw_name)
     try:
         with open_file(raw_name) as stream:

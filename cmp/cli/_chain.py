@@ -1,9 +1,7 @@
 """``chain``: packets read from folders, files or JSON Lines, checked, then linked up through parent_id.
 
-Each source is checked as ``check`` would (redaction hits aside: they say nothing of
-links); a packet that is not conforming, or a source that cannot be read, is reported on
-one line and left out of the chain. The rest go to :func:`cmp.chain`, which keeps a few
-values of each, so memory grows with the number of packets, never with their size.
+Each source is checked as ``check`` would (redaction aside); one that is unreadable or not
+conforming is reported on one line and left out. Memory grows with packets, not their size.
 """
 
 from __future__ import annotations
@@ -32,8 +30,8 @@ from cmp.cli._sources import (
 from cmp.findings import Finding, Position
 from cmp.model import Packet
 
-# Deeper than this, a tree line is indented no further and starts with its depth instead,
-# so that the text of a long chain grows with its length, not with its length squared.
+# Deeper than this, a tree line starts with its depth instead of more indent, so a long
+# chain's text grows linearly.
 MAX_INDENT = 32
 # A packet left out of the chain is one line: check's first findings, then how many more.
 SHOWN_FINDINGS = 3

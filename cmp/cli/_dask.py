@@ -1,12 +1,9 @@
-"""Shares judged on a Dask cluster (``--dask SCHEDULER``): the same shares and work
-functions as on this machine's worker processes, so the same output, in the same order.
+"""Shares judged on a Dask cluster (``--dask SCHEDULER``): the same shares and work functions as
+on this machine's worker processes, so the same output, in the same order.
 
-The cluster's workers read their shares themselves: a JSON Lines file or a store must
-be at the same absolute path on every worker (a shared file system), and the workers
-need this package installed. Results come back as rendered blocks, as from a local
-pool. Dask reschedules the tasks of a worker that dies; a share whose tasks keep
-killing workers (``distributed.scheduler.allowed-failures``, 3 by default) ends the run
-with one line, after every result before it was written.
+Workers read their shares themselves: inputs must be at the same absolute path on every worker,
+which needs this package installed. A share whose tasks keep killing workers
+(``distributed.scheduler.allowed-failures``) ends the run with one line.
 """
 
 from __future__ import annotations
@@ -35,10 +32,8 @@ _POLL_SECONDS = 1.0
 NO_WORKERS_SECONDS = 60
 
 
-# How much of a JSON Lines file one share covers on a cluster: the scheduler spends about
-# a millisecond on each task (distributed's documentation), two per share with its line
-# count, so shares are larger than on this machine's processes: a billion typical
-# packets are 200,000 shares, not 3.2 million.
+# How much of a JSON Lines file one share covers on a cluster: larger than on this machine,
+# as the scheduler spends about a millisecond on each task, two per share with its line count.
 DASK_SHARE_BYTES = 16 << 20
 # Rows in one share of a store on a cluster, 16 times this machine's for the same reason.
 DASK_SHARE_ROWS = 16 * SHARE_ROWS
@@ -72,9 +67,8 @@ class DaskCluster:
         except Exception:  # something answered, and not as a scheduler (a web server, another service)
             failure = "it does not answer as a Dask scheduler"
         if failure is not None:
-            # A client that failed half-way closes itself when collected, waiting 20 s on a
-            # loop that is gone by then: collected now (the exception that held it is
-            # gone too), it goes at once.
+            # A client that failed half-way waits 20 s on a dead loop when collected later:
+            # collected now, it goes at once.
             gc.collect()
             raise WorkersFailed(f"cannot reach the Dask scheduler at {address} ({failure})")
         self.address = address
@@ -95,11 +89,8 @@ class DaskCluster:
         return future
 
     def result(self, future: Pending[T]) -> T:
-        """The share's result; WorkersFailed when the cluster will not give it.
-
-        A task's own exception (a bug in a work function) is raised as it is: the work
-        functions turn every expected failure into a Block's problem.
-        """
+        """The share's result; WorkersFailed when the cluster will not give it. A task's own
+        exception (a bug: work functions turn expected failures into problems) is raised as is."""
         from distributed import TimeoutError as StillWaiting
         from distributed.scheduler import KilledWorker
 

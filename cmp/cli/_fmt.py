@@ -25,10 +25,7 @@ def _canonical(
     source: Source, *, allow_unredacted: bool, show_found: bool, rule_set: RuleSetName, diff: bool = False
 ) -> tuple[bytes | None, list[tuple[Position | None, str]]]:
     """Canonical bytes of a source, or the one-line reasons it has none, each with where it is.
-
-    For a ``diff``, a packet in which either rule set finds anything has none, whatever
-    --allow-unredacted says: the lines of a diff are the packet's text, secret and all.
-    """
+    For a ``diff``, any redaction finding means none: a diff shows the packet's text, secrets and all."""
     report = check_source(
         source, policy_of(allow_unredacted=allow_unredacted, rule_set="extended" if diff else rule_set)
     )

@@ -1,10 +1,8 @@
 """``gate``: check, canonical form and lint over each file in one pass, each finding said once.
 
-The one command the recommended pre-commit hook runs. Running ``check``, ``fmt --check``
-and ``lint`` one after the other reports a leaked key three times (each of them checks the
-file first); here a file is checked once, and what follows depends on that verdict: a file
-check refuses gets check's lines alone (its canonical form can wait until it is fixed),
-one it accepts is held to its canonical bytes. Lint's advice follows either way.
+The command the recommended pre-commit hook runs: ``check``, ``fmt --check`` and ``lint``
+in a row would report a leaked key three times. A refused file gets check's lines alone; an
+accepted one is held to its canonical bytes. Lint's advice follows either way.
 """
 
 from __future__ import annotations
@@ -51,11 +49,8 @@ def _form_lines(source: Source, report: Report) -> list[Line]:
 def gate_lines(
     source: Source, args: argparse.Namespace, policy: RunPolicy, disabled: frozenset[str]
 ) -> tuple[str, list[Line], tuple[tuple[str, str, str], ...]]:
-    """One file's outcome (one of ``_OUTCOMES``), its lines, and the baseline entries it matched.
-
-    Check's lines are the run's (--ignore, --baseline, hits in a refused packet's text); an
-    accepted file's "ok" waits until its form and lint's advice are known.
-    """
+    """One file's outcome (one of ``_OUTCOMES``), its lines, and the baseline entries it matched;
+    an accepted file's "ok" waits until its form and lint's advice are known."""
     judged = policy.judge(check_source(source, policy_of(rule_set=args.rule_set)), source.file)
     report = judged.report
     checked = report_lines(source.file, None, judged, show_found=args.show_found)

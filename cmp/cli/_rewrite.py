@@ -19,22 +19,16 @@ class WriteRefused(Exception):
 
 
 def refuse_unless_regular(info: os.stat_result) -> None:
-    """Refuse to replace anything but a regular file, with or without ``--force``.
-
-    A rename puts a regular file where a device node, a FIFO or a socket was: run as
-    root against /dev/null it would replace the system's.
-    """
+    """Refuse to replace anything but a regular file, even with ``--force`` (run as root
+    against /dev/null, a rename would replace the system's)."""
     if not stat.S_ISREG(info.st_mode):
         raise WriteRefused(f"it is {file_kind(info.st_mode)}, and only a regular file is written")
 
 
 def _refuse_unsafe(path: str, info: os.stat_result) -> None:
     """Refuse what a rename would quietly change: other names of the file, a write protection.
-
-    A rename gives ``path`` a new inode, so other hard links keep the old bytes; and
-    renaming needs only the folder to be writable, so a read-only file would be
-    rewritten anyway. Root passes every access check, so a file with no write bit at
-    all counts as read-only too.
+    A rename gives ``path`` a new inode (other hard links keep the old bytes) and needs only
+    the folder writable. A file with no write bit counts as read-only, even for root.
     """
     if info.st_nlink > 1:
         raise WriteRefused(
@@ -45,13 +39,8 @@ def _refuse_unsafe(path: str, info: os.stat_result) -> None:
 
 
 def _refuse_changed(path: str, read: Source) -> None:
-    """Just before the rename, leave the file alone if it is no longer what was read.
-
-    Someone may have saved it meanwhile; the rename would throw their change away.
-    The file (inode, size, mtime) and its bytes must both be unchanged. A change in
-    the instant between this check and the rename cannot be seen; that is as close
-    as a rename-based write can get without locks every writer would have to honour.
-    """
+    """Just before the rename, leave the file alone unless it (inode, size, mtime) and its bytes
+    are what was read. A change after this check cannot be seen without locks all writers honour."""
     try:
         now = read_source(path)
     except SourceError:
@@ -61,12 +50,8 @@ def _refuse_changed(path: str, read: Source) -> None:
 
 
 def _copy_owner(temporary: str, info: os.stat_result) -> None:
-    """Give the new file the original's owner and group where permitted.
-
-    Only root may give a file away and a user may only pick one of their groups, so
-    a refusal keeps the writer's ids rather than failing the rewrite; EINVAL is an id
-    this system cannot map (user namespaces), the same kind of refusal.
-    """
+    """Give the new file the original's owner and group where permitted; a refusal (EPERM, or
+    EINVAL: an id this system cannot map) keeps the writer's ids rather than failing the rewrite."""
     try:
         os.chown(temporary, info.st_uid, info.st_gid)
     except PermissionError:
@@ -86,13 +71,10 @@ def _remove(path: str) -> None:
 def write_atomically(path: str, data: bytes, *, read: Source | None = None, force: bool = False) -> None:
     """Replace ``path`` with ``data``: temporary file in the same folder, fsync, rename.
 
-    On any error, and on SIGINT, SIGTERM or SIGHUP (:class:`Stopped`), the original is
-    untouched and the temporary file removed. A symlink is followed, so the file it
-    names is rewritten and the link stays a link. Mode, owner and group are carried
-    over (owner and group where permitted). Unless ``force``, a file with other hard
-    links or without write permission is refused (:class:`WriteRefused`). Given
-    ``read`` (what was read from the file), a file that changed since is left alone
-    (:class:`WriteRefused`).
+    On any error or stop signal (:class:`Stopped`) the original is untouched and the
+    temporary removed. A symlink is followed. Mode, owner and group are carried over where
+    permitted. :class:`WriteRefused` for a file with other hard links or no write permission
+    (unless ``force``), or one that changed since ``read``.
     """
     path = os.path.realpath(path)
     folder = os.path.dirname(path) or "."
@@ -117,12 +99,8 @@ def write_atomically(path: str, data: bytes, *, read: Source | None = None, forc
 
 
 def create_atomically(path: str, data: bytes) -> None:
-    """Write a new file ``path`` holding ``data``, all of it or nothing, never over an existing one.
-
-    The bytes go to a temporary file in the same folder first, which is then linked in
-    under its name: the link fails with FileExistsError if the name was taken meanwhile.
-    The file gets the mode a new file gets here (0666 less the umask).
-    """
+    """Write a new file ``path`` holding ``data``, all of it or nothing, never over an existing one
+    (a temporary file is linked in: FileExistsError if the name was taken meanwhile)."""
     folder = os.path.dirname(os.path.abspath(path)) or "."
     umask = os.umask(0)
     os.umask(umask)
@@ -138,11 +116,9 @@ def create_atomically(path: str, data: bytes) -> None:
     sync_folder(folder)
 
 
-# A temporary file is named for the file it will replace: ``.cmp-<name>-<random>.tmp``
-# (the name cut to _NAME_KEPT characters, so the whole stays within a file name's limit).
-# One left by a writer killed mid-write (SIGKILL, a power cut) is removed by a later write
-# of the same file, once it is older than STALE_AFTER seconds: no write takes that long,
-# so a younger one may be another writer's, in flight.
+# A temporary file is named ``.cmp-<name>-<random>.tmp`` (name cut to _NAME_KEPT characters).
+# One left by a killed writer is removed by a later write of the same file once older than
+# STALE_AFTER seconds: no write takes that long, so a younger one may be in flight.
 _PREFIX, _SUFFIX = ".cmp-", ".tmp"
 _NAME_KEPT = 100
 _RANDOM = 8  # the characters tempfile.mkstemp puts between prefix and suffix
@@ -155,10 +131,7 @@ def _temporary_prefix(name: str) -> str:
 
 def remove_stale_temporaries(folder: str, name: str, *, now: float | None = None) -> list[str]:
     """Remove this user's temporary files of ``name`` in ``folder`` older than STALE_AFTER; their names.
-
-    Best effort: a folder that cannot be listed, or a file another process removes
-    first, is left to the next write.
-    """
+    Best effort: what cannot be listed or removed is left to the next write."""
     prefix = _temporary_prefix(name)
     now = time.time() if now is None else now
     removed: list[str] = []
@@ -184,10 +157,7 @@ def remove_stale_temporaries(folder: str, name: str, *, now: float | None = None
 
 def _temporary(folder: str, name: str, data: bytes, stop: StopSignals) -> str:
     """A new temporary file in ``folder`` for the file ``name``, holding ``data``, on disk (fsync); its path.
-
-    Stale temporary files of ``name`` go first (see STALE_AFTER). On any error the new one
-    is removed before the error goes on.
-    """
+    Stale ones go first; on any error the new one is removed."""
     import tempfile
 
     remove_stale_temporaries(folder, name)

@@ -1,10 +1,8 @@
 """The commands that turn a packet into another, scrub and migrate: print the result, or rewrite files.
 
-Without ``--write``: one source (a file, or ``-`` for stdin); the new packet's file bytes
-(canonical, one final newline) on stdout and what changed on stderr, so stdout is the
-packet alone. With ``--write``: every file rewritten atomically when the packet changed,
-and what changed on stdout. A packet that does not pass ``check`` (redaction findings
-aside: removing those is what scrub is for) is reported and left as it is.
+Without ``--write``: one source; the new packet's file bytes on stdout, what changed on
+stderr. With ``--write``: every changed file rewritten atomically, what changed on stdout.
+A packet that does not pass ``check`` (redaction aside) is reported and left as it is.
 """
 
 from __future__ import annotations
@@ -27,8 +25,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from cmp._toolkit import RuleSetName
 
-# One change: what it is about (a hit replaced, a member dropped; None for the whole packet)
-# and its line, which is printed after where that is in the file (check's FILE:LINE:COLUMN).
+# One change: what it is about (a hit replaced, a member dropped; None: the whole packet),
+# and its line, printed after where that is in the file.
 Change = tuple[Finding | Redaction | None, str]
 # A packet to (the new packet, its changes); PacketError when there is none.
 Transform = Callable[[Packet], tuple[Packet, list[Change]]]

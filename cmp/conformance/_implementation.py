@@ -43,13 +43,9 @@ class Implementation:
         starting: Callable[[], AbstractContextManager[object]] = nullcontext,
     ) -> None:
         """``stderr`` is where the implementation's stderr goes: DEVNULL (the default), None
-        for the runner's own stderr, or an open file descriptor.
-
-        ``starting`` makes the context each start of the process runs in. The CLI gives
-        its stop signals' ``deferred``: a signal that arrives while Popen is still
-        returning, the process already running, is raised once ``self.process`` holds it,
-        so the cleanup that the signal starts stops it too (raised inside Popen, it left
-        a process nobody knew of).
+        for the runner's own stderr, or an open file descriptor. ``starting`` makes the context
+        each start runs in: the CLI's ``deferred`` raises a stop signal only once
+        ``self.process`` holds the process, so the cleanup stops it.
         """
         self.argv = argv
         self.timeout = timeout
@@ -90,12 +86,8 @@ class Implementation:
             self.process = None
 
     def ask(self, vector_id: str, data: bytes) -> tuple[Any, str | None]:
-        """(response, None) or (None, why there is none).
-
-        An error answer (``{"id", "error"}``) is a response: compare() fails the vector
-        with its text, and the implementation keeps running. Its id may be null, as an
-        implementation that cannot read a request may not know it.
-        """
+        """(response, None) or (None, why there is none). An error answer (``{"id", "error"}``) is a
+        response: compare() fails the vector with its text, and the implementation keeps running."""
         try:
             process = self._start()
         except (OSError, ValueError) as exc:  # not found, not executable, bad format
@@ -113,12 +105,8 @@ class Implementation:
         return response, None
 
     def _exchange(self, process: subprocess.Popen[bytes], request: bytes) -> tuple[bytes | None, str | None]:
-        """Write the request and read one answer line, both within the timeout.
-
-        Writing and reading share one select loop: an implementation that never reads its
-        input (the pipe fills on a large request), or that writes a long answer before it
-        has read the whole request, cannot block the runner past the deadline.
-        """
+        """Write the request and read one answer line, both within the timeout, in one select
+        loop: an implementation that never reads its input cannot block the runner."""
         assert process.stdin is not None and process.stdout is not None
         deadline = time.monotonic() + self.timeout
         writer, reader = process.stdin.fileno(), process.stdout.fileno()
@@ -165,10 +153,8 @@ class Implementation:
         return None
 
     def _ended(self, process: subprocess.Popen[bytes], deadline: float, pipe: str, when: str) -> str:
-        """Why a pipe closed: the exit status if the implementation exits in time.
-
-        Waiting without a limit would hang on one that closed a pipe and kept running.
-        """
+        """Why a pipe closed: the exit status if the implementation exits in time (waiting
+        without a limit would hang on one that closed a pipe and kept running)."""
         try:
             code = process.wait(timeout=max(deadline - time.monotonic(), 0))
         except subprocess.TimeoutExpired:

@@ -1,9 +1,6 @@
 """The harness protocol's messages: a request, this library's answer, and reading another's answer.
 
-One JSON line each way (conformance-vectors/README.md, "The harness protocol"): the
-request ``{"id", "input_base64"}``; the answer ``{"id", "conforming", "errors":
-[{"code", "path", "keyword"}], "redactions": [str], "canonical_base64": str | null}``,
-or ``{"id", "error": str}`` for a request the implementation cannot read.
+One JSON line each way, as conformance-vectors/README.md ("The harness protocol") defines.
 """
 
 from __future__ import annotations
@@ -42,12 +39,8 @@ def respond(data: bytes) -> dict[str, Any]:
 
 
 def strict_b64decode(text: Any) -> bytes | None:
-    """RFC 4648 base64 as a standard encoder writes it, or None.
-
-    The standard alphabet (``+`` and ``/``), ``=`` padding to a multiple of four, no line
-    breaks or other characters, and zero pad bits: the text must be exactly what
-    b64encode writes for the bytes it decodes to.
-    """
+    """RFC 4648 base64 exactly as b64encode writes it (standard alphabet, ``=`` padding, no
+    line breaks, zero pad bits), decoded; else None."""
     if not isinstance(text, str):
         return None
     try:
@@ -66,11 +59,8 @@ def answer_error(response: dict[str, Any]) -> str | None:
 
 
 def parse_answer(line: bytes) -> tuple[Any, str | None]:
-    """(the parsed answer, None) or (None, why it is not JSON); never raises.
-
-    json.loads raises RecursionError, not ValueError, for an answer such as 100,000 "[",
-    and ValueError for a number longer than Python's integer digit limit.
-    """
+    """(the parsed answer, None) or (None, why it is not JSON); never raises (json.loads raises
+    RecursionError for 100,000 "[")."""
     try:
         return json.loads(line), None
     except RecursionError:

@@ -24,8 +24,7 @@ class VectorResult:
         return not self.problems
 
 
-# An implementation that dies this many times in a row without a single answer is
-# not restarted again: the remaining vectors fail at once instead of one by one.
+# After this many deaths in a row without an answer, the remaining vectors fail at once.
 GIVE_UP_AFTER = 3
 
 
