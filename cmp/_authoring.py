@@ -1,10 +1,5 @@
-"""Writing packets: values in, a conforming packet out, or every reason it is not.
-
-The typed model's validating methods (:meth:`Packet.new`, :meth:`Packet.from_dict`,
-:meth:`Packet.replace`, :meth:`Packet.findings`) are a facade over this module, which sits above the validation
-and the canonical writer it needs. A packet this module returns is known to conform,
-with its canonical bytes already written, so :func:`cmp.dumps` returns them at once.
-"""
+"""Writing packets: values in, a conforming packet out, or every reason it is not (under the
+typed model's validating methods). A packet returned is known to conform, its canonical bytes written."""
 
 from __future__ import annotations
 
@@ -53,8 +48,7 @@ def new(*, goal: str, next_step: str, parent: Packet | None, members: Mapping[st
 
 def replace(packet: Packet, changes: Mapping[str, Any]) -> Packet:
     """See :meth:`Packet.replace`."""
-    # The whole packet built again from its members with the changes over them: nested
-    # mappings are converted and unknown names refused exactly as in new().
+    # Built again from its members: nested mappings converted, unknown names refused, as in new().
     current = {f.name: getattr(packet, f.name) for f in fields(packet) if f.init}
     return certified(build({**current, **changes}, "Packet"))
 
@@ -120,16 +114,14 @@ def from_draft(
     return certified(from_obj(values))
 
 
-# The types whose empty value means absent (0 is not false here). An object given stays,
-# even with nothing in it: the canonical form writes an empty object (`"project": {}`), so
-# it is another packet than one without, and a packet's draft must make it again.
+# The types whose empty value means absent. An empty object stays: the canonical form
+# writes `"project": {}`, another packet than one without.
 _EMPTIED = (str, list)
 
 
 def _present(draft: Mapping[str, Any], schema: Mapping[str, Any], *, top: bool = False) -> dict[str, Any]:
-    """The members of one object of a draft that say something: an optional member that
-    is null or empty ("", false, no items) is absent. What the schema does not know (a
-    member, a type) is kept as it is, for the validator to name."""
+    """The members of one object of a draft that say something (an optional member null or
+    empty is absent); what the schema does not know is kept, for the validator to name."""
     properties: Mapping[str, Any] = schema.get("properties", {})
     required = schema.get("required", ())
     present: dict[str, Any] = {}
@@ -169,10 +161,8 @@ def _drafted(value: Any, node: Mapping[str, Any]) -> Any:
 
 
 def as_dicts(obj: Mapping[str, Any]) -> dict[str, Any] | None:
-    """``obj`` with every mapping in it, itself included, a dict (``MappingProxyType``, a
-    ``ChainMap``...): JSON data, as the validator reads it. Lists stay lists; no recursion,
-    as data may nest deep. None when a container appears twice (a cycle, which the
-    validator names, or a shared one): such data is judged as it is."""
+    """``obj`` with every mapping in it, itself included, a dict, without recursion; None when
+    a container appears twice (a cycle, or a shared one): such data is judged as it is."""
     top: dict[str, Any] = {}
     stack: list[tuple[Any, Any]] = [(obj, top)]
     seen = {id(obj)}

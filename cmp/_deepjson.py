@@ -1,23 +1,12 @@
 """An iterative JSON parser for documents that may nest deeper than Python's recursion limit.
 
-The C decoder in :mod:`json` recurses once per level and raises RecursionError near
-1,000 levels, while the reference accepts up to 10,000. Documents with many brackets
-come here instead. Values are read by the decoder the caller passes (its C scanner and
-its hooks, so both parsers agree on every value), and the work stays in proportion to
-the text, not to its depth times its width:
-
-- a run of ``[`` opens its arrays at once, and a run of ``]`` closes as many as it holds;
-- strings, numbers and literals are read by the C scanner, one call each;
-- a whole container is handed to the C scanner when the text cannot nest deeper than
-  ``C_LEVELS`` below it (``depth_bound``, an upper bound on the nesting the caller
-  measured, says so): the C scanner then cannot run out of recursion, and cannot pass
-  ``max_depth`` either.
-
-Where the C scanner refuses a value, the same value is read again the slow way
-(:func:`_slow_value`, this parser's own reading), which says why in this parser's
-words: messages and positions never depend on which of the two read the text. A
-container the C scanner refused is opened here instead, and no container is handed to
-it again (so one failing deep container costs one extra reading, never one per level).
+The C decoder in :mod:`json` raises RecursionError near 1,000 levels; the reference
+accepts 10,000. Values are read by the caller's decoder (its C scanner and hooks, so both
+parsers agree on every value), and the work stays linear in the text. A container is
+handed whole to the C scanner only when ``depth_bound`` says it cannot nest deeper than
+``C_LEVELS`` below it. Where the C scanner refuses a value, it is read again the slow way,
+so messages and positions never depend on which reader read the text; no container is
+handed to the C scanner again after a refusal.
 """
 
 from __future__ import annotations
@@ -39,9 +28,8 @@ NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _LITERALS = {"true": True, "false": False, "null": None}
 CONSTANTS = ("NaN", "Infinity", "-Infinity")
 
-# How many levels below a container the C scanner is trusted to recurse. Python's
-# default recursion limit is 1,000 and a check runs a few dozen frames deep; a caller
-# that runs deeper still only makes the scanner raise RecursionError, which is handled.
+# Levels below a container the C scanner is trusted to recurse (the default limit is 1,000;
+# a RecursionError from a deeper caller is handled).
 C_LEVELS = 200
 
 _SPACE = " \t\n\r"
@@ -95,14 +83,9 @@ def loads(
     text: str, decoder: json.JSONDecoder, max_depth: int, depth_bound: int | None = None, *, names_hook: bool = False
 ) -> Any:
     """The value of ``text``, read with ``decoder``'s scanner and hooks, nesting at most
-    ``max_depth`` deep; a :class:`DeepJSONError` says where the text is refused.
-
-    ``depth_bound``: at least the deepest nesting the text reaches before any error
-    (None when unknown); only with it are whole containers handed to the C scanner.
-    ``names_hook``: the decoder's object hook builds the dict of the pairs and only
-    watches for a name written twice, so an object of one member, which has nothing to
-    watch, is built here without it (a call less per level of a chain of objects).
-    """
+    ``max_depth`` deep; :class:`DeepJSONError` says where it is refused. ``depth_bound``: at
+    least the deepest nesting before any error (None: unknown). ``names_hook``: the object
+    hook only watches for a name written twice, so a one-member object is built without it."""
     scan: Callable[[str, int], tuple[Any, int]] = decoder.scan_once  # type: ignore[attr-defined]
     hook: Callable[[list[tuple[str, Any]]], Any] | None = decoder.object_pairs_hook
     pairs_hook = dict if hook is None else hook
@@ -275,14 +258,10 @@ def _open_levels(
     decoder: json.JSONDecoder,
 ) -> tuple[int, bool]:
     """Open the arrays at ``pos`` that each hold numbers or literals before their next
-    array (``[0,[1, true,[``), up to the depth the C scanner takes over from, with one C
-    reading of all their items: written again as one array of arrays, each ending in a
-    null (so that every item has its comma; the null is taken off). Where the next value
-    starts, and whether the innermost array is empty (its ``]`` there).
-
-    The run ends at the first quote, colon, brace or ``]``: up to there every ``[``
-    opens an array. Where the C scanner refuses an array's items, the arrays before it
-    are opened, and that one is read item by item, which finds what is wrong.
+    array (``[0,[1, true,[``) with one C reading of all their items (as one array of
+    arrays, each ending in a null that is taken off). Where the next value starts, and
+    whether the innermost array is empty. Where the C scanner refuses an array's items,
+    the arrays before it are opened, and that one is read item by item.
     """
     end = _NO_STRING_OR_CLOSER.match(text, pos).end()  # type: ignore[union-attr]
     pieces = text[pos:end].split("[")[1:]  # each array's items, each with its comma

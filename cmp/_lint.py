@@ -1,21 +1,8 @@
 """Lint: the format's writing rules as advice on a typed packet (docs/specification.md, clause 14).
 
-The rules a reader can recognise without guessing: several sentences where one belongs,
-transcripts, pasted code, local state (local URLs, private addresses, ports, home and
-temporary paths, environment variables), a decision that is a question, an attempt
-without ``learned``, a success criterion worded as a feeling, a locked decision without
-``consequences``. Each finding has code ``lint``, the rule's id as ``keyword`` and the
-path of the field; lint never changes what :func:`cmp.check` decides.
-
-Precision comes before recall: a rule flags only what it is sure of, and its near misses
-(``Python 3.11``, ``16:9``, ``10:30``, ``1.2.3``, ``e.g.``, ``v0.2``, ISO times) are
-in the tests beside its hits.
-
-Cost: one RE2 set pass over the packet's text, joined (:data:`_JOIN`) and as UTF-8,
-rules a clean packet clean. Only when the set flags a rule does that rule's screen find
-the fields it matches (one search per field, over the joined text), and the rule is
-confirmed on those fields alone, looking at no more than :data:`_CANDIDATES` matches in
-each. Every pattern is RE2, so the work stays linear in the text, whatever the text.
+Lint never changes what :func:`cmp.check` decides. A rule flags only what it is sure of
+(its near misses are in the tests beside its hits). One RE2 set pass over the joined text
+rules a clean packet clean; a flagged rule is confirmed only on the fields its screen matches.
 """
 
 from __future__ import annotations
@@ -38,19 +25,15 @@ from cmp.schema import SUPPORTED_VERSIONS, load_schema
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """One lint rule: its stable id (a finding's ``keyword``) and the writing rule it applies.
-
-    ``writing_rule`` is the rule's number in clause 14 of docs/specification.md.
-    """
+    """One lint rule: its stable id (a finding's ``keyword``) and its writing rule's number in clause 14."""
 
     id: str
     writing_rule: int
     summary: str
 
 
-# The rule table, in the order of the writing rules. Renaming an id is a breaking change:
-# findings and the JSON output key on it. docs/specification.md, clause 14, lists the
-# same table (a test holds the two together).
+# Renaming an id is a breaking change: findings and the JSON output key on it.
+# docs/specification.md, clause 14, lists the same table (a test holds them together).
 RULES: tuple[Rule, ...] = (
     Rule("sentences", 1, "more sentences than the field takes"),
     Rule("transcript", 1, "speaker turns, as in a pasted conversation"),
@@ -68,12 +51,9 @@ RULES: tuple[Rule, ...] = (
 RULE_IDS: tuple[str, ...] = tuple(rule.id for rule in RULES)
 _NUMBER = {rule.id: rule.writing_rule for rule in RULES}
 
-# What a text field is, for the rules that read it:
-# "one"       goal, next_step: one sentence;
-# "item"      the other prose fields: at most two sentences;
-# "criterion" a success_criteria item: an item that must be observable;
-# "how"       a method's how: a recipe, any number of sentences, a one-line command allowed;
-# "ref"       project.ref: a repository or URL, read only for local state.
+# "one": goal, next_step (one sentence); "item": other prose (at most two); "criterion": a
+# success criterion (an item that must be observable); "how": a method's how (any length,
+# a one-line command allowed); "ref": project.ref (read only for local state).
 Kind = Literal["one", "item", "criterion", "how", "ref"]
 _SENTENCE_LIMIT: dict[Kind, int] = {"one": 1, "item": 2, "criterion": 2}
 _OVER_LIMIT = {1: "more than one sentence", 2: "more than two sentences"}
@@ -83,7 +63,6 @@ def _finding(rule: str, path: str, text: str) -> Finding:
     return Finding("lint", path, f"{text} (writing rule {_NUMBER[rule]})", rule)
 
 
-# ---------------------------------------------------------------------------------------
 # Patterns. RE2 throughout: `\b`, `\d`, `\s` are ASCII, as in the redaction patterns.
 
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
@@ -93,9 +72,8 @@ _PATH_CHARS = r"[A-Za-z0-9._/-]"
 # A sentence ends at . ! or ? (closing quotes and brackets may follow), then whitespace,
 # then (after opening quotes or brackets) an upper-case letter starts the next one.
 _SENTENCE_END = re2.compile(r"[.!?][\"')\]\x{201D}\x{2019}]*[ \t\r\n]+[\"'(\[\x{201C}\x{2018}]*[A-Z]")
-# Words that end in a full stop without ending a sentence (compared in lower case).
-# A word holding a full stop of its own (e.g., i.e., v0.2., U.S.) never ends one either,
-# nor does a single letter or digit (an initial, a list number).
+# Words whose full stop ends no sentence (lower case). Neither does a word holding a full
+# stop of its own (e.g., v0.2.), nor a single letter or digit.
 _ABBREVIATIONS = frozenset(
     "al approx art avg ca cf ch co corp dept dr eds ed eq esp est etc fig figs inc incl jr "
     "ltd max min misc mr mrs ms no nos op pp prof ref refs resp rev sec sr st ver viz vol vs".split()
@@ -163,7 +141,6 @@ _FILE_EXTENSIONS = frozenset(
     "xml csv lock gradle proto tf mk cmake bat ps1".split()
 )
 
-
 # The last labels of host names local-url reports (with home.arpa).
 _LOCAL_NAMES = frozenset(("localhost", "local", "internal", "lan"))
 
@@ -183,9 +160,8 @@ def _octets(text: str) -> tuple[int, ...] | None:
     return parts if all(part <= 255 for part in parts) else None
 
 
-# Finders read UTF-8 bytes: RE2 then skips mapping offsets back to characters, which
-# costs more than the match on text that is not ASCII. A byte of a multi-byte character
-# is no word character, as for RE2's \b.
+# Finders read UTF-8 bytes, so RE2 need not map offsets back to characters. A byte of a
+# multi-byte character is no word character, as for RE2's \b.
 _WORD = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _DIGITS = frozenset(b"0123456789")
 
@@ -204,23 +180,16 @@ def _alone(data: bytes, start: int, end: int, before: bytes = b".") -> bool:
 
 
 def _shown(found: bytes, data: bytes) -> str:
-    """Matched bytes of the field ``data`` quoted for a message (RE2 matches whole
-    characters, so they decode); not quoted when a redaction pattern matches the field."""
+    """Matched bytes quoted for a message; not quoted when a redaction pattern matches the field."""
     return quote(found.decode("utf-8", "replace").strip(), within=data.decode("utf-8", "replace"))
 
 
-# ---------------------------------------------------------------------------------------
-# Each text rule: what it finds in one field (UTF-8 bytes) of a kind, or None. A finder
-# returns the message text (without the rule number).
-
-# A finder looks at no more than this many matches of its pattern in one field, then
-# gives up (finds nothing): text crafted to be all near misses ("e.g. A" a thousand
-# times, "a.go:1 " a hundred) costs a bounded number of steps per field.
+# A finder returns the message for one field (UTF-8 bytes) of a kind, or None. It looks
+# at no more than _CANDIDATES matches, so text crafted of near misses costs bounded steps.
 _CANDIDATES = 16
 
 
 def _candidates(pattern: Any, data: bytes) -> Iterator[Any]:
-    """The first _CANDIDATES matches of an RE2 pattern in ``data``."""
     return itertools.islice(pattern.finditer(data), _CANDIDATES)
 
 
@@ -232,7 +201,6 @@ def _sentences(data: bytes, kind: Kind) -> str | None:
     if limit is None:
         return None
     count = 1
-    # Counting stops once the field is over its limit.
     for match in _candidates(_SENTENCE_END, data):
         at = match.start()
         before = data[max(0, at - 40) : at]
@@ -358,11 +326,10 @@ def _unobservable(data: bytes, kind: Kind) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class _TextRule:
-    """A lint rule that reads the packet's text: its regex over the joined fields, and what it says."""
+    """A lint rule that reads the packet's text."""
 
     rule: str
-    # A regex that matches wherever the rule can find something (in a set with the others,
-    # over the joined text): its DFA stays small, and it never matches the separator _JOIN.
+    # Matches wherever the rule can find something; its DFA stays small; never matches _JOIN.
     screen: str
     find: Callable[[bytes, Kind], str | None]
 
@@ -389,22 +356,17 @@ _TEXT_RULES: tuple[_TextRule, ...] = (
 assert [r.rule for r in _TEXT_RULES] == [r for r in RULE_IDS if r in {t.rule for t in _TEXT_RULES}]
 _LOCAL_PATH_RULE = [r.rule for r in _TEXT_RULES].index("local-path")
 
-# The joined text's separator: a NUL, which no screen matches and which is not a word
-# character, so a match inside a field is a match of the joined text, and no match
-# spans two fields' text.
+# No screen matches NUL and it is no word character: no match spans two fields.
 _JOIN = "\x00"
-
 
 _SCREEN = compile_set([rule.screen for rule in _TEXT_RULES])
 _SCREEN_SEARCHES = tuple(re2.compile(rule.screen) for rule in _TEXT_RULES)
 
 
-# ---------------------------------------------------------------------------------------
-# The packet's text fields, in the order the canonical form writes them.
+# The packet's text fields, in canonical order.
 
 
 def _texts(packet: Packet) -> list[str]:
-    """Every text field lint reads, without names: enough to rule a packet clean."""
     out: list[str] = []
     if packet.project is not None:
         out.append(packet.project.ref)
@@ -423,7 +385,7 @@ def _texts(packet: Packet) -> list[str]:
 
 
 def _places(packet: Packet) -> list[tuple[str, Kind]]:
-    """The path and kind of each text of :func:`_texts`, in the same order."""
+    """The path and kind of each text of :func:`_texts`."""
     out: list[tuple[str, Kind]] = []
     if packet.project is not None:
         out.append(("$.project.ref", "ref"))
@@ -442,11 +404,7 @@ def _places(packet: Packet) -> list[tuple[str, Kind]]:
 
 
 def _utf8(text: str) -> bytes:
-    """``text`` as UTF-8; a lone surrogate (only in a hand-built model) becomes U+FFFD.
-
-    RE2 reads UTF-8, which cannot hold a lone surrogate; it is no word character and no
-    pattern names it, so U+FFFD stands in for it.
-    """
+    """``text`` as UTF-8; a lone surrogate (only in a hand-built model, and no pattern names it) becomes U+FFFD."""
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
@@ -454,11 +412,8 @@ def _utf8(text: str) -> bytes:
 
 
 def _flagged(fields: list[bytes], joined: bytes, hits: list[int]) -> dict[int, list[int]]:
-    """For each field (an index into ``fields``) whose text a screen matches, those screens.
-
-    A screen never matches the separator, so each of its matches in the joined text lies
-    inside one field: one search per flagged screen over the joined text finds them all.
-    """
+    """For each field index whose text a screen matches, those screens (one search per
+    field over the joined text: no screen match spans the separator)."""
     starts = list(itertools.accumulate((len(data) + 1 for data in fields[:-1]), initial=0))
     flagged: dict[int, list[int]] = {}
     for index in hits:
@@ -482,14 +437,8 @@ def _has_consequences(version: str) -> bool:
 
 
 def lint(packet: Packet) -> list[Finding]:
-    """Lint findings for a typed :class:`cmp.Packet`: advice on the writing rules, never a verdict.
-
-    Findings have code ``lint``; ``keyword`` is the rule id (:data:`RULES`), ``path`` the
-    field (``$.decisions[0].why``; ``$.attempts[1].learned`` for a missing member), and
-    the message quotes at most 32 characters of the packet's text. They come in the order
-    the canonical form writes the fields, then in rule order; a packet with more than 100
-    gets the first 100 and one ``truncated`` finding counting the rest.
-    """
+    """Lint findings (code ``lint``, ``keyword`` the rule id) for a typed :class:`cmp.Packet`,
+    in canonical field order, then rule order; past 100, one ``truncated`` finding counts the rest."""
     if not isinstance(packet, Packet):
         raise TypeError(f"lint takes a cmp.Packet, not {type(packet).__name__}")
     found: list[Finding] = []

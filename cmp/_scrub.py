@@ -1,18 +1,11 @@
 """Scrub: make a blocked packet sendable by replacing what the redaction pre-flight finds.
 
-Writers must redact before they emit (specification 8). :func:`scrub` does it for them:
-in every scanned field, each match of each pattern becomes a placeholder naming its
-category (``[redacted:aws-key]``), pass after pass until no pattern matches. That ends:
-no placeholder matches any pattern (asserted for each table by cmp._redaction._rules), so every
-match a pass finds consumes at least one character of the text the writer gave, and
-that text runs out. Nothing outside the matches changes.
+Each match becomes a placeholder naming its category (``[redacted:aws-key]``), pass after
+pass until no pattern matches. That ends: no placeholder matches any pattern (asserted by
+cmp._redaction._rules), so every match consumes a character of the writer's text.
 
-With ``rule_set="extended"`` the extended rule set's matches are replaced too (placeholders
-named by their categories, ``[redacted:openai-key]``): in the default fields after the
-default patterns' in every pass, and in the extra fields the extended rules read
-(``project``, ``provenance``, ``tags``, method names). A placeholder can break such a
-field's schema (a tag allows no brackets): then the result does not conform and
-:class:`cmp.PacketError` names the field, as for a placeholder that overfills one.
+With ``rule_set="extended"`` the extended rules' matches are replaced too, also in the
+fields only they read, where a placeholder can break the schema (a tag allows no brackets).
 """
 
 from __future__ import annotations
@@ -38,13 +31,8 @@ _FIELD_NAME = re.compile(r"([a-z_]+)(?:\[(\d+)\])?(?:\.([a-z_]+))?")
 
 
 def scrub(packet: Packet, *, rule_set: RuleSetName = "default") -> tuple[Packet, list[Redaction]]:
-    """(the packet with every match replaced by its placeholder, one Redaction per match).
-
-    Raises :class:`cmp.PacketError` when the result does not conform: the packet did not
-    to begin with, or a placeholder longer than its match pushed a field past its
-    maximum length (the finding names the field). ``rule_set="extended"`` replaces the
-    extended rule set's matches too (see the module's docstring).
-    """
+    """(the packet with every match replaced by its placeholder, one Redaction per match);
+    :class:`cmp.PacketError` when the result does not conform."""
     if not isinstance(packet, Packet):
         raise TypeError(f"scrub() takes a cmp.Packet, not {type(packet).__name__}")
     data, replaced = scrubbed_data(packet, rule_set)

@@ -1,9 +1,7 @@
 """Validation of parsed data: version routing, then the schema of the routed version.
 
-Validation is two-speed: a compiled builder (:mod:`cmp._compiler`) decides "valid" and
-builds the typed packet in the common case; only a packet it rejects goes through the
-rule walker (:mod:`cmp._explain`) to be explained, finding by finding. Verdicts are
-identical by construction and by test.
+A compiled builder (:mod:`cmp._compiler`) decides "valid"; only a packet it rejects is
+explained by :mod:`cmp._explain`. Verdicts are identical by construction and by test.
 """
 
 from __future__ import annotations
@@ -25,12 +23,9 @@ if TYPE_CHECKING:
 
 
 def route(obj: Mapping[str, Any]) -> str | Finding:
-    """The declared version when supported, else the finding that refuses it.
-
-    Never trims or coerces: ``" 0.2"``, ``"v0.2"`` and ``"0.2.0"`` are unsupported.
-    The reference says "missing required field" for all three ``version-missing``
-    cases; the message here says which one it is.
-    """
+    """The declared version when supported, else the finding that refuses it. Never trims or
+    coerces: ``" 0.2"``, ``"v0.2"`` and ``"0.2.0"`` are unsupported. Unlike the reference's,
+    a ``version-missing`` message says which of its three cases it is."""
     version: Any = obj.get("ltm_version", _ABSENT)
     if not isinstance(version, str) or version == "":
         return Finding("version-missing", "$.ltm_version", _missing_message(version))
@@ -70,10 +65,7 @@ def _missing_message(version: Any) -> str:
 
 def validate(obj: Any) -> list[Finding]:
     """Findings for a packet the caller already parsed into Python data (empty when valid).
-
-    Data from the caller never passed intake, so it is first checked for what JSON
-    text cannot hold (member names that are not strings, reference cycles, lone
-    surrogates); only data free of the first two goes on to routing and the schema.
+    It is first checked for what JSON text cannot hold (non-string names, cycles, lone surrogates).
     """
     if not isinstance(obj, dict):
         return [Finding("not-object", "$", "packet must be a JSON object")]
@@ -98,12 +90,8 @@ def builder(version: str) -> Callable[[Any], tuple[Packet, int] | None]:
 
 
 def schema_findings(obj: Mapping[str, Any], version: str, *, listed_before: int = 0) -> list[Finding]:
-    """The schema violations of ``obj`` against ``version``, sorted by path (empty when valid).
-
-    Capped: with ``listed_before`` findings of another kind ahead of them in a report,
-    only as many as keep the report at 100 are listed, then a ``truncated`` finding
-    counting the rest of the report.
-    """
+    """The schema violations of ``obj`` against ``version``, sorted by path (empty when valid),
+    capped so that with ``listed_before`` findings ahead the report stays at 100."""
     if builder(version)(obj) is not None:
         return []
     from cmp._explain import explain

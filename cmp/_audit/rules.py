@@ -1,9 +1,5 @@
 """What the audit finds in one stored packet: what ``check`` finds in its body, and what its
-row (a store's) or its file (an export's) disagrees on, as findings of code ``audit``.
-
-Rows come from :mod:`cmp._audit.reference_db`; reading them in shares, workers and the
-output are the command's (:mod:`cmp.cli._audit`).
-"""
+row (a store's) or its file (an export's) disagrees on, as findings of code ``audit``."""
 
 from __future__ import annotations
 
@@ -82,10 +78,8 @@ def audited_row(store: str, row: Row, policy: Policy) -> Audited:
 
 
 def row_findings(row: Row, report: Report) -> list[Finding]:
-    """What is wrong with the row's columns, and what the row and a body that conforms disagree on.
-
-    A column that is not UTF-8 is named (never quoted) and not compared with the body.
-    """
+    """What is wrong with the row's columns (one not UTF-8 is named, never quoted), and what
+    the row and a body that conforms disagree on."""
     found = [audit_finding("row-text", "$", f"the row's {name} is not UTF-8 text") for name in row.not_text]
     packet = report.packet
     if packet is None:

@@ -21,8 +21,7 @@ def pattern_of(category: str) -> Pattern | None:
     check), from the format's table or the extended one; None for a category of neither."""
     found = BY_CATEGORY.get(category)
     if found is None:
-        # Here, not above: the extended table loads for one of its own categories (whose
-        # findings it made), never for the format's.
+        # Here, not above: the extended table loads only for one of its own categories.
         from cmp._extended_patterns import EXTENDED_BY_CATEGORY
 
         found = EXTENDED_BY_CATEGORY.get(category)
@@ -34,28 +33,16 @@ def public_prefix(category: str, found: str) -> str:
     return prefix_of(pattern_of(category), found)
 
 
-# The name of the format's own rule set (the reference's ten patterns, specification 8).
-# A finding of it is shown without naming its rules, so default output stays as the
-# reference's; the rule sets themselves are cmp._redaction._rules'.
+# The format's own rule set (specification 8): its findings are shown without naming it,
+# so default output stays as the reference's.
 DEFAULT_RULES = "default"
 
 
 @dataclass(frozen=True, slots=True, repr=False)
 class Redaction:
-    """One (field, pattern) hit.
-
-    ``found`` is the leftmost match (masked for key headers: ``-----BEGIN …``), ``at``
-    its offset in the field in code points, ``length`` its length in code points (-1
-    when constructing: the length of ``found``). ``echo`` is the format's echo
-    (specification 8.5): ``found`` cut after 32 code points, what the conformance
-    protocol carries.
-
-    ``str()``, ``repr()`` and :meth:`to_json` show a credential masked: its public
-    prefix, its length and where it is (``constraints[0]/aws-key: AKIA… (20 chars) at
-    0``); an absolute path, which is not one, shows its echo (``goal/abs-path:
-    /home/me/x at 6``) unless it holds one. ``line(show_found=True)`` and ``to_json(show_found=True)``
-    show the echo instead.
-    """
+    """One (field, pattern) hit: ``found`` is the leftmost match (masked for key headers),
+    ``at`` and ``length`` in code points (-1: the length of ``found``). Output shows a credential
+    masked (``AKIA… (20 chars) at 0``), an absolute path its echo; ``show_found=True`` the echo."""
 
     field: str
     category: str
@@ -68,13 +55,9 @@ class Redaction:
             object.__setattr__(self, "length", len(self.found))
 
     # (dataclasses.field, not field: a member of this class is named field.)
-    # The name of the rule set that found it (its ``rules``): DEFAULT_RULES, or "extended"
-    # (cmp._redaction._extended, opt-in). Named in output only when it is not the
-    # default, so default output stays as the reference's. The member is ``profile`` in
-    # the JSON output too, where programs read it.
+    # The rule set that found it: DEFAULT_RULES or "extended"; ``profile`` in JSON output too.
     profile: str = dataclasses.field(default=DEFAULT_RULES, kw_only=True)
-    # Where the match starts in the source text, once asked for (cmp.Report.located());
-    # None until then.
+    # Where the match starts in the source text, once cmp.Report.located() asked.
     position: Position | None = dataclasses.field(default=None, kw_only=True)
 
     @property
@@ -86,9 +69,8 @@ class Redaction:
 
     @property
     def shows_echo(self) -> bool:
-        """Whether the echo is shown by default: for a category that is no credential (an
-        absolute path), unless what it found holds one (``/home/me/AKIA…`` is masked like
-        the key: a path's characters take in most tokens)."""
+        """Whether the echo is shown by default: for a category that is no credential, unless
+        what it found holds one (a path's characters take in most tokens)."""
         return shows_echo(self.category) and credential_in(self.found) is None
 
     @property
@@ -142,10 +124,8 @@ class Redaction:
         return out
 
 
-# What the scan finds is made as the schema compiler makes the model (cmp._codegen.draft_class):
-# a draft with Redaction's slots is filled in, then becomes a Redaction, for a quarter of
-# what the frozen dataclass's __init__ costs. It sets every field the constructor would
-# (the tests hold the two to equal objects, field by field).
+# A draft with Redaction's slots, filled in, then made a Redaction (cmp._codegen.draft_class).
+# It sets every field the constructor would (the tests hold the two equal, field by field).
 _DRAFT = draft_class(Redaction)
 _new = object.__new__
 
@@ -162,11 +142,7 @@ def make_redaction(field: str, category: str, found: str, at: int, length: int) 
 
 class RedactionError(ValueError):
     """Raised where a packet with redaction findings would leave the library (cmp.render,
-    cmp.Store.save) unless asked to let it; ``redactions`` are the findings.
-
-    The message names each hit as ``str(Redaction)`` does, a credential masked: the
-    exception never carries the text it found.
-    """
+    cmp.Store.save); ``redactions`` are the findings. The message masks credentials."""
 
     def __init__(self, redactions: Sequence[Redaction]) -> None:
         self.redactions: tuple[Redaction, ...] = tuple(redactions)

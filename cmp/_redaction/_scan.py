@@ -1,10 +1,7 @@
 """The format's redaction scan: the reference's ten RE2 patterns over the packet's visible text.
 
-The tables are the whole rule set: SCANNED_FIELDS below, and the patterns, each with
-what a finding shows of its category, in :mod:`cmp._patterns` (imported here under the
-same names); the walk, the CLI and the docs read them from here. Adding a scanned field is
-one more line in SCANNED_FIELDS. Which rule sets exist and what each runs is
-:mod:`cmp._redaction._rules`'.
+SCANNED_FIELDS and the patterns (:mod:`cmp._patterns`) are the whole rule set; the rule
+sets are :mod:`cmp._redaction._rules`'.
 """
 
 from __future__ import annotations
@@ -34,9 +31,8 @@ if TYPE_CHECKING:
 
     from cmp.model import Packet
 
-# Finding names, in scan order. `name[]` is each item of an array of strings;
-# `name[].member` is that member of each item of an array of objects. Members of
-# one array are scanned item by item (decisions[0].what, .why, ..., decisions[1]...).
+# Finding names, in scan order: `name[]` each item of an array of strings, `name[].member`
+# that member of each item (scanned item by item: decisions[0].what, .why, decisions[1]...).
 SCANNED_FIELDS: tuple[str, ...] = (
     "goal",
     "next_step",
@@ -55,15 +51,10 @@ SCANNED_FIELDS: tuple[str, ...] = (
 
 _SCREEN = SCREEN
 
-# The fields are searched as one UTF-8 text, joined by NUL. NUL is not a word character,
-# so every \b and \B a pattern needs at a field's edge it finds at the separator too;
-# no pattern, screen or fixed-width form can match a NUL or anchor at a text's edge
-# (asserted below), so no match runs from one field into the next or needs a field's
-# edge. So the matches of the joined text are exactly the matches of the fields, at the
-# same places: one set pass rules a packet clean, and for each pattern the set reports,
-# one search from a field's start finds that field's leftmost match or the next field
-# that holds one (tests/unit/test_redaction.py holds the findings to a search of each field
-# alone). A field that holds a NUL itself is searched alone.
+# The fields are searched as one UTF-8 text joined by NUL. NUL is no word character, and
+# no pattern, screen or fixed-width form can match it or anchor at a text's edge (asserted
+# below), so the joined text's matches are exactly the fields' (tests/unit/test_redaction.py
+# holds the findings to a search of each field alone). A field holding a NUL is searched alone.
 _FIELD_JOIN = "\x00"
 
 _NUL_OR_EDGE = re.compile(r"\\[WSDCpPxQAzZ0-7]|\[\^|\[:|\x00")
@@ -124,11 +115,8 @@ def is_dataclass_instance(value: Any) -> bool:
 
 
 def texts(packet: Any) -> Iterator[tuple[str, str]]:
-    """(finding name, text) for every scanned field that holds a string, in scan order.
-
-    Works on a typed Packet and on raw parsed JSON alike; anything of the wrong
-    shape in raw JSON is skipped, never guessed at.
-    """
+    """(finding name, text) for every scanned field that holds a string, in scan order, of a
+    typed Packet or raw parsed JSON (anything of the wrong shape is skipped)."""
     for top, members in _GROUPS:
         value = member_of(packet, top)
         if members == ():
@@ -156,8 +144,7 @@ def scan(fields: list[tuple[str, str]]) -> list[Redaction]:
     try:
         return _findings([name for name, _ in fields], [text for _, text in fields])
     except UnicodeEncodeError:
-        # Lone surrogates (only in hand-built models) cannot be UTF-8 for RE2. They are
-        # not word characters and no pattern matches them, so U+FFFD stands in for them.
+        # Lone surrogates (hand-built models only) cannot be UTF-8; no pattern matches them.
         fields = [(name, without_lone_surrogates(text)) for name, text in fields]
         return scan(fields)
 
@@ -166,10 +153,7 @@ def _findings(
     names: Sequence[str] | Callable[[], Sequence[str]], values: list[str]
 ) -> list[Redaction]:
     """The leftmost match of each pattern in each field, in field order, then pattern order.
-
-    ``names`` may be a function giving them, called only when something is found. Raises
-    UnicodeEncodeError for a lone surrogate, TypeError for a value that is not a string.
-    """
+    ``names`` may be a function, called only when something is found."""
     joined = _FIELD_JOIN.join(values)
     data = joined.encode("utf-8")
     if len(data) <= _REPEATS_SCREENED:
@@ -201,9 +185,8 @@ def _findings(
                 break  # the last field: done
             span = first_match(data, pos)
     spans.sort()
-    # Each match's field, and where that starts: in the order of the matches, the NULs
-    # between one and the next count the fields between (no match holds a NUL), and the
-    # last of them starts the field.
+    # Each match's field and its start: the NULs between one match and the next count the
+    # fields between, and the last of them starts the field.
     placed: list[tuple[int, int, int, int, int]] = []  # (field, pattern, start, end, field start)
     field = field_start = before = 0
     for start, end, index in spans:
@@ -226,19 +209,13 @@ def _findings(
     return found
 
 
-# The screen of the joined fields: one set pass answers two questions for each pattern.
-# Member i is the screen of pattern i (does it match somewhere?); member _REPEATED + i is
-# that screen, the rest of its field and the NUL ending it, anything, and the screen again:
-# does the pattern match in two fields or more? (Screens hold no NUL, so the second match
-# is in a later field; a loose screen matches wherever its pattern does, so "no" is exact.)
-# A pattern found in one field is then searched for once, where a search from the next
-# field on would have to find nothing. The tests hold the findings to one search per
-# field and pattern.
+# Set member i is pattern i's screen; member _REPEATED + i is that screen, a NUL, and the
+# screen again: does the pattern match in two fields or more? (A loose screen matches
+# wherever its pattern does, so "no" is exact.) A pattern found in one field only is
+# searched for once.
 _REPEATED = len(PATTERNS)
-# Up to this many bytes of fields (a packet's worth, and more): past it the set's extra
-# members make its DFA build more states on crafted text (near misses of every pattern in
-# every field, benchmarks/hostile.py) than the searches they save are worth, and the
-# pattern table's own screen answers the first question alone.
+# Past this many bytes the extra members build more DFA states on crafted text
+# (benchmarks/hostile.py) than the searches they save are worth.
 _REPEATS_SCREENED = 8192
 
 
@@ -313,11 +290,9 @@ def redact(packet: Packet) -> list[Redaction]:
 
 
 def replace_matches(text: str, replacement: Callable[[Pattern, str, int], str]) -> str:
-    """``text`` with every match of every pattern that matches it, pattern by pattern in
-    table order, replaced by ``replacement(pattern, match, offset)`` (the match's offset
-    in code points in the text this pattern's pass reads): one pass. A replacement can
-    join its neighbours into a new match, which only another pass finds.
-    """
+    """``text`` with every match, pattern by pattern in table order, replaced by
+    ``replacement(pattern, match, offset)`` (offset in code points): one pass. A replacement
+    can join its neighbours into a new match, which only another pass finds."""
     for index in _SCREEN.hits(text):
         text = searches()[index].sub(functools.partial(_replace_one, replacement, PATTERNS[index]), text)
     return text
@@ -328,14 +303,8 @@ def _replace_one(replacement: Callable[[Pattern, str, int], str], pattern: Patte
 
 
 def redact_obj(obj: Mapping[str, Any]) -> list[Redaction]:
-    """The scan for lenient mode, over raw parsed JSON that did not reach the typed model.
-
-    A server in lenient mode stores such a packet as it came, so every string under a
-    scanned member name is scanned with every pattern, whatever its shape (see
-    :func:`lenient_texts`); then every other string and member name it holds (the
-    unscanned members, unknown ones, ``id``; see :func:`other_texts`) with the
-    credential patterns, abs-path left out as it is outside the scanned fields.
-    """
+    """The scan for lenient mode, over raw parsed JSON stored as it came: strings under a
+    scanned member with every pattern, every other string and name with the credential ones."""
     found = scan(list(lenient_texts(obj)))
     if _credential_anywhere(list(other_values(obj))):  # paths are written only for a text that may hold one
         found += credentials(list(other_texts(obj)))
@@ -343,9 +312,8 @@ def redact_obj(obj: Mapping[str, Any]) -> list[Redaction]:
 
 
 def _credential_anywhere(values: list[str]) -> bool:
-    """Whether a credential pattern may match in one of ``values``: one screen pass over
-    them joined by NUL, which no pattern matches or needs at an edge (see _FIELD_JOIN);
-    False rules every one clean, so :func:`other_texts` need not name them."""
+    """Whether a credential pattern may match in one of ``values`` (one screen pass over them
+    joined by NUL, see _FIELD_JOIN); False rules every one clean."""
     if not values:
         return False
     joined = without_lone_surrogates(_FIELD_JOIN.join(values))
@@ -370,24 +338,16 @@ _ROOT = BoundedPath()
 
 
 def lenient_texts(obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
-    """(name, text) for every string anywhere under a scanned top-level member.
-
-    Where the value has the schema's shape, names and order are the reference's
-    (``constraints[0]``, ``decisions[1].why``); inside an object item, the scanned
-    members come first, then every other member in document order. Anything else is
-    named by its path: ``constraints`` for a string where an array belongs,
-    ``decisions[0][0]``, ``decisions.what``. The member names of every object below
-    are scanned too, as ``decisions[0].(member name)``, ahead of its values. No
-    recursion: values may nest 10,000 deep.
-    """
+    """(name, text) for every string and member name (``decisions[0].(member name)``) anywhere
+    under a scanned top-level member; named and ordered as the reference where the value has
+    the schema's shape, else by path. No recursion: values may nest 10,000 deep."""
     for top, members in _GROUPS:
         if top not in obj:
             continue
         root = obj[top]
         # The scanned members lead inside the items of a top-level array of objects.
         item_first = members if members else ()
-        # Entries are (value, its parent's path, its key): a path is made only for a
-        # string or a container with something in it, so 10,000 empty items cost little.
+        # (value, parent's path, key): a path is made only for a string or a non-empty container.
         stack: list[tuple[Any, BoundedPath, str | int, tuple[str, ...]]] = [(root, _ROOT, top, ())]
         while stack:
             value, parent, key, first = stack.pop()
@@ -430,11 +390,8 @@ def other_values(obj: Mapping[str, Any]) -> Iterator[str]:
 
 
 def other_texts(obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
-    """(name, text) for every string and member name outside the scanned members: every
-    other top-level member in document order, its name first (named ``(member name)``),
-    then its strings named by path and the member names of its objects
-    (``project.(member name)``). No recursion: values may nest 10,000 deep.
-    """
+    """(name, text) for every string and member name outside the scanned members, in document
+    order, each top-level name first as ``(member name)``. No recursion."""
     for top in obj:
         if top in SCANNED_TOPS:
             continue

@@ -16,19 +16,16 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-# The program's names: the console script's, and the module's.
 CONSOLE_PROG = "core-memory-packet"
 MODULE_PROG = "python -m cmp"
 
-# What cmp.conformance.default_vector_dir does, said once for --help and the error when
-# it finds nothing. Kept here, not beside that function: importing any part of the
-# runner package loads all of it, and every check and fmt would pay for that at start-up.
+# What cmp.conformance.default_vector_dir does. Here, not there: importing the runner
+# package loads all of it, and every check and fmt would pay for that at start-up.
 DEFAULT_VECTORS_TEXT = (
     "the conformance-vectors folder beside the cmp package in a source checkout, "
     "else the copy installed with the package (cmp.vectors)"
 )
 
-# (command with {prog} for the program name, what it does), per subcommand.
 _CHECK_EXAMPLES = (
     ("{prog} check packet.json", 'one line per finding, or "packet.json: ok"'),
     ("{prog} check a.json b.json --format json", "one JSON document with a result object per file"),
@@ -111,7 +108,6 @@ _FORCE_HELP = "with --write: rewrite read-only files and files with other hard l
 
 
 def _examples(prog: str, *groups: Sequence[tuple[str, str]]) -> str:
-    """An ``examples:`` block: each command as it is typed, what it does on the line below."""
     lines = ["examples:"]
     for group in groups:
         for command, what in group:
@@ -188,7 +184,6 @@ _CONFORMANCE_OUTPUT = """\
 "failures": [{"id", "area", "problems"}]}. --format junit: a JUnit XML report,
 a <testsuite> per area and a <testcase> per vector.
 """
-
 _CHAIN_DESCRIPTION = """\
 Check how packets link up through parent_id: ids unique, every parent_id naming
 a packet of the set or one outside it (that packet is a root), no packet its
@@ -204,7 +199,6 @@ then id), then one line per packet left out and per finding, then a summary.
 Exit status: 0 no findings, 1 findings or packets left out, 2 usage or I/O
 errors.
 """
-
 _CONFORMANCE_DESCRIPTION = (
     "Run the conformance vectors against this library, or against another implementation "
     f"(--impl). The vectors come from --vectors DIR, by default from {DEFAULT_VECTORS_TEXT}."
@@ -212,9 +206,7 @@ _CONFORMANCE_DESCRIPTION = (
 
 
 def terminal_columns() -> int:
-    """How wide help text may be, as ``shutil.get_terminal_size().columns`` answers: the
-    COLUMNS variable when it is a positive number, else the width of the terminal on
-    standard output, else 80."""
+    """How wide help text may be, as ``shutil.get_terminal_size().columns`` answers."""
     try:
         columns = int(os.environ["COLUMNS"])
     except (KeyError, ValueError):
@@ -229,15 +221,13 @@ def terminal_columns() -> int:
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Text already laid out in lines (examples, notes) is kept as written; a one-paragraph
-    description, such as the conformance subcommand's, is wrapped."""
+    """Text laid out in lines is kept as written; a one-paragraph description is wrapped."""
 
     def __init__(
         self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None
     ) -> None:
-        # argparse asks shutil for the width, and shutil loads bz2, lzma and zlib: about 4 ms
-        # of every run, help or not, since argparse makes a formatter for each option it
-        # adds. terminal_columns gives shutil's answer from os (a test holds the two together).
+        # argparse's width comes from shutil, which loads bz2, lzma and zlib on every run;
+        # terminal_columns gives shutil's answer from os (a test holds the two together).
         if width is None:
             width = terminal_columns() - 2
         super().__init__(prog, indent_increment, max_help_position, width)
@@ -249,12 +239,8 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 
 class _Parser(argparse.ArgumentParser):
-    """One-line usage errors; options only by their full names.
-
-    argparse would take a unique prefix for the option (``--al`` for
-    ``--allow-unredacted``, ``--json`` for ``--jsonl``): a typo must not switch the
-    redaction gate off or read a packet as JSON Lines.
-    """
+    """One-line usage errors; options only by their full names: a prefix typo (``--al``,
+    ``--json`` for ``--jsonl``) must not switch the redaction gate off or read JSON Lines."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)
@@ -382,7 +368,6 @@ def _check_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> 
         "--jsonl", action="append", metavar="FILE", help="a JSON Lines file (- for stdin), one packet per line"
     )
     _add_jobs(check_cmd)
-    # The formats and what each prints come from the reporters' table, as for lint and audit.
     check_cmd.add_argument("--format", choices=offered("check"), help=choices_help("check"))
     check_cmd.add_argument(
         "-q", "--quiet", action="store_true", help="print only what fails: nothing for a packet that is accepted"
@@ -831,8 +816,8 @@ def _mcp_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> No
     mcp_cmd.add_argument("--store", metavar="PATH", help=_STORE_HELP + "; for save, ls, show, resume")
 
 
-# Each command's parser, made by its own function: a run makes only the command it runs
-# (see build_parser), since the parsers of all nineteen cost a CLI start-up about 10 ms.
+# A run makes only the parser of the command it runs (see build_parser): all of them
+# would slow every CLI start-up.
 _PARSERS: dict[str, Callable[[argparse._SubParsersAction[_Parser], str], None]] = {
     "check": _check_command,
     "fmt": _fmt_command,
@@ -857,11 +842,9 @@ _PARSERS: dict[str, Callable[[argparse._SubParsersAction[_Parser], str], None]] 
 
 
 def build_parser(prog: str = CONSOLE_PROG, *, only: str | None = None) -> argparse.ArgumentParser:
-    """The argument parser; ``prog`` is how usage, help and examples name the program.
-
-    The subcommand's name is ``command`` in the parsed arguments (None when none is given).
-    With ``only`` (a command's name, see :func:`command_in`), that command is the one choice:
-    the parser reads a command line that runs it exactly as the whole parser does.
+    """The argument parser; ``prog`` names the program in usage, help and examples. The
+    subcommand is ``command`` in the parsed arguments; with ``only``, that command is the
+    one choice, read exactly as the whole parser reads it.
     """
     parser = _Parser(
         prog=prog,
@@ -883,10 +866,7 @@ def build_parser(prog: str = CONSOLE_PROG, *, only: str | None = None) -> argpar
 
 
 def command_in(argv: Sequence[str]) -> str | None:
-    """The command ``argv`` runs, if its first word that is not an option names one.
-
-    The program's own options (-h, -V) take no value, so that word is the command.
-    """
+    """The command ``argv`` runs, if its first word that is not an option names one (-h, -V take no value)."""
     word = next((arg for arg in argv if not arg.startswith("-")), None)
     return word if word in _PARSERS else None
 

@@ -1,9 +1,5 @@
-"""One source judged: ``check`` of what was read, reduced to what the CLI prints of it;
-one share of sources judged and rendered as the output's bytes.
-
-:func:`check_share` is what a worker runs (:mod:`cmp.cli._batch`): it reads its own
-share of the input and hands back bytes to print, not reports.
-"""
+"""Sources judged and rendered: :func:`check_share` is what a worker runs (:mod:`cmp.cli._batch`),
+handing back bytes to print, not reports."""
 
 from __future__ import annotations
 
@@ -36,11 +32,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class CheckOptions:
-    """How ``check`` judges (its --lenient, --allow-unredacted and --rule-set, as one policy) and
-    renders: its --format (a name in cmp.cli.reporters.REPORTERS: a worker is handed the
-    name, not the reporter), --show-found and --quiet (a source that is accepted prints nothing); ``colour`` colours
-    text lines by tone (the output is a terminal that takes colour); ``run`` is how hits are
-    reported (--ignore, --baseline, the scan of refused packets: :mod:`cmp.cli._policy`)."""
+    """How ``check`` judges (``policy``) and renders: ``format`` is a reporter's name (a worker
+    is handed the name, not the reporter); ``run`` is how hits are reported (:mod:`cmp.cli._policy`)."""
 
     policy: Policy = DEFAULT_POLICY
     format: str = "text"
@@ -52,13 +45,8 @@ class CheckOptions:
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """A judged source, reduced to what the CLI prints.
-
-    Only what the chosen format needs is rendered, and rendered where the source was
-    judged: a worker hands back the reporter's pieces (``output``: text lines with their
-    tones, or a document's entries as JSON text), which costs a fraction of the memory
-    and pickling of the report or its dictionaries.
-    """
+    """A judged source, reduced to the reporter's pieces (``output``), rendered where it was
+    judged: a fraction of the report's memory and pickling."""
 
     name: str
     accepted: bool
@@ -110,19 +98,14 @@ def judge(source: Source, options: CheckOptions) -> Verdict:
 
 
 def render_verdicts(verdicts: list[Verdict], format: str, *, colour: bool = False) -> tuple[bytes, int]:
-    """Verdicts as the output's bytes in ``format``, and how many document entries those
-    hold: text lines (coloured when ``colour`` and the format takes colour), or a fragment
-    of a document."""
+    """Verdicts as the output's bytes in ``format``, and how many document entries those hold."""
     return reporter(format).fragment([piece for verdict in verdicts for piece in verdict.output], colour=colour)
 
 
 @dataclass(slots=True)
 class ShareReading:
-    """How reading a JSON Lines share went: filled in by :func:`jsonl_sources` as it reads.
-
-    ``rendered`` is what the caller has rendered so far (about, in characters): past
-    SHARE_BYTES the share stops at the next packet's end, and ``rest`` is what is left.
-    """
+    """How reading a JSON Lines share went, filled in by :func:`jsonl_sources`: past SHARE_BYTES
+    ``rendered`` (characters, about) it stops at the next packet's end; ``rest`` is what is left."""
 
     rendered: int = 0
     problems: tuple[tuple[str, str], ...] = ()
@@ -131,9 +114,8 @@ class ShareReading:
 
 
 def jsonl_sources(share: JsonlShare, reading: ShareReading) -> Iterator[Source]:
-    """The packets of a JSON Lines share, stopping between two once SHARE_BYTES were rendered,
-    or read from a share with no end (``reading.rest``); a file that cannot be opened or
-    read on is a problem."""
+    """The packets of a JSON Lines share, stopping between two once SHARE_BYTES were rendered
+    (or read, from a share with no end); a file that cannot be read is a problem."""
     try:
         reader = share.open()
     except SourceError as exc:

@@ -1,8 +1,5 @@
-"""Where a run's shares go: this process, worker processes on this machine, or a Dask cluster.
-
-The Dask module (and with it the cluster client) is imported only for ``--dask``: a
-plain ``check`` does not pay for it at start-up.
-"""
+"""Where a run's shares go: this process, worker processes on this machine, or a Dask cluster
+(imported only for ``--dask``, so a plain ``check`` does not pay for it at start-up)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
 """The one line that ends a run of ``check``, ``fmt`` or ``lint``: what was done, counted.
-
-It goes to stderr (as ``cmp: check: 3 packets, 2 accepted, 1 not accepted``), never to
-stdout: stdout holds the results a program reads (and, for ``fmt`` without --check or
---write, the packet's own bytes), and a count among them would be a result line that is
-none. It is left out for the whole-document formats (json, sarif), whose readers often
-capture stderr with stdout, with -q/--quiet, and for a run of one source.
-"""
+It goes to stderr, never to stdout: stdout holds the results a program reads."""
 
 from __future__ import annotations
 
@@ -24,13 +18,8 @@ def _counted(count: int, noun: str) -> str:
 
 
 class Summary:
-    """What one run did, counted by outcome as it goes, then said once (:meth:`say`).
-
-    ``noun`` is what is counted (``packet``, ``file``); ``outcomes`` name the outcomes in
-    the order the line gives them (one not in the run is left out of the line). Sources
-    that could not be read are counted apart (:meth:`unreadable`): they are files, and no
-    outcome of the command's.
-    """
+    """What one run did, counted by outcome (in the line's order) as it goes, then said once
+    (:meth:`say`); unreadable sources are counted apart, as files."""
 
     def __init__(self, command: str, noun: str, outcomes: tuple[str, ...]) -> None:
         self.command = command
@@ -56,10 +45,8 @@ class Summary:
         return f"{self.command}: " + ", ".join(parts) + unread
 
     def say(self, args: argparse.Namespace, out: Output) -> None:
-        """The line on stderr, unless -q/--quiet, a whole-document --format (json, sarif),
-        results that were not all written (nobody read them: the counts would mislead), a run
-        cut short (:attr:`complete`), or a run of one source (its own line and the exit status
-        already say all a count would)."""
+        """The line on stderr, unless -q/--quiet, a whole-document --format (whose readers often
+        capture stderr too), output lost, a run cut short, or a run of one source."""
         if getattr(args, "quiet", False) or is_document(getattr(args, "format", None)):
             return
         if out.lost or not self.complete:

@@ -2,21 +2,9 @@
 
 Protocol for ``--impl COMMAND`` (the full text is conformance-vectors/README.md, "The
 harness protocol"): the command is split into words by POSIX shell rules and started
-once, without a shell; for each vector the runner writes one JSON line
-``{"id", "input_base64"}`` to its stdin and reads one JSON line back:
-``{"id", "conforming", "errors": [{"code", "path", "keyword"}], "redactions": [str],
-"canonical_base64": str | null}``, or ``{"id", "error": str}`` for a request it cannot
-read. A crash, a malformed, late, missing or wrongly labelled answer fails that vector
-and the implementation is restarted for the next one; an error answer fails the
-vector only.
-
-Findings are compared as the vectors' ``expect`` says: every one of ``errors`` must be
-reported, each of ``optional_errors`` may be (at most once), at least one of each group
-of ``error_choices`` must be (each at most once), and nothing else may be.
-
-Each concern is one module (the messages, comparing an answer, the vector folder, another
-program, the run, its report); their layers are docs/architecture.md's. The
-``conformance`` command's options and exit statuses are the CLI's (cmp.cli).
+once, without a shell; it reads one JSON line per vector on stdin and answers with one.
+A crash, or a malformed, late, missing or wrongly labelled answer fails that vector and
+the implementation is restarted; an error answer fails the vector only.
 """
 
 from __future__ import annotations

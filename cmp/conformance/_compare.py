@@ -1,8 +1,7 @@
 """An implementation's answer against a vector's expectation: what differs, in one line each.
 
-Findings are compared as the vector's ``expect`` says: every one of ``errors`` must be
-reported, each of ``optional_errors`` may be (at most once), at least one of each group
-of ``error_choices`` must be (each at most once), and nothing else may be.
+Every one of ``errors`` must be reported, each of ``optional_errors`` may be (at most once),
+at least one of each group of ``error_choices`` must be (each at most once), nothing else.
 """
 
 from __future__ import annotations
@@ -18,12 +17,8 @@ ErrorKey = tuple[str, str, str]
 
 
 def error_key(error: Any) -> ErrorKey:
-    """A finding as three JSON texts: comparable and sortable whatever the answer holds.
-
-    JSON text rather than str() keeps null and the string "None" apart, and never recurses
-    through a deeply nested value the implementation put where a string belongs. A missing
-    keyword is null; members other than code, path and keyword (a message) are not read.
-    """
+    """A finding's code, path and keyword as JSON texts: comparable and sortable whatever the
+    answer holds (JSON keeps null and "None" apart)."""
     if not isinstance(error, dict):
         return ('"?"', '"?"', short(error, 40))
     return (short(error.get("code"), 80), short(error.get("path"), 80), short(error.get("keyword"), 80))
@@ -44,12 +39,8 @@ def _list_member(response: dict[str, Any], name: str) -> list[Any] | None:
 
 
 def _compare_errors(expect: dict[str, Any], got_errors: list[Any]) -> list[str]:
-    """Reported findings against the required, optional and choice findings of a vector.
-
-    The vector loader made sure that no finding is in two of these places, so each
-    reported finding is either required (as many times as listed), optional or a member
-    of one choice group (at most once), or unexpected.
-    """
+    """Reported findings against the required, optional and choice findings of a vector
+    (the loader made sure no finding is in two of these places)."""
     required = Counter(error_key(e) for e in expect.get("errors", []))
     optional = {error_key(e) for e in expect.get("optional_errors", [])}
     choices = [[error_key(e) for e in group] for group in expect.get("error_choices", [])]
@@ -72,10 +63,7 @@ def _compare_errors(expect: dict[str, Any], got_errors: list[Any]) -> list[str]:
 
 
 def compare(vector: dict[str, Any], response: Any) -> list[str]:
-    """What differs between a vector's expectation and an implementation's response.
-
-    Every value shown is JSON (``true``, ``null``, ``"text"``), whatever produced it.
-    """
+    """What differs between a vector's expectation and an implementation's response (values shown as JSON)."""
     if not isinstance(response, dict):
         return [f"response is not a JSON object: {short(response)}"]
     error = answer_error(response)
@@ -115,11 +103,8 @@ _CONTEXT_BYTES = 40
 
 
 def _canonical_difference(want: bytes, got: bytes) -> str:
-    """Where two canonical forms first differ, with a little of each around that byte.
-
-    Canonical forms run to kilobytes and usually differ late (an escape, a final
-    newline): showing their starts would show two identical strings.
-    """
+    """Where two canonical forms first differ, with a little of each around that byte
+    (they usually differ late: their starts would look identical)."""
     at = next((i for i, (a, b) in enumerate(zip(want, got, strict=False)) if a != b), min(len(want), len(got)))
     start = max(at - _CONTEXT_BYTES, 0)
 

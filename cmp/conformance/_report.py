@@ -10,8 +10,7 @@ from functools import cache
 from cmp.conformance._runner import VectorResult
 
 
-# Compiled on first use, not at import: every CLI start imports the runner, and the
-# first class alone takes milliseconds to compile.
+# Compiled on first use: every CLI start imports the runner.
 @cache
 def _not_xml() -> re.Pattern[str]:
     """Code points XML 1.0 cannot hold at all, not even as character references."""
@@ -20,10 +19,7 @@ def _not_xml() -> re.Pattern[str]:
 
 @cache
 def _as_character_reference() -> re.Pattern[str]:
-    """Code points XML can hold but a line of terminal output should not (see cmp.cli.render_line).
-
-    They are written as character references, which mean the same to an XML reader.
-    """
+    """Code points XML can hold but a terminal line should not: written as character references."""
     return re.compile("[\t\r\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
@@ -33,10 +29,7 @@ def _xml_text(text: str) -> str:
 
 def junit_lines(results: list[VectorResult]) -> list[str]:
     """A JUnit XML report, as lines: one <testsuite> per area, one <testcase> per vector.
-
-    A failed vector's <failure> has its problems joined by "; " as the message and one per
-    line as the text. Code points XML 1.0 cannot hold are left out; the lines hold no
-    raw control character but the line breaks between them.
+    Code points XML 1.0 cannot hold are left out; no raw control character but line breaks.
     """
     import xml.etree.ElementTree as ET  # only a JUnit report pays for the import
 

@@ -28,11 +28,9 @@ class VectorError(Exception):
 
 
 def default_vector_dir() -> Path | None:
-    """The vector folder to use when --vectors is not given, or None when there is none.
-
-    First the repository's folder beside the package (a development checkout), then the
-    copy a wheel installs as the package data of ``cmp.vectors``. Never the working
-    directory: a run must not silently test whatever folder it was started in.
+    """The vector folder to use when --vectors is not given (beside the package in a checkout,
+    else ``cmp.vectors``), or None. Never the working directory: a run must not silently
+    test whatever folder it was started in.
     """
     beside = Path(__file__).resolve().parent.parent.parent / "conformance-vectors"
     if (beside / SCHEMA_FILE).is_file():
@@ -41,12 +39,7 @@ def default_vector_dir() -> Path | None:
 
 
 def _installed_vector_dir() -> Path | None:
-    """The folder of the installed ``cmp.vectors`` package data, if it is on the file system.
-
-    ``cmp.vectors`` may be a regular package or a namespace package (no __init__.py);
-    a file inside it is a real Path either way, unless the package is imported from a
-    zip, whose files the runner cannot list (--vectors is the way out then).
-    """
+    """The folder of the installed ``cmp.vectors`` package data, unless it is in a zip."""
     import importlib.resources  # here, not at the top: every CLI start imports this module
 
     try:
@@ -60,10 +53,7 @@ def _installed_vector_dir() -> Path | None:
 
 def _read_bounded(path: Path) -> bytes:
     """A regular file's bytes, refusing FIFOs, devices and files past MAX_VECTOR_FILE_BYTES.
-
-    Opened non-blocking so that a FIFO with no writer cannot hang the open; read to one
-    byte past the limit so that a symlink to /dev/zero or a huge file costs nothing.
-    """
+    Opened non-blocking, so a FIFO with no writer cannot hang the open."""
     name = display_name(path.name)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0))
@@ -156,11 +146,8 @@ def _input_problem(vector: dict[str, Any]) -> str | None:
 
 
 def _vector_problem(vector: Any) -> str | None:
-    """What the runner needs of one vector and cannot find in it.
-
-    vectors.schema.json says all this and more, but the schema comes with the folder: a
-    folder whose schema lets anything through must still give one line, never a KeyError.
-    """
+    """What the runner needs of one vector and cannot find in it (the folder's own schema
+    may let anything through: still one line, never a KeyError)."""
     if not isinstance(vector, dict) or not isinstance(vector.get("id"), str):
         return "not an object with a string id"
     expect = vector.get("expect")
@@ -181,8 +168,7 @@ def _vector_problem(vector: Any) -> str | None:
 
 def _findings_problem(expect: dict[str, Any]) -> str | None:
     """Why the expected findings cannot be compared: a member of the wrong shape, or a finding
-    listed in two places (required and optional, or in two choice groups), which would make
-    "at most once" and "missing" ambiguous."""
+    listed in two places, which would make "at most once" and "missing" ambiguous."""
     for name in ("errors", "optional_errors", "error_choices"):
         if not isinstance(expect.get(name, []), list):
             return f"expect/{name} is not a list"

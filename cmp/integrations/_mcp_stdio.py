@@ -1,21 +1,11 @@
 """The MCP server's stdio transport: bounded, and answering every line it cannot pass on.
 
-Why not the SDK's ``mcp.server.stdio.stdio_server``: it reads stdin a line at a time with
-no bound (a line with no newline is buffered without limit; a 300 MB call took the
-process to 1.5 GB), and a line it cannot parse or validate (not JSON, a lone surrogate,
-``params`` that is not an object, an ``id`` that is an object, brackets nested 100,000
-deep) is handed to the session as an exception, which answers nothing: the client
-waits for an answer that never comes.
-
-Here a line is read from stdin's bytes with a cap (:data:`MAX_FRAME_BYTES`): a line
-over it is dropped as it arrives (memory stays under the cap) and answered with a
-JSON-RPC error. A line within the cap is parsed here, its nesting measured first
-(:func:`cmp._intake.nesting`, so the C parser never recurses past
-:data:`MAX_FRAME_NESTING`), and validated as a JSON-RPC message; a line refused at any
-step is answered with a JSON-RPC error (id null unless the line had a valid id) whose
-message never quotes the line, which may hold a secret. What passes goes to the
-SDK's server session over memory streams, as its own transport does, and its answers
-come back on one writer, so error answers and the session's never interleave.
+The SDK's ``stdio_server`` buffers a line without limit and answers nothing to a line it
+cannot parse or validate, so the client waits forever. Here a line over
+:data:`MAX_FRAME_BYTES` is dropped as it arrives; a line is parsed with its nesting
+measured first and validated as JSON-RPC; a refused line is answered with a JSON-RPC
+error whose message never quotes the line, which may hold a secret. Answers go out on
+one writer, so error answers and the session's never interleave.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
-"""cmp.Packet as a pydantic type (and so as a FastAPI body).
+"""cmp.Packet as a pydantic type (and so as a FastAPI body); imported by the hooks on
+:class:`cmp.Packet` on first use, so the library never imports pydantic itself.
 
-pydantic asks a type for its schema through the two hooks on :class:`cmp.Packet`, which
-import this module on first use: the library never imports pydantic itself (the
-``pydantic`` extra installs it).
-
-A refused packet is safe to print: pydantic echoes the input of every error it reports
-(``input_value=`` in ``str(exc)``, ``input`` in ``exc.errors()``, ``exc.json()`` and
-FastAPI's 422 body), and ``hide_input_in_errors`` only works on the outermost validator,
-which a field type does not own. So the error is raised over a stand-in for the input
-(:class:`WithheldInput`, which names the input's type and nothing of its content) and
-the input itself never reaches pydantic's error.
+A refused packet is safe to print: pydantic echoes every error's input, and
+``hide_input_in_errors`` only works on the outermost validator, so the error is raised
+over a stand-in (:class:`WithheldInput`) and the input never reaches it.
 """
 
 from __future__ import annotations
@@ -45,12 +39,9 @@ class WithheldInput(str):
 
 
 def pydantic_core_schema() -> Any:
-    """A pydantic-core schema that validates through this library: a mapping becomes a
-    conforming Packet (:meth:`cmp.Packet.from_dict`), a Packet is judged as it is, and it
-    must pass the redaction pre-flight too (what check calls ok). Anything else is one
-    ``cmp_packet`` error whose context lists every finding (code, path, keyword, message)
-    and every redaction hit (masked), its message the first of them, and whose input is
-    a :class:`WithheldInput`."""
+    """A pydantic-core schema that takes a mapping or Packet that check calls ok (redaction
+    included); anything else is one ``cmp_packet`` error whose context lists every finding
+    and redaction hit (masked), and whose input is a :class:`WithheldInput`."""
     return core_schema.no_info_wrap_validator_function(
         _judge,
         core_schema.no_info_plain_validator_function(_refuse),
@@ -101,8 +92,7 @@ def _verdict(value: Any) -> cmp.Packet | dict[str, Any]:
         packet = None
         found = [cmp.Finding("not-object", "$", f"packet must be a JSON object, not {type(value).__name__}")]
     if packet is not None:
-        # A Packet field takes what check calls ok: a packet that holds what must not
-        # travel is refused as check refuses it (its hits masked).
+        # What check calls ok: a packet holding what must not travel is refused (hits masked).
         hits = cmp.redact(packet)
         if not hits:
             return packet

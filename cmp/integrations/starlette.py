@@ -1,10 +1,8 @@
 """Receiving packets over HTTP: a Starlette/FastAPI dependency that judges the raw body.
 
-A typed body (``packet: cmp.Packet`` in a FastAPI route) is judged after the framework
-parsed the JSON, when a duplicated member is already gone and the size limit can no
-longer be told: only the bytes can say. So this dependency reads the body itself, as a
-stream, at most 32,769 bytes of it (413 beyond that, the rest never read), and runs
-:func:`cmp.check` on exactly those bytes::
+A typed body is judged after the framework parsed the JSON, when a duplicated member is
+gone and the size can no longer be told. So this dependency reads the body itself, at most
+32,769 bytes (413 beyond), and runs :func:`cmp.check` on exactly those bytes::
 
     from fastapi import Depends, FastAPI
     from cmp.integrations.starlette import Received, install, packet_intake
@@ -16,22 +14,9 @@ stream, at most 32,769 bytes of it (413 beyond that, the rest never read), and r
     async def receive(received: Received = Depends(packet_intake())):
         ...
 
-A refused packet is answered 422 with an RFC 9457 problem document listing every finding
-(code, path, keyword, message, line, column) and every redaction hit, masked as
-everywhere. In lenient mode a packet whose only findings are schema findings is
-accepted and flagged (``Received.conforming`` is False, its findings are in
-``Received.warnings``), as the specification's clause 10 asks of a lenient reader.
-
-Before the body is judged, the request itself is: a Content-Length that is not one
-decimal number of ASCII digits, or several that disagree, is 400; with
-``require_json=True`` a Content-Type other than ``application/json`` is 415 (a page on
-another origin can post ``text/plain`` without a CORS preflight, never
-``application/json``); a body that has not arrived within ``body_deadline`` seconds is
-408. These answers, and 413, close the connection, since the rest of the body was left
-unread. A client that goes away mid-body ends its request quietly: no answer (there is
-no one to read it) and nothing logged.
-
-Needs Starlette (FastAPI brings it): the ``starlette`` extra.
+A refused packet is answered 422 with an RFC 9457 problem document, hits masked.
+``require_json=True`` refuses other Content-Types with 415: a page on another origin can
+post ``text/plain`` without a CORS preflight, never ``application/json``.
 """
 
 import json
@@ -58,12 +43,10 @@ if TYPE_CHECKING:
     from cmp._toolkit import RuleSetName
 
 PROBLEM_TYPE = "application/problem+json"
-# Seconds a whole body may take to arrive. A packet is at most 32 KB: 10 s is 3.3 KB/s, a
-# poor mobile link, and bounds how long a client that sends a byte now and then holds a
-# connection (and a worker's attention) for nothing.
+# Seconds a whole body may take: 32 KB in 10 s is a poor mobile link, and it bounds how
+# long a client that sends a byte now and then holds a connection.
 BODY_DEADLINE = 10.0
-# nginx's number for a request its client closed: never sent (there is no one to send it
-# to), but it is what a middleware that logs statuses sees.
+# nginx's number for a request its client closed: never sent, but what a logging middleware sees.
 CLIENT_CLOSED = 499
 _ASCII_DIGITS = frozenset("0123456789")
 _OWS = " \t"  # the whitespace HTTP allows around a field value and its list items
@@ -72,11 +55,7 @@ _OWS = " \t"  # the whitespace HTTP allows around a field value and its list ite
 @dataclass(frozen=True, slots=True)
 class Received:
     """A packet the intake accepted: the bytes as they came, and the report that judged them.
-
-    ``packet`` is the typed packet of a conforming one. A packet lenient mode let in has
-    none (it does not fit the schema): ``conforming`` is False, its schema findings are
-    ``warnings``, and a lenient server stores ``body`` as it came.
-    """
+    One lenient mode let in has no ``packet``, ``conforming`` False and its findings as ``warnings``."""
 
     body: bytes
     report: Report
@@ -96,14 +75,7 @@ class Received:
 
 class PacketRejected(Exception):
     """The request is not a packet the intake takes: ``status`` and the problem document.
-
-    400 a Content-Length that is no length, 408 a body slower than the deadline, 413 a
-    body over the limit, 415 not ``application/json`` (when required), 422 a packet
-    refused, 499 a client that went away. ``body_unread`` says the refusal came before
-    the body's end, so the answer closes the connection: a server that kept it open
-    would go on reading the rest (a slow client's drip, a declared 50 MB) to reach the
-    next request.
-    """
+    ``body_unread``: the answer closes the connection, or the server would read on to the body's end."""
 
     def __init__(self, status: int, problem: dict[str, Any], *, body_unread: bool = False) -> None:
         super().__init__(problem["title"])
@@ -123,12 +95,9 @@ def _problem(status: int, title: str, detail: str, *, body_unread: bool = False,
 async def read_body(
     request: Request, limit: int = MAX_PACKET_BYTES, *, deadline: float | None = BODY_DEADLINE
 ) -> bytes:
-    """The request body, read as a stream; :class:`PacketRejected` as soon as it is clear
-    the body is no packet's: 400 for a Content-Length that is not one decimal number (or
-    several that disagree, or one the body does not match), 413 as soon as the body
-    passes ``limit`` bytes (declared or read: the rest is never read), 408 when the whole
-    body has not arrived within ``deadline`` seconds (None: no deadline, the server's or
-    proxy's own), 499 when the client went away before the end.
+    """The request body, read as a stream; :class:`PacketRejected` 400 for a bad or
+    mismatched Content-Length, 413 past ``limit`` bytes (the rest never read), 408 past
+    ``deadline`` seconds (None: none), 499 when the client went away.
     """
     _check_deadline(deadline)
     declared = declared_length(request.headers, limit)
@@ -137,16 +106,14 @@ async def read_body(
     body = bytearray()
     with anyio.move_on_after(math.inf if deadline is None else deadline) as waited:
         try:
-            # aclosing: when the deadline cancels the stream mid-receive, it is closed here,
-            # not left for the garbage collector to finalize.
+            # aclosing: a stream cancelled mid-receive is closed here, not by the garbage collector.
             async with aclosing(request.stream()) as chunks:
                 async for chunk in chunks:
                     body += chunk
                     if len(body) > limit:
                         raise _too_large(limit)
         except ClientDisconnect:
-            # Not an error of ours: the server has no one to answer. Left to propagate, it
-            # is a traceback in the error log per dropped connection, which anyone can cause.
+            # Left to propagate, it is a traceback per dropped connection, which anyone can cause.
             raise _problem(
                 CLIENT_CLOSED,
                 "Client closed the request",
@@ -169,14 +136,8 @@ async def read_body(
 
 def declared_length(headers: Headers, limit: int = MAX_PACKET_BYTES) -> int | None:
     """The length the Content-Length header declares, None without one; :class:`PacketRejected`
-    400 unless it is one decimal number of ASCII digits (whitespace around it aside).
-
-    ``str.isdigit`` is no test: it takes ``²`` (a latin-1 byte, as ASGI servers decode
-    headers), which ``int`` refuses. Several Content-Length fields, or a comma-separated
-    list, are one length if they all say the same (RFC 9112, 6.3), 400 if not. A number
-    longer than ``limit`` written out is returned as ``limit + 1``: ``int`` refuses more than
-    4,300 digits, and the caller needs to know no more than that it is over.
-    """
+    400 unless it is one decimal number of ASCII digits (``str.isdigit`` takes ``²``), or
+    several that agree (RFC 9112, 6.3). Past ``limit`` it is ``limit + 1`` (``int`` refuses long ones)."""
     items = [item.strip(_OWS) for field in headers.getlist("content-length") for item in field.split(",")]
     if not items:
         return None
@@ -211,13 +172,8 @@ def _check_deadline(deadline: float | None) -> None:
 
 
 def check_content_type(headers: Headers) -> None:
-    """:class:`PacketRejected` 415 unless the request says its body is ``application/json``.
-
-    The media type is compared without regard to case. A ``charset`` parameter must be
-    UTF-8 (a packet is UTF-8 JSON text, and the body is read as that whatever it says);
-    other parameters mean nothing to JSON and are let be. One Content-Type field, not
-    several.
-    """
+    """:class:`PacketRejected` 415 unless the one Content-Type field is ``application/json``
+    (any case); a ``charset`` parameter must be UTF-8, other parameters are let be."""
     fields = headers.getlist("content-type")
     if not fields:
         raise _unsupported("the request has no Content-Type: send a packet as application/json")
@@ -255,13 +211,8 @@ def packet_intake(
     """A dependency that reads the body and judges it: a :class:`Received`, or
     :class:`PacketRejected` (422 for a packet refused; :func:`read_body` says the rest).
 
-    ``lenient`` accepts a packet whose only findings are schema findings (flagged);
-    ``rule_set="extended"`` adds the extended redaction rules; ``allow_unredacted`` lets a
-    packet with redaction hits through (the whole-packet override). ``require_json``
-    refuses a body not sent as ``application/json`` with 415 before reading it (see
-    :func:`check_content_type`). ``body_deadline`` is the seconds the whole body may take
-    (408 after; None for none).
-    """
+    ``lenient``, ``rule_set`` and ``allow_unredacted`` are :func:`cmp.check`'s; ``require_json``
+    applies :func:`check_content_type`; ``body_deadline`` is in seconds (None for none)."""
     _check_deadline(body_deadline)
 
     async def intake(request: Request) -> Received:
@@ -300,10 +251,8 @@ async def problem_response(request: Request, exc: Exception) -> Response:
 
 
 async def validation_response(request: Request, exc: Exception) -> Response:
-    """FastAPI's answer to a request that failed validation, without the ``input`` pydantic
-    puts in each error: for a typed packet body that is the whole body, secrets and all,
-    and it may not even be JSON text (a lone surrogate, NaN). Our ``cmp_packet`` errors
-    carry the findings, masked, in their context."""
+    """FastAPI's answer to a request that failed validation, without each error's ``input``:
+    for a typed packet body that is the whole body, secrets and all."""
     from fastapi.encoders import jsonable_encoder
 
     errors = [{key: value for key, value in error.items() if key != "input"} for error in exc.errors()]  # type: ignore[attr-defined]

@@ -1,10 +1,7 @@
 """The JSON Schema of each supported version, shipped beside this file as data.
 
-The version list is stated here once: a version is supported exactly when its schema
-ships with the package. The canonical member order is stated once too, by the schemas
-themselves: each object's ``properties`` are in the order the canonical form writes
-them. :func:`members` reads that order (and which members are required) out of every
-supported schema, for the writers of :mod:`cmp.model` and :mod:`cmp._canonical`.
+A version is supported exactly when its schema ships here. Each object's ``properties``
+are in canonical order; :func:`members` reads that order out of every supported schema.
 """
 
 from __future__ import annotations
@@ -31,8 +28,7 @@ def load_schema(version: str) -> dict[str, Any]:
 
 
 def _path(version: str) -> str:
-    # A plain file path: importlib.resources would double check()'s start-up time, and
-    # the schemas always ship as files inside the package.
+    # A plain path: importlib.resources would slow check()'s start-up; the schemas ship as files.
     if version not in SUPPORTED_VERSIONS:
         raise ValueError(f"no schema for version {version!r}; supported: {', '.join(SUPPORTED_VERSIONS)}")
     return _beside_this_file(f"core-memory.v{version}.json")
@@ -48,14 +44,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Member:
-    """One member an object of the packet may have, as the schemas state it.
-
-    ``kind`` is ``string`` (``timestamp`` when its format is date-time), ``boolean``,
-    ``strings`` (an array of strings), ``object`` or ``objects`` (an array of objects);
-    for the last two, ``location`` names the nested object (``$.decisions[]``), as the
-    keys of :data:`cmp.model.SCHEMA_CLASSES` do. A required member is always written; an
-    optional one only when it is not empty (``""``, ``false``, no items, or absent).
-    """
+    """One member an object of the packet may have; for ``object`` and ``objects`` (an array
+    of objects), ``location`` names the nested object as :data:`cmp.model.SCHEMA_CLASSES` does."""
 
     name: str
     kind: Kind
@@ -70,11 +60,9 @@ def members() -> Mapping[str, tuple[Member, ...]]:
 
 
 def layout(schemas: Sequence[Mapping[str, Any]]) -> dict[str, tuple[Member, ...]]:
-    """The members of each object of ``schemas``, by location, in one order that keeps each schema's.
-
-    A member of any of them is listed (the typed model is their union). Raises
-    ValueError when two schemas order their common members differently or disagree on
-    whether one is required or what kind it is: then no single canonical order exists.
+    """The members of each object of ``schemas`` (their union), by location, in one order
+    that keeps each schema's; ValueError when no such order exists or the schemas disagree
+    on a member's kind or whether it is required.
     """
     found: dict[str, list[tuple[Member, ...]]] = {}
     for schema in schemas:
@@ -140,12 +128,8 @@ def _annotations() -> dict[str, dict[str, Any]]:
 
 def annotated_schema(version: str) -> dict[str, Any]:
     """A copy of ``version``'s schema for editors and agents: every object and member has a
-    ``description`` (what to write, then the bounds the schema sets, spelt out from the
-    schema itself) and, where it helps, ``examples``.
-
-    Annotations assert nothing, so the copy accepts exactly what the schema accepts. The
-    words come from ``annotations.json`` beside this file, keyed by location (``$.goal``,
-    ``$.decisions[].why``); a location without words is a ValueError.
+    ``description`` (from ``annotations.json``, then the schema's bounds in words) and,
+    where it helps, ``examples``. It accepts exactly what the schema accepts.
     """
     import copy  # here: only these two copies use it, and a check never asks for one
 
@@ -211,11 +195,9 @@ def _limits(node: Mapping[str, Any]) -> list[str]:
 # the time, and the id of the packet it continues (a packet the writer holds).
 WRITER_FILLED: tuple[str, ...] = ("ltm_version", "id", "created_at", "parent_id")
 
-# The keywords a draft schema uses: the subset the strict structured-output and strict
-# tool-use modes of the main providers all take (types, enums, nesting, every member
-# required, no other members, descriptions). Bounds, patterns and formats are refused or
-# ignored by one provider or another, so a draft states them in words and the writer
-# checks them when the draft becomes a packet.
+# The subset of keywords the main providers' strict structured-output and tool-use modes
+# all take. Bounds, patterns and formats are refused by one or another, so a draft states
+# them in words and the writer checks them.
 DRAFT_KEYWORDS: frozenset[str] = frozenset(
     {"type", "properties", "required", "additionalProperties", "items", "enum", "anyOf", "description"}
 )
@@ -237,17 +219,9 @@ def _draft(version: str) -> dict[str, Any]:
 
 
 def draft_schema(version: str = "0.2") -> dict[str, Any]:
-    """A JSON Schema for a model to fill through strict structured output or strict tool
-    use: a draft of a ``version`` packet, which :meth:`cmp.Packet.from_draft` makes a packet.
-
-    Built from the version's schema, member for member in its order: no member the writer
-    fills (:data:`WRITER_FILLED`); every object has ``additionalProperties: false`` and
-    lists every property in ``required``, an optional member being nullable
-    (``"anyOf": [<the member>, {"type": "null"}]``, its description beside); only the keywords
-    of :data:`DRAFT_KEYWORDS`. What the schema bounds (lengths, counts, patterns, formats)
-    is spelt out in each member's description, from the annotated schema's words, and
-    checked when the draft becomes a packet. Each call returns a fresh copy.
-    """
+    """A fresh JSON Schema for a model to fill through strict structured output or tool use:
+    a draft of a ``version`` packet for :meth:`cmp.Packet.from_draft`. No :data:`WRITER_FILLED`
+    member; every property required, an optional one nullable; bounds in descriptions."""
     import copy
 
     return copy.deepcopy(_draft(version))

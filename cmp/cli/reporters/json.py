@@ -1,6 +1,5 @@
-"""``--format json``: one document ``{"version": 1, "results": [...]}`` a run, one result
-object per packet (or file, for lint; or packet with findings, for an audit) and per
-source that could not be read, written as results arrive (:class:`JsonResults`)."""
+"""``--format json``: one document ``{"version": 1, "results": [...]}`` a run, written as
+results arrive (:class:`JsonResults`)."""
 
 from __future__ import annotations
 
@@ -20,9 +19,8 @@ if TYPE_CHECKING:
     from cmp.cli.reporters import Audited, Reporter, Sink
     from cmp.findings import Finding
 
-# The version of the results document (check, lint, audit), its first member; it changes
-# only when a member's meaning changes or one is removed. The document's JSON Schema ships
-# in cmp/cli/schemas/check-report.schema.json.
+# Changes only when a member's meaning changes or one is removed (schema:
+# cmp/cli/schemas/check-report.schema.json).
 RESULTS_VERSION = 1
 
 
@@ -32,12 +30,8 @@ def json_entry(result: dict[str, Any]) -> str:
 
 
 def error_result(file: str, line: int | None, message: str, **more: Any) -> dict[str, Any]:
-    """The result of a source that could not be judged.
-
-    It has the members of a judged one (nothing conforming, accepted or found; ``more``
-    adds a command's own, such as lint's), so a consumer reads every result alike;
-    ``error`` says why, where a judged one has null.
-    """
+    """The result of a source that could not be judged: a judged one's members (``more``
+    adds a command's own), with ``error`` saying why."""
     return {
         **where(file, line),
         "ok": False,
@@ -102,13 +96,8 @@ class Json:
 
 
 class JsonResults:
-    """``{"version": 1, "results": [...]}`` written one entry at a time, as results arrive.
-
-    Holding every result until the end cost memory in proportion to the input (a
-    packet with thousands of errors has a result of megabytes). The bytes are those
-    ``json.dumps({"version": 1, "results": entries}, indent=2)`` writes for the whole list: each
-    entry is an object rendered with ``indent=2``, indented two levels more here.
-    """
+    """``{"version": 1, "results": [...]}`` written one entry at a time, as results arrive:
+    the bytes ``json.dumps(..., indent=2)`` writes for the whole document."""
 
     def __init__(self, out: Output) -> None:
         self.out = out

@@ -26,8 +26,7 @@ class Text(LineReporter):
         return report_lines(file, jsonl_line, judged, show_found=show_found)
 
     def lint(self, file: str, judged: Judged, findings: list[Finding], advice: Tone, *, show_found: bool) -> list[Line]:
-        # A file check refuses gets check's own lines first (its findings, redaction hits);
-        # a file with nothing to say is one "ok" line, as check's.
+        # A file check refuses gets check's own lines first.
         lines = report_lines(file, None, judged, show_found=show_found) if not judged.accepted else []
         lines += [(advice, advice_line(file, finding)) for finding in findings]
         if judged.accepted and not findings:
@@ -35,9 +34,8 @@ class Text(LineReporter):
         return lines
 
     def audit(self, item: Audited, *, show_found: bool) -> list[Line]:
-        # Every line names the packet as the audit found it (store[id], file, file:line), and
-        # fails: the audit prints nothing of a packet without findings. A row's own error (its
-        # body holds no packet: row-body) is named by its keyword, as the audit's findings are.
+        # Every line fails: the audit prints nothing of a packet without findings. A row's own
+        # error (row-body) is named by its keyword, as the audit's findings are.
         where, report = item.where, item.report
         lines: list[Line] = [
             ("fail", f"{where}: {finding}" + (f" [{finding.keyword}]" if finding.code == "audit" else ""))
