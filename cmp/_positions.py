@@ -1,26 +1,20 @@
 """Where each finding is in the packet's text: line and column, found only when asked for.
 
 Checking never pays for positions: findings carry paths, and this module reads the text
-again to turn them into places, for a report that is rendered or asked to
-(:meth:`cmp.Report.located`, :func:`cmp._positions.locate`). Reading the text ourselves is what
-makes this possible at all: a decoded document has no positions left.
+again (a decoded document has no positions left) for a report rendered or asked to.
 
 Where a finding points (specification clause 1.6):
 
-- a member or item: the first character of its value; an unexpected or duplicated member
-  (``additionalProperties``, ``duplicate-key``): its name, the second time it is written
-  for a duplicate; a member that is missing (``required``, an absent ``ltm_version``, a
-  missing member that lint advises on): the object that lacks it;
-- a redaction hit: the first character of the match inside the string as written, so a
-  match after an escape (``\\n``, ``\\u00e9``) points at the right column;
-- the whole packet (``$``): the first character of the value, past leading whitespace;
-  a packet over the size limit: the character holding its first byte past the limit;
+- a member or item: the first character of its value; an unexpected or duplicated member:
+  its name (its second writing, for a duplicate); a missing member: the object that lacks it;
+- a redaction hit: the first character of the match in the string as written (past escapes);
+- the whole packet (``$``): its first character past leading whitespace; a packet over the
+  size limit: the character holding its first byte past the limit;
 - text that is not JSON: where the decoder stopped (or the invalid UTF-8 byte, the
   refused number or constant, the string holding a lone surrogate).
 
-Paths are matched as the findings render them (:class:`cmp._messages.BoundedPath`), so a
-finding in a masked or cut member name is found too; where two members render alike (a
-cut name, a long path) the first one written is taken.
+Paths are matched as findings render them (:class:`cmp._messages.BoundedPath`), so a masked
+or cut member name is found too; where two render alike, the first written is taken.
 """
 
 from __future__ import annotations
@@ -70,10 +64,9 @@ class _Frame:
 
 @dataclass(slots=True)
 class _Map:
-    """The document's values by rendered path: the first written; the first string (a
-    redaction hit is in one, and a path cut short may render like its ancestors'); the
-    second writing of a name within one object (a duplicate); and each object's member
-    names with where each is written."""
+    """The document's values by rendered path: the first written; the first string (a path cut
+    short may render like its ancestors'); the second writing of a name within one object (a
+    duplicate); and each object's member names with where each is written."""
 
     first: dict[str, _Node] = field(default_factory=dict)
     # Every writing under a path that more than one value renders as (a cut or masked name).
@@ -250,8 +243,7 @@ class _Text:
         return self._name_hits[key]
 
     def refused_at(self) -> int | None:
-        """:func:`_refused_at`, worked out once: a report may hold 100 json findings, and
-        reading the text again for each cost 100 parses of it (seconds, 10,000 deep)."""
+        """:func:`_refused_at`, worked out once: a report may hold 100 json findings."""
         if self._refused_at is _UNKNOWN:
             self._refused_at = _refused_at(self)
         return self._refused_at  # type: ignore[return-value]
@@ -385,8 +377,7 @@ def _hits_in_names(names: list[tuple[str, int, str]], rules: str) -> dict[_HitKe
 
 
 def _hits_by_text(texts: list[str], rules: str) -> Iterator[tuple[int, list[_HitKey]]]:
-    """The hits of a rule set in each of ``texts``, by index: one scan, each text its own
-    field (named by its place in the list)."""
+    """The hits of a rule set in each of ``texts``, by index, in one scan."""
     by_index: dict[int, list[_HitKey]] = {}
     for hit in rule_set_named(rules).scan([(str(index), text) for index, text in enumerate(texts)]):
         by_index.setdefault(int(hit.field), []).append((hit.category, hit.at, hit.length))
@@ -407,9 +398,8 @@ def _located(item: Located, source: _Text) -> Located:
         return item
     position = source.position(offset)
     if isinstance(item, Finding) and item.code == "json":
-        # The decoder's message ends in its own "at line 1 column 2": once the finding has a
-        # position, the CLI prints it in front (and a JSON Lines packet's line 1 is not the
-        # file's), so the same place said twice, or wrongly, is dropped from the message.
+        # The decoder's message ends in its own "at line L column C"; the CLI prints the position
+        # in front, so the place said twice is dropped from the message.
         said = _DECODER_PLACE.search(item.message)
         if said is not None and (int(said["line"]), int(said["column"])) == (position.line, position.column):
             return replace(item, message=item.message[: said.start()], position=position)

@@ -1,10 +1,8 @@
-"""``baseline``: the redaction findings a repository's packets hold now, written as
-fingerprints (:mod:`cmp.cli._policy`), so that ``check --baseline`` reports them as known
-and fails only on new ones.
+"""``baseline``: the redaction findings a repository's packets hold now, written as fingerprints
+(:mod:`cmp.cli._policy`), so that ``check --baseline`` fails only on new ones.
 
-The file is written whole or not at all: a source that cannot be read is an error
-(exit 2) and nothing is written, since a baseline missing a file's findings would let
-them fail every run after it, or, worse, look complete.
+Written whole or not at all (an unreadable source is exit 2, nothing written): a baseline missing
+a file's findings would fail every run after it, or, worse, look complete.
 """
 
 from __future__ import annotations

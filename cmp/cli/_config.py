@@ -1,11 +1,9 @@
 """Settings: each option from its flag, else its environment variable, else the
 ``[tool.core-memory-packet]`` table of the nearest ``pyproject.toml``, else its default.
 
-Every setting is stated once, in :data:`OPTIONS`: its key in the file (``lint-strict``),
-its environment variable (``CMP_LINT_STRICT``), the argument it fills (``strict``), the
-commands that read it and the values it takes. An unknown key, or a value of the wrong
-kind, is a :class:`ConfigError` (one line, exit 2), never ignored. Paths in the file are
-relative to the file's folder.
+Every setting is stated once, in :data:`OPTIONS`. An unknown key or a value of the wrong kind
+is a :class:`ConfigError` (one line, exit 2), never ignored. Paths in the file are relative to
+the file's folder.
 """
 
 from __future__ import annotations
@@ -58,8 +56,7 @@ class Option:
 _SCANNING = frozenset(("check", "lint", "fmt", "scrub", "resume", "audit", "baseline", "gate"))
 _WALKING = frozenset(("check", "lint", "fmt", "chain", "baseline", "gate"))
 
-# The store's folder has its own variable, CMP_STORE, read by the library (cmp.Store), so
-# it is not a setting here: one place decides where the store is.
+# Not a setting: the store's folder (CMP_STORE, read by cmp.Store), so one place decides it.
 OPTIONS: tuple[Option, ...] = (
     Option("rule-set", "--rule-set", "rule_set", "choice", _SCANNING, "default"),  # its choices: --rule-set's
     Option("lenient", "--lenient", "lenient", "bool", frozenset(("check",)), False),
@@ -103,9 +100,8 @@ def _choice(option: Option, value: object, where: str, choices: Sequence[str]) -
 
 
 def _value(option: Option, value: object, where: str, choices: Sequence[str], folder: str | None) -> Any:
-    """``value`` as ``option`` takes it, from the file (``folder``: the file's) or the
-    environment (``folder`` None: every value is a string there, so words stand for
-    booleans and commas separate a list; in the file TOML's own types must be used)."""
+    """``value`` as ``option`` takes it, from the file (``folder``: the file's; TOML's own types)
+    or the environment (``folder`` None: words stand for booleans, commas separate a list)."""
     from_environment = folder is None
     if option.kind == "bool":
         if isinstance(value, str) and from_environment:

@@ -1,17 +1,14 @@
 """Claude Code hooks: what a hook command reads on stdin, and ``save --hook claude``, the
 hand-off saved at ``PreCompact``, ``SessionEnd`` or ``Stop``.
 
-A hook command gets one JSON object on stdin (``session_id``, ``transcript_path``,
-``cwd``, ``hook_event_name`` and the event's own members). Both hook commands read it
-the same way: at most MAX_HOOK_INPUT bytes, an object or nothing (so that a hook can be
-tried by hand), the event one the command answers; ``cwd`` is where the session works,
-and the project (its store, the hand-off draft) is found from there up.
+A hook command gets one JSON object on stdin; both hook commands read at most
+MAX_HOOK_INPUT bytes of it, an object or nothing (so a hook can be tried by hand). ``cwd``
+is where the session works, and the project (its store, the hand-off draft) is found from there up.
 
-The hand-off: a packet needs the agent's own words, so the agent keeps a draft (the
-draft schema's document) at ``.cmp/handoff.json`` in the project folder, beside the
-store's ``.cmp/packets``; the hook makes it a
-packet continuing the store's latest head and saves it. No draft there is nothing to
-save (exit 0, silent); a draft the latest head already holds is not saved again.
+The hand-off: a packet needs the agent's own words, so the agent keeps a draft at
+``.cmp/handoff.json`` in the project folder, beside the store; the hook makes it a packet
+continuing the store's latest head and saves it. No draft is nothing to save (exit 0,
+silent); a draft the latest head already holds is not saved again.
 """
 
 from __future__ import annotations
@@ -33,10 +30,8 @@ from cmp.store import Store, StoreError, default_store_path, project_folder
 
 # A hook's input is a small JSON object; more than this is not one.
 MAX_HOOK_INPUT = 1 << 20
-# Where the agent keeps its hand-off, in the project's folder (cmp.store.project_folder):
-# beside the store, wherever in the project the session's working directory is.
+# In the project's folder (cmp.store.project_folder), wherever in it the session works.
 HANDOFF = os.path.join(".cmp", "handoff.json")
-# The events at which a session hands off.
 SAVE_EVENTS = ("PreCompact", "SessionEnd", "Stop")
 
 

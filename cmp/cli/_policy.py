@@ -2,23 +2,18 @@
 (``--ignore``), findings already known (``--baseline``), and the credential scan of a
 packet refused at intake or schema.
 
-None of it changes what :func:`cmp.check` answers: a report is judged as ever, then its
-redaction hits are looked at here, once, and the CLI's formats and exit status read the
-result (:class:`Judged`). The format forbids overriding the writer's push decision per
-pattern, so this is only ever about reporting on files, never about sending a packet.
+None of it changes what :func:`cmp.check` answers; the CLI's formats and exit status read
+the result (:class:`Judged`). The format forbids overriding the push decision per pattern,
+so this is only about reporting on files, never about sending a packet.
 
-A refused packet gets no redaction scan from the library (there is no typed packet to
-scan), yet a key in its text is a leak whatever the schema says: a first fix of the
-schema error would commit it. So the CLI scans it as lenient mode scans raw data (every
-string and member name of parsed JSON), or, when it is not JSON at all, its whole text,
-and reports those hits as their own stage: ``refused``.
+A refused packet gets no scan from the library, yet a key in its text is a leak (a first
+fix of the schema error would commit it): the CLI scans it as lenient mode scans raw data,
+or its whole text when it is not JSON, and reports those hits as stage ``refused``.
 
-A baseline holds fingerprints, never the text: HMAC-SHA256, under the baseline's own
-random salt (so a reader of the file cannot test guesses against a table made for every
-baseline at once), of the category and of every match of it in the file's text. Every
-match, not the hit's own: a finding names only the leftmost match in its field, so a
-second key written beside a known one would hide behind it. Any change to a file's
-matches of a category makes its hits of it new.
+A baseline holds fingerprints, never the text: HMAC-SHA256 under the baseline's own random
+salt (no guess table serves every baseline) of the category and of every match of it in the
+file's text. Every match, not the hit's own: a finding names only the leftmost match in its
+field, so a second key written beside a known one would hide behind it.
 """
 
 from __future__ import annotations
@@ -199,10 +194,9 @@ class Baseline:
 
 
 def new_baseline(path: str) -> Baseline:
-    """An empty baseline for ``path`` (``-``: stdout): the salt of the baseline already there
-    (so unchanged findings keep their fingerprints and the file's diff shows only what
-    changed), else a fresh one. A file there that is no baseline is a :class:`PolicyError`:
-    it is not overwritten."""
+    """An empty baseline for ``path`` (``-``: stdout) with the salt of the baseline already there
+    (unchanged findings keep their fingerprints), else a fresh one. A file there that is no
+    baseline is a :class:`PolicyError`: it is not overwritten."""
     if path == "-" or not os.path.lexists(path):
         import secrets  # for a new baseline's salt alone
 
@@ -324,11 +318,9 @@ class RunPolicy:
 
 
 def refused_hits(report: Report) -> tuple[list[Redaction], bool]:
-    """The redaction hits in the text of a packet the library refused without scanning it,
-    and whether they are placed already: what lenient mode would find in its parsed JSON
-    (not placed: :meth:`cmp.Report.located` places them by field), or, for text that is no
-    JSON object (or not JSON at all), what each rule table finds in the whole text, placed
-    by offset."""
+    """The redaction hits in the text of a packet the library refused without scanning it, and
+    whether they are placed: lenient mode's hits in its parsed JSON (not placed), or each rule
+    table's in the whole text when it is no JSON object (placed by offset)."""
     if report.packet is not None or report.redactions or report.source is None:
         return [], True
     if report.policy.lenient and report.schema_only:
@@ -349,8 +341,7 @@ DEFAULT_RUN = RunPolicy()  # no rule left out, no baseline, refused packets scan
 
 
 def ignored_lint_rules(policy: RunPolicy) -> frozenset[str]:
-    """The lint rules (their ids in cmp.lint's findings: ``sentences``) that ``policy``'s
-    --ignore names."""
+    """The lint rules (as cmp.lint's findings name them: ``sentences``) that --ignore names."""
     return frozenset(
         rule.removeprefix("lint/")
         for rule in lint_rule_ids()

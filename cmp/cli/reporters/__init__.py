@@ -1,18 +1,14 @@
 """Every output format of the result commands (check, lint, audit), by name: :data:`REPORTERS`.
 
-A format is one module here, named as the format, whose ``REPORTER`` renders results,
-and one line in :data:`REPORTERS`, which says what the format prints and which commands
-offer it. The table holds no code of the formats: ``--format``'s choices and help are
-read from it at every start-up, and a format's module (SARIF's loads the whole rule
-catalog) is imported only by a run that prints it (:func:`reporter`).
+A format is one module here, named as the format, whose ``REPORTER`` renders results, and
+one line in :data:`REPORTERS`. The table holds no code: ``--format``'s choices and help are
+read from it at every start-up, and a format's module is imported only by a run that prints it.
 
-A reporter renders where a source is judged, which is a worker process with --jobs or
---dask: each result becomes :data:`Line` pieces (text, with the tone it reads in), and a
-share's pieces become the output's bytes (:meth:`Reporter.fragment`), so that a worker
-hands back bytes, not reports. The parent process only writes those bytes in input order
-into what :meth:`Reporter.begin` opened (a :class:`Output`): for a line format, stdout
-itself; for a document format (json, sarif), a document streamed as the bytes come, whose
-head and tail it writes itself.
+A reporter renders where a source is judged (a worker with --jobs or --dask): results become
+:data:`Line` pieces, and a share's pieces the output's bytes (:meth:`Reporter.fragment`), so a
+worker hands back bytes, not reports. The parent writes them in input order into what
+:meth:`Reporter.begin` opened: stdout for a line format; for json and sarif, a document
+streamed as the bytes come.
 """
 
 from __future__ import annotations
@@ -58,9 +54,8 @@ if TYPE_CHECKING:
             entries, written as they are."""
 
         def unreadable(self, file: str, jsonl_line: int | None, message: str, members: Mapping[str, Any]) -> None:
-            """A source that could not be read or checked (its line on stderr is the caller's), in
-            the format's own terms where it has them; ``members`` are those a JSON result of the
-            command has beyond check's (lint's ``lint``), empty."""
+            """A source that could not be read or checked, in the format's own terms where it has
+            them; ``members``: those a JSON result of the command has beyond check's (lint's ``lint``)."""
 
         def close(self, after: Mapping[str, Any]) -> None:
             """The end of the output; ``after`` are the members of a JSON document after its
@@ -68,11 +63,8 @@ if TYPE_CHECKING:
 
     class Reporter(Protocol):
         """One output format: each command's results as pieces, pieces as bytes, and where they go.
-
-        The render methods run where the source was judged (a worker, perhaps) and return
-        :data:`Line` pieces: a line of text with its tone for a line format, a document's
-        entry (JSON text) with its tone for a document format.
-        """
+        The render methods run where the source was judged and return :data:`Line` pieces (a
+        line of text, or a document's entry as JSON text, with its tone)."""
 
         def check(self, file: str, jsonl_line: int | None, judged: Judged, *, show_found: bool) -> list[Line]:
             """One source's check results (``jsonl_line``: its line in a JSON Lines file)."""
@@ -100,10 +92,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Format:
-    """One output format, as the command line shows it: ``help`` is what it prints (check's
-    --format help gives it whole), ``phrase`` the same in a few words (lint's and audit's
-    list them); ``document`` formats print one document a run, whose readers often capture
-    stderr with stdout, so the run's summary line is left out; ``commands`` offer it."""
+    """One output format: ``help`` is what it prints, ``phrase`` the same in a few words;
+    ``document`` formats print one document a run, whose readers often capture stderr with
+    stdout, so the run's summary line is left out; ``commands`` offer it."""
 
     name: str
     help: str
