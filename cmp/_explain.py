@@ -1,11 +1,9 @@
 """The detailed validation path: every schema violation, explained, in path order.
 
-When the compiled builder (:mod:`cmp._compiler`) says "not valid", this module says why:
-it reads the same schema into a small tree of rules and walks the packet once, yielding
-findings sorted by path, then keyword. Nothing here reprs a user value (it can be 10,000
-levels deep or 32 KB long). Past :data:`cmp.findings.MAX_FINDINGS` the rest are only
-counted, by a walk that builds neither messages nor paths (``count`` equals the number
-``walk`` yields; the tests hold it to that, and the findings to jsonschema's).
+When the compiled builder (:mod:`cmp._compiler`) says "not valid", this module says why: it reads the
+same schema into a small tree of rules and walks the packet once, yielding findings sorted by path, then
+keyword. Nothing here reprs a user value (it can be 10,000 levels deep). Past MAX_FINDINGS the rest are
+only counted (``count`` equals the number ``walk`` yields; the tests hold it to that).
 """
 
 from __future__ import annotations
@@ -46,8 +44,8 @@ def _shown(instance: Any) -> str:
     return quote(instance) if isinstance(instance, str) else type_name(instance)
 
 
-# One function per leaf keyword: (keyword's value, instance) -> message, or None when it holds.
-# Each ignores the types it does not apply to, as JSON Schema does, except enum and const.
+# A leaf keyword's check: (its value, instance) -> message or None; it ignores the types it does not
+# apply to, as JSON Schema does, except enum and const.
 _Check = Callable[[Any, Any], "str | None"]
 
 
@@ -123,8 +121,8 @@ def _matcher(pattern: str) -> Matcher:
     return Matcher(pattern)
 
 
-# For count(): whether a check fails without writing the message (quoting asks the redaction
-# screen about the text); each answers exactly when its check in _LEAF_KEYWORDS returns a message.
+# For count(): whether a check fails, without the message (quoting asks the redaction screen); each
+# answers exactly when its check in _LEAF_KEYWORDS returns a message.
 _FAILS: dict[str, Callable[[Any, Any], bool]] = {
     "const": lambda const, instance: not (isinstance(instance, str) and instance == const),
     "enum": lambda allowed, instance: not (isinstance(instance, str) and instance in allowed),
@@ -170,8 +168,7 @@ class _Rules:
         self.required = frozenset(schema.get("required", ()))
         self.additional = schema.get("additionalProperties", True) is not False
         self.items = _Rules(schema["items"]) if "items" in schema else None
-        # For counts(): the checks whose answer for a value that is not a string depends on
-        # its type alone (all but maxItems), maxItems's limit, and the members it names.
+        # For counts(): the checks a non-string's type alone decides (all but maxItems), maxItems, the members.
         self.type_fails = tuple(
             pair for pair, (keyword, _, _) in zip(self.fails, self.checks, strict=True) if keyword != "maxItems"
         )
@@ -180,8 +177,7 @@ class _Rules:
         )
         self.max_items: int | None = schema.get("maxItems")
         self.known = frozenset(self.properties)
-        # Nothing below it: walk() yields only its checks' findings at its path, for any
-        # instance, so its parent runs the checks itself (_leaf_findings).
+        # Nothing below it: walk() yields only its checks' findings, so its parent runs them (_leaf_findings).
         self.leaf = not self.properties and not self.required and self.additional and self.items is None
         # A text leaf checked for type and length alone: the lengths a string passes all its checks within.
         self.lengths: tuple[int, float] | None = None
@@ -201,10 +197,9 @@ def _rules(version: str) -> _Rules:
 def walk(rules: _Rules, instance: Any, path: str = "$", escaped: frozenset[str] = frozenset()) -> Iterator[Finding]:
     """Every violation of ``rules`` by ``instance``, sorted by path, then keyword.
 
-    Findings at a node come first, then each member in name order or item in index order,
-    with everything below it. Missing and unexpected members are reported at their own
-    path. Recursion is as deep as the schema (three levels), never as the document.
-    ``escaped`` names members whose JSON text held an escape (:func:`_plain_text`).
+    Findings at a node come first, then each member in name order or item in index order, with everything
+    below it. Recursion is as deep as the schema (three levels), never as the document. ``escaped`` names
+    members whose JSON text held an escape (:func:`_plain_text`).
     """
     for keyword, check, expected in rules.checks:
         message = check(expected, instance)
@@ -245,8 +240,7 @@ def walk(rules: _Rules, instance: Any, path: str = "$", escaped: frozenset[str] 
                 else:
                     yield from walk(items, item, f"{path}[{index}]")
             return
-        # Past that, only items with findings are walked: clean ones are counted (in C, in
-        # chunks that double, since a caller who has enough findings stops asking) and skipped.
+        # Past that, clean items are counted (in C, in doubling chunks: a caller may stop early) and skipped.
         start, size = 0, _FIRST_CHUNK
         while start < len(instance):
             chunk = instance[start : start + size]
@@ -274,15 +268,14 @@ def _leaf_findings(rules: _Rules, value: Any, parent: str, name: Any = None, ind
 
 
 def _name_order(name: Any) -> tuple[int, Any]:
-    # JSON names are strings; Python data may hold others (validate refuses them first).
-    # Integers sort before strings as a path's array indices do.
+    # Python data may hold names that are not strings; integers sort first, as array indices do.
     if isinstance(name, str):
         return (1, name)
     return (0, name) if isinstance(name, int) else (2, repr(name))
 
 
 def count(rules: _Rules, instance: Any, escaped: frozenset[str] = frozenset()) -> int:
-    """How many findings :func:`walk` yields, without making any of them (:func:`tally`)."""
+    """How many findings :func:`walk` yields, without making any (:func:`tally`)."""
     total = tally(rules, [instance])
     if escaped and isinstance(instance, dict):
         properties = rules.properties
@@ -293,8 +286,7 @@ def count(rules: _Rules, instance: Any, escaped: frozenset[str] = frozenset()) -
 
 
 def count_one(rules: _Rules, instance: Any, escaped: frozenset[str] = frozenset()) -> int:
-    """:func:`count` the long way: one instance, one member at a time (for the values
-    :func:`counts` does not group, and the tests' yardstick for it)."""
+    """:func:`count` the long way, one member at a time (for values :func:`counts` does not group)."""
     total = 0
     for fails, expected in rules.fails:
         if fails(expected, instance):
@@ -332,14 +324,12 @@ _KINDS = _JSON_KINDS | {_Absent}
 
 
 def counts(rules: _Rules, instances: list[Any]) -> list[int]:
-    """For each of ``instances``, how many findings :func:`walk` yields for it (what
-    :func:`count_one` says of each), worked out for all of them at once.
+    """For each of ``instances``, how many findings :func:`walk` yields for it (what :func:`count_one` says
+    of each), worked out for all of them at once.
 
-    A leaf check's answer depends on the value's type alone, except for a string (each
-    distinct string is checked once) and an array's length (maxItems); members are counted
-    a column of objects at a time, with set operations and maps that run in C. Values of a
-    type JSON does not make are counted one by one. The tests hold this to :func:`count_one`
-    and to the length of :func:`walk`.
+    A leaf check's answer depends on the value's type alone, except for a string (each distinct string is
+    checked once) and an array's length (maxItems); members are counted a column of objects at a time, in
+    C. Values of a type JSON does not make are counted one by one. The tests hold this to :func:`count_one`.
     """
     if not instances:
         return []
@@ -476,11 +466,10 @@ def _bulk(keyword: str, check: _Check, expected: Any) -> _Bulk | None:
     return lambda texts: [check(expected, text) is not None for text in texts]
 
 
-# A pattern written only with what Python's `re` (ASCII) and RE2 read alike: anchored at both
-# ends, literal letters, digits and :-_, classes of those (no negation), \d, \w, counted repeats.
-# It matches a string exactly where its middle fully matches in `re`: RE2's $ is the end of the
-# text (fullmatch does not take `re`'s final newline), \d and \w are ASCII in both, and no atom
-# matches a lone surrogate. The tests hold them to RE2 on each schema's patterns.
+# A pattern written only with what Python's `re` (ASCII) and RE2 read alike: anchored at both ends, literal
+# letters, digits and :-_, classes of those (no negation), \d, \w, counted repeats. It matches exactly where
+# its middle fully matches in `re`: RE2's $ is the text's end (fullmatch takes no final newline either), \d
+# and \w are ASCII in both, and no atom matches a lone surrogate. The tests hold them to RE2.
 _ATOM = r"(?:\[[A-Za-z0-9_:\-]+\]|\\[dw.]|[A-Za-z0-9_:\-])"
 _ALIKE = re.compile(r"\^(?:" + _ATOM + r"(?:\{[0-9]+(?:,[0-9]+)?\}|[+*?])?)*\$")
 
@@ -495,8 +484,7 @@ def python_pattern(pattern: str) -> re.Pattern[str] | None:
 
 
 def _member_counts(rules: _Rules, objects: list[dict[Any, Any]]) -> list[int]:
-    """Each object's findings below its own checks: missing and unexpected members, and
-    each member's findings, a column of member values at a time."""
+    """Each object's findings below its own checks, a column of member values at a time."""
     out = [0] * len(objects)
     if rules.required:
         out = list(map(len, map(rules.required.difference, objects)))
@@ -527,12 +515,12 @@ def explain(
     limit: int | None = MAX_FINDINGS,
     listed_before: int = 0,
 ) -> list[Finding]:
-    """The schema violations of ``obj`` against ``version``: the first ``limit`` in path
-    order, then a ``truncated`` finding counting the rest (``limit=None``: all of them).
+    """The schema violations of ``obj`` against ``version``: the first ``limit`` in path order, then a
+    ``truncated`` finding counting the rest (``limit=None``: all of them).
 
-    ``listed_before``: findings already listed in the same report; they take their share
-    of ``limit`` and the ``truncated`` finding counts them too. ``escaped`` names the
-    top-level members of :data:`cmp._intake.RAW_TEXT_MEMBERS` written with an escape.
+    ``listed_before``: findings already listed in the same report; they take their share of ``limit`` and
+    the ``truncated`` finding counts them too. ``escaped`` names the top-level members of
+    :data:`cmp._intake.RAW_TEXT_MEMBERS` written with an escape.
     """
     rules = _rules(version)
     found = walk(rules, obj, "$", escaped)
@@ -547,8 +535,7 @@ def explain(
 
 
 def _plain_text(name: str, value: Any) -> str | None:
-    """Why a raw-text member written with an escape is refused, or None when another
-    finding (its type or format) already refuses it."""
+    """Why a raw-text member written with an escape is refused, or None when another finding refuses it."""
     if not isinstance(value, str) or not _timestamps.is_valid(value):
         return None
     return (

@@ -1,8 +1,7 @@
-"""One bounded memo for functions of short texts.
+"""One bounded memo for functions of short texts (member names, tags and ids repeat from packet to packet).
 
-Member names, tags and ids repeat from packet to packet, so answers about them are worth keeping.
-Only texts of at most TEXT_LIMIT code points are kept, at most ENTRIES of them (a full memo is
-emptied), so its memory is bounded; a longer text is never hashed for the memo (it rarely repeats).
+Only texts of at most TEXT_LIMIT code points are kept, at most ENTRIES of them (a full memo is emptied),
+so its memory is bounded; a longer text is never hashed for the memo (it rarely repeats).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """What a message may show of a packet: quotes, withheld text, paths, and the findings cap.
 
-Every message and path that names packet text goes through here, so one place decides
-what they show: at most QUOTE_LIMIT code points of a text and NAME_LIMIT of a member
-name, and nothing at all of a text that a redaction pattern of either rule set matches
-(:func:`withheld`). No message or path shows what a redaction finding masks, and no log
-becomes the way a secret leaks.
+Every message and path that names packet text goes through here: at most QUOTE_LIMIT code points of a
+text and NAME_LIMIT of a member name, and nothing of a text that a redaction pattern of either rule set
+matches (:func:`withheld`), so no message, path or log shows what a redaction finding masks.
 """
 
 from __future__ import annotations
@@ -51,14 +49,13 @@ def _resembled(text: str) -> str | None:
 
 
 def credential_in(text: str) -> str | None:
-    """The first credential category (not abs-path) of either rule set that matches
-    somewhere in ``text``, or that a credential-like form matches there, or None."""
+    """The first credential category (not abs-path) of either rule set, or credential-like form, in ``text``."""
     return first_credential(text) or _in_extended(text) or _resembled(text)
 
 
 def withheld(text: str) -> str | None:
-    """What a message says in place of ``text`` when a redaction pattern of either rule set
-    matches somewhere in it (``not shown: 20 characters matching aws-key``), else None."""
+    """What a message says in place of ``text`` when a redaction pattern of either rule set matches
+    somewhere in it (``not shown: 20 characters matching aws-key``), else None."""
     category = _withholding_category(text)
     if category is None:
         return None
@@ -70,19 +67,15 @@ def _characters(count: int) -> str:
 
 
 def unquoted(text: str) -> str:
-    """``text`` as it is (an id a program prints whole), or ``(not shown: …)`` when a
-    redaction pattern matches somewhere in it."""
+    """``text`` as it is (an id a program prints whole), or ``(not shown: …)`` when a pattern matches in it."""
     hidden = withheld(text)
     return text if hidden is None else f"({hidden})"
 
 
 def quote(text: str, limit: int = QUOTE_LIMIT, *, within: str | None = None) -> str:
-    """Quote user text for a one-line message, showing at most ``limit`` code points.
-
-    Text that a redaction pattern of either rule set matches anywhere is not quoted at all,
-    nor a snippet of a longer text (``within``) in which a credential pattern matches: the
-    snippet may hold part of the credential.
-    """
+    """Quote user text for a one-line message, showing at most ``limit`` code points; not at all when a
+    redaction pattern of either rule set matches it, nor a snippet of a longer text (``within``) in which
+    a credential pattern matches (the snippet may hold part of the credential)."""
     hidden = withheld(text)
     if hidden is not None:
         return f"({hidden})"
@@ -118,8 +111,7 @@ def _escape_in_name(match: re.Match[str]) -> str:
 @remembered
 def member_step(name: str) -> str:
     """One member's step in a path: ``.goal``, ``['odd key']``, ``['it\\'s']``, ``['aaaa…']``,
-    ``[<not shown: 20 characters matching aws-key>]``. Memoized: every path takes a step per member.
-    """
+    ``[<not shown: 20 characters matching aws-key>]``. Memoized: every path takes a step per member."""
     hidden = withheld(name)
     if hidden is not None:
         return f"[<{hidden}>]"
@@ -136,14 +128,13 @@ def _shown_step(name: str) -> str:
 
 
 def member_steps(text: str | bytes) -> Callable[[str], str]:
-    """:func:`member_step` for the member names of one JSON text, read once to spare asking
-    the redaction screens of both tables about each name.
+    """:func:`member_step` for the member names of one JSON text, read once to spare asking the redaction
+    screens about each name.
 
-    Where the text holds no backslash, each name is written in it as it is, between quotes
-    (no word characters); no pattern is anchored (checked below); and a screen matches
-    wherever its pattern does. So if no screen matches anywhere in the text, no pattern
-    matches a name (the quick path's fact 3) and no step withholds one. Otherwise it is
-    :func:`member_step` itself. The tests hold the two to the same steps.
+    Where the text holds no backslash, each name is written in it as it is, between quotes (no word
+    characters); no pattern is anchored (checked below); and a screen matches wherever its pattern does.
+    So if no screen matches anywhere in the text, no pattern matches a name (the quick path's fact 3).
+    Otherwise it is :func:`member_step` itself. The tests hold the two to the same steps.
     """
     if (b"\\" in text) if isinstance(text, bytes) else ("\\" in text):
         return member_step
@@ -189,11 +180,8 @@ def bounded_path(path: str) -> str:
 
 
 class BoundedPath:
-    """A JSONPath grown one key at a time, holding no more than :func:`bounded_path` shows.
-
-    ``child`` costs the same at any depth, so a document full of findings costs time and
-    memory in proportion to its size. ``text`` always equals ``bounded_path`` of the full path.
-    """
+    """A JSONPath grown one key at a time, holding no more than :func:`bounded_path` shows: ``child``
+    costs the same at any depth, and ``text`` always equals ``bounded_path`` of the full path."""
 
     __slots__ = ("_head", "_tail", "_whole", "length")
 
@@ -248,8 +236,7 @@ class BoundedPath:
         return self._head + "…" + (self._tail + step)[-_HALF:]
 
     def repeated(self, index: int, times: int) -> BoundedPath:
-        """``child(index)`` taken ``times`` times, in one step: the same path (a property
-        test holds it to that), for a chain of one-item arrays however long."""
+        """``child(index)`` taken ``times`` times, in one step (a chain of one-item arrays however long)."""
         if times <= 0:
             return self
         step = f"[{index}]"
@@ -270,15 +257,13 @@ class BoundedPath:
 
 
 def field_name(path: BoundedPath) -> str:
-    """A redaction finding's field for a value at ``path``: the path without its ``$`` and
-    the dot after it (``decisions[0].why``, ``['odd key'].k``)."""
+    """A redaction finding's field for a value at ``path``: ``decisions[0].why``, ``['odd key'].k``."""
     text = path.text
     return text[2:] if text.startswith("$.") else text[1:]
 
 
 def capped(findings: Iterable[Finding]) -> list[Finding]:
-    """The first :data:`MAX_FINDINGS` findings, then one ``truncated`` finding counting the rest
-    (counted lazily, never kept)."""
+    """The first :data:`MAX_FINDINGS` findings, then one ``truncated`` finding counting the rest (never kept)."""
     listed: list[Finding] = []
     more = 0
     for finding in findings:

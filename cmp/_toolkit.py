@@ -1,7 +1,6 @@
-"""The declared internal interface: what the command line (:mod:`cmp.cli`) and the
-integrations (:mod:`cmp.integrations`) use from the core's private modules, beyond the public
-names and modules; tests/unit/test_layers.py holds them to it. Nothing here is public. Each
-name is imported on first use, so a command loads only what it uses.
+"""The declared internal interface: what :mod:`cmp.cli` and :mod:`cmp.integrations` use from the core's
+private modules (tests/unit/test_layers.py holds them to it). Nothing here is public. Each name is
+imported on first use, so a command loads only what it uses.
 """
 
 from __future__ import annotations

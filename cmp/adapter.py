@@ -1,9 +1,8 @@
 """This library behind the conformance harness protocol: ``python -m cmp.adapter``.
 
-It reads one JSON request per line from stdin, ``{"id": str, "input_base64": str}``, and writes
-one flushed JSON answer per line: the library's verdict (:func:`cmp.conformance.respond`) under
-the request's id, or ``{"id": <the id or null>, "error": "<one line>"}`` for a request it cannot
-read. The protocol: conformance-vectors/README.md.
+It reads one JSON request per line from stdin, ``{"id": str, "input_base64": str}``, and writes one
+flushed answer per line: the library's verdict (:func:`cmp.conformance.respond`) under the request's id,
+or ``{"id": <the id or null>, "error": "<one line>"}`` (conformance-vectors/README.md).
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """``baseline``: the redaction findings a repository's packets hold now, written as fingerprints
-(:mod:`cmp.cli._policy`), so that ``check --baseline`` fails only on new ones.
-
-Written whole or not at all (an unreadable source is exit 2, nothing written): a baseline missing
-a file's findings would fail every run after it, or, worse, look complete.
+(:mod:`cmp.cli._policy`), so that ``check --baseline`` fails only on new ones. Written whole or not at
+all: a baseline missing a file's findings would fail every run after it, or, worse, look complete.
 """
 
 from __future__ import annotations
@@ -72,9 +70,8 @@ def run_baseline(args: argparse.Namespace, out: Output) -> int:
 
 
 def _write_whole(path: str, text: str) -> None:
-    """``text`` into ``path`` through a file beside it, renamed over it: never half a baseline.
-    A symbolic link is written through (its target is the baseline), and a file already
-    there keeps its permissions; a new one gets those a plain ``open`` would give it."""
+    """``text`` into ``path`` through a file beside it, renamed over it: never half a baseline. A symbolic
+    link is written through; a file there keeps its permissions, a new one gets what ``open`` gives."""
     target = os.path.realpath(path)
     try:
         mode = stat.S_IMODE(os.stat(target).st_mode)

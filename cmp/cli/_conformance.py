@@ -1,7 +1,6 @@
 """``conformance``: the vectors run against this library or another implementation (--impl).
 
-The runner is :mod:`cmp.conformance`; this is the command around it.
-"""
+The runner is :mod:`cmp.conformance`; this is the command around it."""
 
 from __future__ import annotations
 

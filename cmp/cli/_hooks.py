@@ -1,14 +1,10 @@
-"""Claude Code hooks: what a hook command reads on stdin, and ``save --hook claude``, the
-hand-off saved at ``PreCompact``, ``SessionEnd`` or ``Stop``.
+"""Claude Code hooks: what a hook command reads on stdin, and ``save --hook claude``, the hand-off
+saved at ``PreCompact``, ``SessionEnd`` or ``Stop``.
 
-A hook command gets one JSON object on stdin; both hook commands read at most
-MAX_HOOK_INPUT bytes of it, an object or nothing (so a hook can be tried by hand). ``cwd``
-is where the session works, and the project (its store, the hand-off draft) is found from there up.
-
-The hand-off: a packet needs the agent's own words, so the agent keeps a draft at
-``.cmp/handoff.json`` in the project folder, beside the store; the hook makes it a packet
-continuing the store's latest head and saves it. No draft is nothing to save (exit 0,
-silent); a draft the latest head already holds is not saved again.
+A hook's input is one JSON object or nothing (so a hook can be tried by hand); ``cwd`` is where the
+session works, and the project (its store, the hand-off draft) is found from there up. A packet needs
+the agent's own words, so the agent keeps a draft at ``.cmp/handoff.json``; the hook makes it a packet
+continuing the store's latest head and saves it, unless that head already holds it.
 """
 
 from __future__ import annotations
@@ -48,8 +44,8 @@ def refuse(command: str, message: str, status: int = EXIT_USAGE) -> HookRefused:
 
 
 def hook_input(stream: Any, events: tuple[str, ...], command: str) -> dict[str, Any]:
-    """The JSON object a hook command gets on stdin ({} when stdin is a terminal, closed or
-    empty); :class:`HookRefused` for anything else, or for an event not in ``events``."""
+    """The JSON object a hook command gets on stdin ({} for a terminal, closed or empty stdin);
+    :class:`HookRefused` for anything else, or for an event not in ``events``."""
     if stream is None or stream.isatty():
         return {}
     try:
@@ -173,8 +169,7 @@ def run_save_hook(args: argparse.Namespace, out: Output) -> int:
 
 
 def warn_of_problems(store: Store, command: str) -> None:
-    """One line on stderr when the store holds files it does not serve: the packet taken
-    as the latest may then not be the one the user thinks (``ls`` names each file)."""
+    """One line on stderr when the store holds files it does not serve: its latest may not be the one meant."""
     try:
         count = len(store.problems())
     except StoreError:

@@ -21,13 +21,9 @@ _RESET = b"\x1b[0m"
 
 
 def render_line(text: str) -> bytes:
-    """One line of text output as UTF-8 bytes, and never more than one line.
-
-    Every text line the CLI prints goes through here: file names and quoted packet text are
-    hostile, and a newline or carriage return in them would forge or hide a result line, so
-    such characters are written as visible escapes (``\\n``, ``\\x1b``, ``\\u2028``). Escaping
-    twice changes nothing; backslashes are left as they are, so paths read as usual.
-    """
+    """One line of text output as UTF-8 bytes, and never more than one line: every text line the CLI prints
+    goes through here. File names and quoted packet text are hostile, and a line break in them would forge
+    or hide a result line, so such characters are written as visible escapes (:func:`visible`)."""
     return (visible(text) + "\n").encode("utf-8", "backslashreplace")
 
 
@@ -41,9 +37,8 @@ def coloured_line(text: str, tone: str | None) -> bytes:
 
 
 def wants_colour(is_terminal: bool) -> bool:
-    """Whether lines are coloured by tone: NO_COLOR set and not empty turns colour off and wins
-    over FORCE_COLOR, which turns it on even into a pipe or a file (CI logs that render colour);
-    else on a terminal whose TERM is not ``dumb``."""
+    """Whether lines are coloured: not with NO_COLOR set (which wins), with FORCE_COLOR even into a pipe
+    (CI logs that render colour), else on a terminal whose TERM is not ``dumb``."""
     if os.environ.get("NO_COLOR"):
         return False
     if os.environ.get("FORCE_COLOR"):
@@ -124,8 +119,7 @@ class ExitStatus:
         self.status = max(self.status, code)
 
     def final(self, *, exit_zero: bool = False) -> int:
-        """The status to exit with: with ``exit_zero`` (--exit-zero), 0 for packets that
-        failed; a usage or I/O error stays 2."""
+        """The status to exit with: with ``exit_zero``, 0 for packets that failed; a usage or I/O error stays 2."""
         return EXIT_OK if exit_zero and self.status == EXIT_FAIL else self.status
 
     def file_error(self, name: str, message: str) -> None:

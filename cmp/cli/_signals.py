@@ -14,9 +14,8 @@ if TYPE_CHECKING:
 
 
 class Stopped(BaseException):
-    """SIGINT, SIGTERM or SIGHUP arrived while :class:`StopSignals` was entered: raised where the
-    code was, like KeyboardInterrupt, so that cleanup runs; :func:`cmp.cli.main` exits with
-    128 + the signal number."""
+    """A stop signal arrived while :class:`StopSignals` was entered: raised where the code was, like
+    KeyboardInterrupt, so that cleanup runs; :func:`cmp.cli.main` exits with 128 + the signal number."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
@@ -25,15 +24,13 @@ class Stopped(BaseException):
 
 _STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
-# The StopSignals entered in this process, innermost last (a forked worker inherits the
-# parent's, which are not its own: their ``owner`` says so).
+# The StopSignals entered, innermost last (a forked worker inherits the parent's: ``owner`` tells).
 _ENTERED: list[StopSignals] = []
 
 
 def pending_stop() -> int | None:
-    """The stop signal that arrived while a StopSignals of this process was entered, or None:
-    SQLite swallows what its progress handler raises, so the handler asks this instead, and
-    the code around the statement it cut short raises Stopped."""
+    """The stop signal received while a StopSignals of this process was entered, or None: SQLite swallows
+    what its progress handler raises, so the handler asks this, and the code around it raises Stopped."""
     for entered in reversed(_ENTERED):
         if entered.owner == os.getpid() and entered.received is not None:
             return entered.received
@@ -43,11 +40,9 @@ def pending_stop() -> int | None:
 class StopSignals:
     """While entered, the first stop signal raises :class:`Stopped` where the code is.
 
-    Without this, SIGTERM kills the process on the spot: a rewrite leaves its temporary file,
-    and a ``--jobs`` run leaves its workers waiting forever (holding stdout open). Later
-    signals are ignored so they cannot cut the cleanup short; inside :meth:`deferred` the first
-    waits for the end of the block. A signal the process ignores (``nohup``) stays ignored.
-    """
+    Without this, SIGTERM kills the process on the spot: a rewrite leaves its temporary file, and a
+    ``--jobs`` run leaves its workers waiting forever. Later signals are ignored so they cannot cut the
+    cleanup short; inside :meth:`deferred` the first waits for the block's end. ``nohup`` is respected."""
 
     def __init__(self) -> None:
         self.received: int | None = None

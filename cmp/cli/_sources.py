@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from io import BufferedReader
     from typing import Any, BinaryIO
 
-# One byte past the limit is enough to know a packet is too large.
 READ_LIMIT = MAX_PACKET_BYTES + 1
 
 # What a share of a JSON Lines file says of a file that changed under the run.
@@ -48,12 +47,10 @@ class Stamp:
 
 @dataclass(frozen=True, slots=True)
 class Source:
-    """Bytes read from one source: a FILE, stdin, or one line of a JSON Lines file.
+    """Bytes read from one source: a FILE, stdin, or one line (``line``) of a JSON Lines file.
 
-    ``line`` is the line number in a JSON Lines file (None otherwise). Past 32,768 bytes
-    ``data`` holds only enough to know the packet is too large; ``size`` is the true length
-    when known. ``stamp`` is the file's state when opened (None for stdin and JSON Lines).
-    """
+    Past 32,768 bytes ``data`` holds only enough to know the packet is too large; ``size`` is the true
+    length when known. ``stamp`` is the file's state when opened (None for stdin and JSON Lines)."""
 
     file: str
     line: int | None
@@ -112,10 +109,8 @@ def _stdin() -> BinaryIO:
 def open_file(name: str) -> BufferedReader:
     """Open a regular file for reading; anything else is refused before a byte is read.
 
-    The one way the CLI opens a named source. A FIFO with no writer must not block the open
-    and /dev/zero must not be read forever, so the file is opened non-blocking and judged by
-    ``fstat`` of what was opened (no race with a rename between a check and the open).
-    """
+    A FIFO with no writer must not block the open and /dev/zero must not be read forever, so the file
+    is opened non-blocking and judged by ``fstat`` of what was opened (no race with a rename)."""
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
@@ -182,10 +177,8 @@ def _in_class(char: str) -> str:
 
 
 def _char_class(glob: str, start: int) -> tuple[str, int] | None:
-    """The set ``[...]`` at ``glob[start]`` as an RE2 class, and the index after it; None
-    when no ``]`` closes it (then ``[`` is itself). ``!`` first negates it (a negated set
-    never matches ``/``); ``]`` first is itself; ``a-z`` is a range, which must not run
-    backwards."""
+    """The set ``[...]`` at ``glob[start]`` as an RE2 class, and the index after it; None when no ``]``
+    closes it. ``!`` first negates it (never matching ``/``); ``]`` first is itself; ``a-z`` is a range."""
     index = start + 1
     negated = index < len(glob) and glob[index] == "!"
     index += negated
@@ -211,10 +204,9 @@ def _char_class(glob: str, start: int) -> tuple[str, int] | None:
 
 @functools.lru_cache(maxsize=256)
 def glob_pattern(glob: str) -> Any:
-    """``glob`` as an RE2 expression over a ``/``-separated path (RE2 matches in linear time,
-    where backtracking is exponential over ``*a*a*a*…``). ``*`` and ``?`` stay within one
-    step, ``**/`` is any number of steps, ``[...]`` a set (``[!...]`` its complement).
-    :class:`GlobError` for an empty glob, one past MAX_GLOB_CHARS, or a backward range."""
+    """``glob`` as an RE2 expression over a ``/``-separated path (linear time, where backtracking is
+    exponential over ``*a*a*a*…``): ``*`` and ``?`` stay within one step, ``**/`` is any number of
+    steps. :class:`GlobError` for an empty glob, one past MAX_GLOB_CHARS, or a backward range."""
     if not glob:
         raise GlobError("an empty glob matches nothing")
     if len(glob) > MAX_GLOB_CHARS:
@@ -243,16 +235,14 @@ def glob_pattern(glob: str) -> Any:
     return re2.compile(without_lone_surrogates("".join(parts)), _WHOLE_TEXT)
 
 
-# What a folder argument reads when nothing says otherwise.
 DEFAULT_INCLUDE = ("*.json",)
 
 
 @dataclass(frozen=True, slots=True)
 class Walk:
-    """Which files below a folder argument are read: those matching an ``include`` glob and
-    no ``exclude`` glob. A glob without ``/`` matches a name (for ``exclude``, also a folder's
-    on the way); one with ``/`` matches the path from ``root`` (the configuration file's
-    folder, else the working folder). A file named as an argument is always read."""
+    """Which files below a folder argument are read: those matching an ``include`` glob and no ``exclude``
+    glob. A glob without ``/`` matches a name (for ``exclude``, also a folder's on the way); one with
+    ``/`` the path from ``root`` (the configuration file's folder, else the working folder)."""
 
     include: tuple[str, ...] = DEFAULT_INCLUDE
     exclude: tuple[str, ...] = ()
@@ -298,11 +288,8 @@ EVERY_JSON = Walk()
 def read_each(
     names: Iterable[str], *, folders: bool = False, walk: Walk = EVERY_JSON
 ) -> Iterator[tuple[str, Source | Unreadable]]:
-    """Each name as given, with what was read from it or the Unreadable that takes its place.
-
-    With ``folders``, a folder stands for the files below it that ``walk`` takes
-    (:func:`json_below`); without, a folder is an Unreadable like any other non-file.
-    """
+    """Each name as given, with what was read from it or the Unreadable that takes its place. With
+    ``folders``, a folder stands for the files below it that ``walk`` takes (:func:`json_below`)."""
     for name in names:
         if folders and name != "-" and os.path.isdir(name):
             yield from json_below(name, walk)
@@ -315,9 +302,8 @@ def read_each(
 
 
 def json_below(folder: str, walk: Walk = EVERY_JSON) -> Iterator[tuple[str, Source | Unreadable]]:
-    """The files below ``folder`` that ``walk`` takes, read in sorted order; then what could
-    not be listed. A folder with no such file is an Unreadable: a run that checks nothing
-    should not look like one that passed."""
+    """The files below ``folder`` that ``walk`` takes, read in sorted order; then what could not be
+    listed. No such file is an Unreadable: a run that checks nothing should not look like a pass."""
     paths, problems = files_below(folder, walk)
     yield from read_each(paths)
     for problem in problems:
@@ -354,10 +340,9 @@ def files_below(folder: str, chosen: tuple[str, ...] | Walk) -> tuple[list[str],
 class JsonlReader:
     """The packets of a JSON Lines file: one per non-blank line (LF or CRLF), never holding a line past 32,769 bytes.
 
-    Reading starts at ``position`` (a line start, ``lines_before`` lines before it); with
-    ``stop``, it ends before the first line that starts at or after that offset. Between
-    packets, :attr:`position` and :attr:`line` say where to pick up (:meth:`Share.rest`).
-    """
+    Reading starts at ``position`` (a line start, ``lines_before`` lines before it); with ``stop``, it
+    ends before the first line that starts at or after that offset. Between packets, :attr:`position`
+    and :attr:`line` say where to pick up (:meth:`Share.rest`)."""
 
     def __init__(
         self, stream: BinaryIO, file: str, *, position: int = 0, lines_before: int = 0, stop: int | None = None
@@ -402,8 +387,7 @@ class JsonlReader:
                 yield Source(self.file, self.line, body, size)
 
     def _ended(self) -> None:
-        """SourceError when the file ends before ``stop``: it was cut short while it was read
-        (the line it ends in is a part of one, not a packet to judge)."""
+        """SourceError when the file ends before ``stop``: it was cut short while it was read."""
         if self.stop is not None and self.position < self.stop:
             raise SourceError(CUT_SHORT)
 
@@ -413,13 +397,11 @@ def read_jsonl(stream: BinaryIO, file: str) -> Iterator[Source]:
     return iter(JsonlReader(stream, file))
 
 
-# How much input one share covers, and how much output it renders before the rest goes on
-# as a share of its own: enough that handing a share on costs little next to judging it,
-# small enough that a few shares in flight per worker keep memory flat.
+# A share's input (and output before the rest goes on as a share of its own): handing it on costs
+# little next to judging it, and a few in flight per worker keep memory flat.
 SHARE_BYTES = 1 << 20
 # Rows in one share of a store (audit): enough that opening the store and the query cost little.
 SHARE_ROWS = 1000
-# At most this many packets in a share the parent read (files, stdin lines).
 SHARE_PACKETS = 100
 
 
@@ -435,8 +417,7 @@ class SourcesShare:
 
 
 def shares_of(items: Iterable[Source | Unreadable], *, one_by_one: bool) -> Iterator[SourcesShare | Unreadable]:
-    """Sources in shares of at most SHARE_PACKETS sources or about SHARE_BYTES of packet bytes;
-    ``one_by_one``, a share each, so each result is printed as soon as its source is read
+    """Sources in shares of at most SHARE_PACKETS sources or about SHARE_BYTES; ``one_by_one``, a share each
     (stdin from a slow writer). An unreadable source ends the share before it and keeps its place."""
     chunk: list[Source] = []
     size = 0
@@ -460,10 +441,8 @@ def shares_of(items: Iterable[Source | Unreadable], *, one_by_one: bool) -> Iter
 class JsonlShare:
     """A part of a JSON Lines file that a worker reads by itself: the lines that start in ``[start, end)``.
 
-    ``path`` is what each worker opens, ``file`` the name to print, ``lines_before`` the
-    newlines before ``start`` (packets keep the file's line numbers). ``end`` None reads
-    to the end of the file, however long it has grown by then.
-    """
+    ``path`` is what each worker opens, ``file`` the name to print, ``lines_before`` the newlines before
+    ``start`` (packets keep the file's line numbers). ``end`` None reads to the end, however far it grew."""
 
     path: str
     file: str
@@ -495,8 +474,7 @@ class JsonlShare:
             raise
 
     def first_packet(self, resume: tuple[str, int | None] | None) -> tuple[str, int | None]:
-        """Its first packet, as precisely as known: where the block before it in the same file
-        stopped (``resume``), if later than the line after ``lines_before``."""
+        """Its first packet, as precisely as known: ``resume`` if in this file and later than ``lines_before``."""
         line = self.lines_before + 1
         if resume is not None and resume[0] == self.file and resume[1] is not None:
             line = max(line, resume[1])
@@ -508,9 +486,8 @@ class JsonlShare:
 
 
 def _still_the_file(stream: BinaryIO, inode: int | None, start: int) -> None:
-    """SourceError when the file open is not the one the shares were cut from (shares read on
-    would mix two files' lines or end early, silently): another file took its name (only the
-    inode is compared: device numbers differ across a cluster), or it is shorter than ``start``."""
+    """SourceError when the file open is not the one the shares were cut from (reading on would mix two files
+    silently): another file took its name (inode only: devices differ in a cluster) or it is under ``start``."""
     info = os.fstat(stream.fileno())
     if inode is not None and info.st_ino != inode:
         raise SourceError(ANOTHER_FILE)
