@@ -1,27 +1,12 @@
 """Chains: how a set of packets links up through ``parent_id``, and where it does not.
 
-A v0.2 packet names the packet it continues in ``parent_id``; a set of packets is then a
-forest, each tree growing from a root to its heads. :func:`chain` reads a set, keeping a
-few values of each packet (id, parent_id, created_at, method names and hows: never
-more than the packet itself holds), and reports:
+A v0.2 packet names the packet it continues in ``parent_id``; a set of packets is then a forest.
+:func:`chain` reports the rules of :data:`RULES`: ``duplicate-id`` at ``$.id``; ``cycle`` (one per
+cycle) and ``parent-missing`` (only for a ``closed`` set) at ``$.parent_id``; ``not-newer`` at
+``$.created_at``; ``method-renamed`` at ``$.methods[i].name``. Otherwise a parent_id naming a packet
+outside the set is no finding: a set is most often a window onto a longer history.
 
-- ``duplicate-id``: a packet whose id an earlier packet of the set already has (at ``$.id``);
-- ``cycle``: a packet that is its own ancestor, one finding per cycle (at ``$.parent_id``);
-- ``not-newer``: a packet whose created_at is not a later instant than its parent's
-  (at ``$.created_at``);
-- ``method-renamed``: a method whose ``how`` is one of the parent's, under another name
-  (at ``$.methods[i].name``);
-- ``parent-missing``: only when the set is said to be ``closed``, a parent_id that names
-  no packet of the set (at ``$.parent_id``).
-
-A parent_id naming a packet outside the set is not a finding otherwise: a set is most
-often a window onto a longer history (the packets of one folder, of one week, of one
-export), and the first packet in it continues one that is not there. Such a packet is
-a root of the set, and the report says which parent it names.
-
-Every step is a loop over the packets, never a recursion, and the cycle search visits
-each packet once, so a chain of a hundred thousand packets costs time in proportion
-to its length (sorting children for display aside).
+Every step is a loop, never a recursion, and the cycle search visits each packet once.
 """
 
 from __future__ import annotations
@@ -47,12 +32,8 @@ RULES: dict[str, str] = {
 
 @dataclass(frozen=True, slots=True)
 class Link:
-    """What the chain keeps of one packet: its identity, where it points, and when it was made.
-
-    ``parent`` is the input position of the packet ``parent_id`` resolves to (the first
-    one with that id, itself included), or None when parent_id is empty or names no
-    packet of the set.
-    """
+    """What the chain keeps of one packet. ``parent``: the input position of the first packet with the
+    id ``parent_id`` names (itself included), or None when it is empty or names no packet of the set."""
 
     id: str
     parent_id: str
@@ -62,10 +43,8 @@ class Link:
 
 @dataclass(frozen=True, slots=True)
 class ChainFinding:
-    """One chain finding: the packet it is about (``index``, its input position, and ``id``),
-    the finding (code ``chain``, keyword the rule, a path into that packet), and the other
-    packet it concerns (``other``: the parent, or the earlier packet with the same id), if any.
-    """
+    """One chain finding: the packet it is about (``index``, ``id``), the finding (keyword: the rule), and
+    the other packet it concerns, if any (``other``: the parent, or the earlier packet with the same id)."""
 
     index: int
     id: str
@@ -75,15 +54,10 @@ class ChainFinding:
 
 @dataclass(frozen=True, slots=True)
 class ChainReport:
-    """What :func:`chain` found in a set of packets. Packets are named by their input position.
-
-    ``links`` holds one :class:`Link` per packet, in input order. ``heads`` are the
-    packets whose id no packet of the set names as its parent; ``roots`` those with no
-    parent_id or one naming no packet of the set; both in display order (created_at,
-    then id, then input position). ``cycles`` lists each cycle's packets, from its
-    packet with the smallest id, each followed by its parent. ``findings`` are in input
-    order of the packet they are about, then path, then rule.
-    """
+    """What :func:`chain` found in a set of packets, named by their input position: ``links``, one
+    :class:`Link` per packet; ``heads``, packets whose id no packet names as its parent; ``roots``, those
+    with no parent in the set (both in display order: created_at, id, input position); ``cycles``, each
+    from its packet with the smallest id, each followed by its parent; ``findings``, by packet, path, rule."""
 
     links: tuple[Link, ...]
     findings: tuple[ChainFinding, ...]
@@ -97,12 +71,8 @@ class ChainReport:
         return not self.findings
 
     def tree(self) -> Iterator[tuple[int, int]]:
-        """``(depth, index)`` of every packet once, parents before their children.
-
-        The roots' trees come first, then one tree per cycle, grown from the first packet
-        of :attr:`cycles` (its parent link, which closes the cycle, is left out). Siblings
-        and the trees themselves are in display order. Iterative: any depth is fine.
-        """
+        """``(depth, index)`` of every packet once, parents first: the roots' trees, then one per cycle grown
+        from the first packet of :attr:`cycles` (its closing link left out), in display order. Iterative."""
         keys = [_display_key(link, index) for index, link in enumerate(self.links)]
         cut = {cycle[0] for cycle in self.cycles}
         children: list[list[int]] = [[] for _ in self.links]
@@ -111,8 +81,7 @@ class ChainReport:
                 children[link.parent].append(index)
         for siblings in children:
             siblings.sort(key=keys.__getitem__)
-        # Following parents from any packet ends at a root or enters a cycle, so every
-        # packet is below exactly one of these.
+        # Following parents ends at a root or enters a cycle: every packet is below exactly one of these.
         tops = [*self.roots, *sorted(cut, key=keys.__getitem__)]
         stack = [(0, index) for index in reversed(tops)]
         while stack:
@@ -136,13 +105,9 @@ def _seconds(nanoseconds: int) -> str:
 def chain(packets: Iterable[Packet], *, closed: bool = False) -> ChainReport:
     """How ``packets`` link up through ``parent_id`` (see the module docstring for the rules).
 
-    ``closed=True`` says the set holds every packet there is, so a parent_id naming none
-    of them is a finding (``parent-missing``) rather than the edge of the set.
-
-    Meant for conforming packets (as :func:`cmp.check` or :func:`cmp.loads` give them);
-    a created_at that is not a valid instant is not compared with anything. Consumes
-    ``packets`` once, keeping only what the rules need of each. Raises ``TypeError`` for
-    an item that is not a :class:`~cmp.Packet`.
+    ``closed=True`` says the set holds every packet there is (a parent_id naming none is ``parent-missing``).
+    A created_at that is not a valid instant is compared with nothing. Consumes ``packets`` once. Raises
+    ``TypeError`` for an item that is not a :class:`~cmp.Packet`.
     """
     ids: list[str] = []
     parent_ids: list[str] = []
@@ -209,13 +174,8 @@ def chain(packets: Iterable[Packet], *, closed: bool = False) -> ChainReport:
 
 
 def _cycles(parents: list[int | None], ids: list[str]) -> list[tuple[int, ...]]:
-    """Every cycle of the parent links, each from its packet with the smallest id, in one pass.
-
-    Each packet has at most one parent, so following parents from any packet either ends
-    or enters a cycle. Each walk stops at the first packet an earlier walk (or itself)
-    visited; it found a cycle if that packet is on the walk itself. Every packet is
-    visited once.
-    """
+    """Every cycle of the parent links, each from its packet with the smallest id, in one pass: a walk
+    up the parents stops at the first packet visited before, a cycle if this walk visited it."""
     walk_of: list[int] = [-1] * len(parents)  # which walk first visited each packet
     found: list[tuple[int, ...]] = []
     for start in range(len(parents)):
@@ -230,7 +190,6 @@ def _cycles(parents: list[int | None], ids: list[str]) -> list[tuple[int, ...]]:
         if at is not None and walk_of[at] == start:
             cycle = path[path.index(at) :]
             smallest = min(range(len(cycle)), key=lambda i: (ids[cycle[i]], cycle[i]))
-            # Each packet followed by its parent, starting from the smallest id.
             found.append(tuple(cycle[smallest:] + cycle[:smallest]))
     return found
 

@@ -11,14 +11,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-# What can end a line or disguise one in a terminal or a log: C0 controls, DEL, C1
-# controls (U+0085 is a line break too), the Unicode line and paragraph separators, and
-# the bidi embeddings, overrides and isolates that reorder what follows them.
+# What can end a line or disguise one in a terminal or a log: C0 and C1 controls, DEL, the Unicode line
+# and paragraph separators, and the bidi embeddings, overrides and isolates that reorder what follows.
 UNPRINTABLE = "[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
-# Of those, ASCII holds exactly the ones str.isprintable refuses (C0 controls and DEL: tab
-# and line breaks among them): ASCII text it accepts has nothing to escape, found in C,
-# and the class is compiled only for other text. tests/unit/test_display.py holds this to
-# the class, character by character.
+# Of those, ASCII holds exactly the ones str.isprintable refuses, so ASCII text it accepts has
+# nothing to escape (tests/unit/test_display.py holds this to the class).
 
 
 @functools.cache
@@ -39,9 +36,8 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def visible(text: str) -> str:
-    """``text`` with every character that can end a line or disguise one written as a
-    visible escape (``\\n``, ``\\x1b``, ``\\u2028``); escaping twice changes nothing,
-    as an escape is plain ASCII. Backslashes are left as they are, so paths read as usual."""
+    """``text`` with every character that can end a line or disguise one written as a visible
+    escape (``\\n``, ``\\x1b``, ``\\u2028``); escaping twice changes nothing; backslashes stay."""
     if text.isascii() and text.isprintable():
         return text
     return _unprintable().sub(_escape, text)
@@ -71,10 +67,8 @@ def display_name(name: str) -> str:
 
 
 def masked_name(name: str) -> str:
-    """``name`` with each ``/``-separated part that a credential pattern of either rule set,
-    or a credential-like form (cmp._patterns, "what masking reads"), matches somewhere in
-    written ``(not shown: 24 characters matching aws-key)``: a file named for a key, found
-    by walking a folder or given as an argument, is no way for the key to reach a log."""
+    """``name`` with each ``/``-separated part in which a credential pattern (or credential-like form) of
+    either rule set matches written ``(not shown: …)``: a file named for a key must not leak it to a log."""
     if not any(_credential(part) for part in name.split("/")):
         return name
     return "/".join(_withheld_part(part) for part in name.split("/"))

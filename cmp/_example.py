@@ -1,8 +1,4 @@
-"""The example packet of each version: what a good one says, field by field.
-
-Library content that two programs show: the CLI's ``example`` command and the MCP
-server's ``example`` tool.
-"""
+"""The example packet of each version, shown by the CLI's ``example`` command and the MCP ``example`` tool."""
 
 from __future__ import annotations
 

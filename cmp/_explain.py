@@ -1,15 +1,9 @@
 """The detailed validation path: every schema violation, explained, in path order.
 
-The compiled builder (:mod:`cmp._compiler`) only says "valid or not". When it says
-"not", this module says why: it reads the same schema file into a small tree of rules
-(one function per keyword, as jsonschema arranges them) and walks the packet once,
-yielding findings already sorted by path, then keyword. Nothing here reprs a user
-value: a value can be 10,000 levels deep or 32 KB long.
-
-Work is bounded: a report lists the first :data:`cmp.findings.MAX_FINDINGS` findings,
-and the rest are only counted, by a second walk that builds neither messages nor paths
-(``count`` must equal the number of findings ``walk`` yields; the tests hold it to
-that, and hold the findings to jsonschema's over the vectors and generated packets).
+When the compiled builder (:mod:`cmp._compiler`) says "not valid", this module says why: it reads the
+same schema into a small tree of rules and walks the packet once, yielding findings sorted by path, then
+keyword. Nothing here reprs a user value (it can be 10,000 levels deep). Past MAX_FINDINGS the rest are
+only counted (``count`` equals the number ``walk`` yields; the tests hold it to that).
 """
 
 from __future__ import annotations
@@ -50,9 +44,8 @@ def _shown(instance: Any) -> str:
     return quote(instance) if isinstance(instance, str) else type_name(instance)
 
 
-# One function per leaf keyword: (keyword's value, instance) -> message, or None when it holds.
-# Each ignores the types it does not apply to, as JSON Schema does, except enum and const,
-# which every value must satisfy.
+# A leaf keyword's check: (its value, instance) -> message or None; it ignores the types it does not
+# apply to, as JSON Schema does, except enum and const.
 _Check = Callable[[Any, Any], "str | None"]
 
 
@@ -128,8 +121,7 @@ def _matcher(pattern: str) -> Matcher:
     return Matcher(pattern)
 
 
-# For count(): whether a check fails, without writing the message, for the checks whose
-# message quotes the value (quoting asks the redaction screen about the text). Each
+# For count(): whether a check fails, without the message (quoting asks the redaction screen); each
 # answers exactly when its check in _LEAF_KEYWORDS returns a message.
 _FAILS: dict[str, Callable[[Any, Any], bool]] = {
     "const": lambda const, instance: not (isinstance(instance, str) and instance == const),
@@ -168,7 +160,6 @@ class _Rules:
             for keyword in sorted(schema)
             if keyword in _LEAF_KEYWORDS
         )
-        # The same checks as predicates, for counting.
         self.fails = tuple(
             (_FAILS.get(keyword) or functools.partial(_fails_by_message, check), expected)
             for keyword, check, expected in self.checks
@@ -177,8 +168,7 @@ class _Rules:
         self.required = frozenset(schema.get("required", ()))
         self.additional = schema.get("additionalProperties", True) is not False
         self.items = _Rules(schema["items"]) if "items" in schema else None
-        # For counts(): the checks whose answer for a value that is not a string depends on
-        # its type alone (all but maxItems), maxItems's limit, and the members it names.
+        # For counts(): the checks a non-string's type alone decides (all but maxItems), maxItems, the members.
         self.type_fails = tuple(
             pair for pair, (keyword, _, _) in zip(self.fails, self.checks, strict=True) if keyword != "maxItems"
         )
@@ -187,12 +177,9 @@ class _Rules:
         )
         self.max_items: int | None = schema.get("maxItems")
         self.known = frozenset(self.properties)
-        # Nothing below it: walk() yields its checks' findings at its path and no more, for
-        # any instance (an object's members are neither named nor refused, an array's
-        # items are not walked), so its parent runs the checks itself (_leaf_findings).
+        # Nothing below it: walk() yields only its checks' findings, so its parent runs them (_leaf_findings).
         self.leaf = not self.properties and not self.required and self.additional and self.items is None
-        # A text leaf checked for its type and length alone (most of a packet's members):
-        # the lengths a string passes all its checks within, for _leaf_findings's first look.
+        # A text leaf checked for type and length alone: the lengths a string passes all its checks within.
         self.lengths: tuple[int, float] | None = None
         if schema.get("type") == "string" and {keyword for keyword, _, _ in self.checks} <= _LENGTH_KEYWORDS:
             self.lengths = (schema.get("minLength", 0), schema.get("maxLength", float("inf")))
@@ -210,12 +197,9 @@ def _rules(version: str) -> _Rules:
 def walk(rules: _Rules, instance: Any, path: str = "$", escaped: frozenset[str] = frozenset()) -> Iterator[Finding]:
     """Every violation of ``rules`` by ``instance``, sorted by path, then keyword.
 
-    Findings at a node come first (sorted by keyword), then each member in name order
-    or each item in index order, each with everything below it: that is path order.
-    A missing required member and an unexpected one are reported at the member's own
-    path. Recursion is as deep as the schema (three levels), never as the document.
-    ``escaped`` names members of ``instance`` whose JSON text held an escape, for
-    :func:`_plain_text`.
+    Findings at a node come first, then each member in name order or item in index order, with everything
+    below it. Recursion is as deep as the schema (three levels), never as the document. ``escaped`` names
+    members whose JSON text held an escape (:func:`_plain_text`).
     """
     for keyword, check, expected in rules.checks:
         message = check(expected, instance)
@@ -247,10 +231,8 @@ def walk(rules: _Rules, instance: Any, path: str = "$", escaped: frozenset[str] 
                 yield Finding("schema", path_join(path, name), message, keyword="additionalProperties")
     elif isinstance(instance, list) and rules.items is not None:
         if len(instance) <= _FIRST_CHUNK:
-            # A short array (a packet's hold a handful of items): walking each item costs
-            # less than counting the chunk's findings first (the invalid packet of
-            # benchmarks/run.py: 375 against 300 µs), and gives the same findings, since
-            # a clean item yields none. tests/property/test_explain.py holds both ways.
+            # A short array: walking each item costs less than counting the chunk's findings
+            # first, and gives the same findings (a clean item yields none).
             items = rules.items
             for index, item in enumerate(instance):
                 if items.leaf:
@@ -258,8 +240,7 @@ def walk(rules: _Rules, instance: Any, path: str = "$", escaped: frozenset[str] 
                 else:
                     yield from walk(items, item, f"{path}[{index}]")
             return
-        # Past that, only items with findings are walked: clean ones are counted (in C, in
-        # chunks that double, since a caller who has enough findings stops asking) and skipped.
+        # Past that, clean items are counted (in C, in doubling chunks: a caller may stop early) and skipped.
         start, size = 0, _FIRST_CHUNK
         while start < len(instance):
             chunk = instance[start : start + size]
@@ -272,10 +253,8 @@ _FIRST_CHUNK = 32
 
 
 def _leaf_findings(rules: _Rules, value: Any, parent: str, name: Any = None, index: int | None = None) -> list[Finding]:
-    """``walk(rules, value, path)`` of a leaf (``rules.leaf``): member ``name`` of ``parent``,
-    or item ``index`` of it; without a generator, and without the path unless a check
-    fails, since most leaves pass (the invalid packet of benchmarks/run.py: 300 against
-    263 µs). tests/property/test_explain.py holds it to jsonschema."""
+    """``walk(rules, value, path)`` of a leaf: member ``name`` or item ``index`` of ``parent``,
+    without a generator and without the path unless a check fails (most leaves pass)."""
     lengths = rules.lengths
     if lengths is not None and type(value) is str and lengths[0] <= len(value) <= lengths[1]:
         return []  # a string, neither shorter nor longer than it may be: no check fails
@@ -289,15 +268,14 @@ def _leaf_findings(rules: _Rules, value: Any, parent: str, name: Any = None, ind
 
 
 def _name_order(name: Any) -> tuple[int, Any]:
-    # JSON names are strings; Python data may hold others (validate refuses them first).
-    # Integers sort before strings as a path's array indices do.
+    # Python data may hold names that are not strings; integers sort first, as array indices do.
     if isinstance(name, str):
         return (1, name)
     return (0, name) if isinstance(name, int) else (2, repr(name))
 
 
 def count(rules: _Rules, instance: Any, escaped: frozenset[str] = frozenset()) -> int:
-    """How many findings :func:`walk` yields, without making any of them (:func:`tally`)."""
+    """How many findings :func:`walk` yields, without making any (:func:`tally`)."""
     total = tally(rules, [instance])
     if escaped and isinstance(instance, dict):
         properties = rules.properties
@@ -308,8 +286,7 @@ def count(rules: _Rules, instance: Any, escaped: frozenset[str] = frozenset()) -
 
 
 def count_one(rules: _Rules, instance: Any, escaped: frozenset[str] = frozenset()) -> int:
-    """:func:`count` the long way: one instance, one member at a time (for the values
-    :func:`counts` does not group, and the tests' yardstick for it)."""
+    """:func:`count` the long way, one member at a time (for values :func:`counts` does not group)."""
     total = 0
     for fails, expected in rules.fails:
         if fails(expected, instance):
@@ -347,17 +324,12 @@ _KINDS = _JSON_KINDS | {_Absent}
 
 
 def counts(rules: _Rules, instances: list[Any]) -> list[int]:
-    """For each of ``instances``, how many findings :func:`walk` yields for it: what
-    :func:`count_one` says of each, worked out for all of them at once.
+    """For each of ``instances``, how many findings :func:`walk` yields for it (what :func:`count_one` says
+    of each), worked out for all of them at once.
 
-    Why the numbers are the same: a leaf check's answer for a value depends on its type
-    alone, except for a string (its value decides: each distinct string is checked once)
-    and an array's length (maxItems); missing and unexpected members and each member's
-    own findings are counted a column of objects at a time, with set operations and
-    maps that run in C. So ten thousand items cost a few passes in C, not ten thousand
-    calls. Values of a type JSON does not make (Python data given to :func:`cmp.validate`)
-    are counted one by one, the long way. The tests hold this to :func:`count_one` and to
-    the length of :func:`walk` over hostile, generated and mutated data.
+    A leaf check's answer depends on the value's type alone, except for a string (each distinct string is
+    checked once) and an array's length (maxItems); members are counted a column of objects at a time, in
+    C. Values of a type JSON does not make are counted one by one. The tests hold this to :func:`count_one`.
     """
     if not instances:
         return []
@@ -373,9 +345,7 @@ def counts(rules: _Rules, instances: list[Any]) -> list[int]:
 
 
 def tally(rules: _Rules, instances: list[Any]) -> int:
-    """``sum(counts(rules, instances))``, summed as it goes: the same columns and the
-    same grouping as :func:`counts` (see there why the numbers are :func:`count_one`'s),
-    with sums where it keeps a number per instance."""
+    """``sum(counts(rules, instances))``, summed as it goes over the same columns and grouping."""
     if not instances:
         return 0
     kinds = set(map(type, instances))
@@ -460,8 +430,7 @@ def _leaf_counts(rules: _Rules, instances: list[Any], kinds: set[type]) -> list[
 
 
 def _text_fails(rules: _Rules, texts: list[str]) -> list[int]:
-    """How many of the node's own checks each of ``texts`` fails: check by check over all
-    of them (:func:`_bulk`), not text by text."""
+    """How many of the node's own checks each of ``texts`` fails, check by check (:func:`_bulk`)."""
     out = [0] * len(texts)
     for fails in rules.text_fails:
         out = list(map(add, out, fails(texts)))
@@ -472,9 +441,8 @@ _Bulk = Callable[[list[str]], "list[bool]"]
 
 
 def _bulk(keyword: str, check: _Check, expected: Any) -> _Bulk | None:
-    """Whether each of many strings fails one check, in one pass (maps that run in C
-    where the check allows); None for a check no string can fail (maxItems). Each says
-    what the check itself says of each string (the tests hold them to it)."""
+    """Whether each of many strings fails one check, in one pass (maps that run in C where it
+    can); None for a check no string can fail (maxItems). The tests hold each to the check."""
     if keyword == "maxItems":
         return None
     if keyword == "type":
@@ -498,13 +466,10 @@ def _bulk(keyword: str, check: _Check, expected: Any) -> _Bulk | None:
     return lambda texts: [check(expected, text) is not None for text in texts]
 
 
-# A pattern written only with what Python's `re` (ASCII) and RE2 read alike: anchored at
-# both ends, literal letters, digits and :-_, classes of those (no negation), \d and \w,
-# and counted repeats. Such a pattern matches a string exactly where its middle, in
-# `re`, matches all of it: RE2's $ is the end of the text (where `re`'s would take a
-# final newline too, fullmatch does not), \d and \w are ASCII in both, and no atom
-# matches a lone surrogate (RE2 never does). The tests hold them to RE2 on each schema's
-# patterns.
+# A pattern written only with what Python's `re` (ASCII) and RE2 read alike: anchored at both ends, literal
+# letters, digits and :-_, classes of those (no negation), \d, \w, counted repeats. It matches exactly where
+# its middle fully matches in `re`: RE2's $ is the text's end (fullmatch takes no final newline either), \d
+# and \w are ASCII in both, and no atom matches a lone surrogate. The tests hold them to RE2.
 _ATOM = r"(?:\[[A-Za-z0-9_:\-]+\]|\\[dw.]|[A-Za-z0-9_:\-])"
 _ALIKE = re.compile(r"\^(?:" + _ATOM + r"(?:\{[0-9]+(?:,[0-9]+)?\}|[+*?])?)*\$")
 
@@ -519,8 +484,7 @@ def python_pattern(pattern: str) -> re.Pattern[str] | None:
 
 
 def _member_counts(rules: _Rules, objects: list[dict[Any, Any]]) -> list[int]:
-    """Each object's findings below its own checks: missing and unexpected members, and
-    each member's findings, a column of member values at a time."""
+    """Each object's findings below its own checks, a column of member values at a time."""
     out = [0] * len(objects)
     if rules.required:
         out = list(map(len, map(rules.required.difference, objects)))
@@ -551,14 +515,12 @@ def explain(
     limit: int | None = MAX_FINDINGS,
     listed_before: int = 0,
 ) -> list[Finding]:
-    """The schema violations of ``obj`` against ``version``: the first ``limit`` in path
-    order, then a ``truncated`` finding counting the rest (``limit=None``: all of them).
+    """The schema violations of ``obj`` against ``version``: the first ``limit`` in path order, then a
+    ``truncated`` finding counting the rest (``limit=None``: all of them).
 
-    ``listed_before``: findings already listed ahead of these in the same report. They
-    take their share of ``limit``; past it, the ``truncated`` finding counts them too.
-
-    ``escaped`` names the top-level members of :data:`cmp._intake.RAW_TEXT_MEMBERS` that
-    the JSON text wrote with an escape.
+    ``listed_before``: findings already listed in the same report; they take their share of ``limit`` and
+    the ``truncated`` finding counts them too. ``escaped`` names the top-level members of
+    :data:`cmp._intake.RAW_TEXT_MEMBERS` written with an escape.
     """
     rules = _rules(version)
     found = walk(rules, obj, "$", escaped)
@@ -573,8 +535,7 @@ def explain(
 
 
 def _plain_text(name: str, value: Any) -> str | None:
-    """Why a raw-text member written with an escape is refused, or None when another
-    finding (its type or format) already refuses it."""
+    """Why a raw-text member written with an escape is refused, or None when another finding refuses it."""
     if not isinstance(value, str) or not _timestamps.is_valid(value):
         return None
     return (

@@ -1,11 +1,7 @@
-"""One bounded memo for functions of short texts.
+"""One bounded memo for functions of short texts (member names, tags and ids repeat from packet to packet).
 
-Member names, tags, method names and ids come from small vocabularies that repeat from
-packet to packet, so the answers about them (does a pattern match, which category does a
-message withhold) are worth keeping. Only texts of at most TEXT_LIMIT code points are
-kept, at most ENTRIES of them; when the memo is full it is emptied and starts again, so
-its memory is bounded whatever a stream of packets holds. A longer text is never
-hashed for the memo: hashing costs a pass over it, and it rarely repeats.
+Only texts of at most TEXT_LIMIT code points are kept, at most ENTRIES of them (a full memo is emptied),
+so its memory is bounded; a longer text is never hashed for the memo (it rarely repeats).
 """
 
 from __future__ import annotations
@@ -32,10 +28,7 @@ ENTRIES = 4096
 
 
 def remembered(function: Callable[[str], Answer]) -> Remembered[Answer]:
-    """``function`` with its answers for short texts kept (see the module docstring).
-
-    ``function`` must be pure: the same text always gets the same answer.
-    """
+    """``function``, which must be pure, with its answers for short texts kept (see the module docstring)."""
     memo: dict[str, Answer] = {}
 
     def answer(text: str) -> Answer:

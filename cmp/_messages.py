@@ -1,10 +1,8 @@
 """What a message may show of a packet: quotes, withheld text, paths, and the findings cap.
 
-Every message and path that names packet text goes through here, so one place decides
-what they show: at most QUOTE_LIMIT code points of a text and NAME_LIMIT of a member
-name, and nothing at all of a text that a redaction pattern of either rule set matches
-(:func:`withheld`). No message or path shows what a redaction finding masks, and no log
-becomes the way a secret leaks.
+Every message and path that names packet text goes through here: at most QUOTE_LIMIT code points of a
+text and NAME_LIMIT of a member name, and nothing of a text that a redaction pattern of either rule set
+matches (:func:`withheld`), so no message, path or log shows what a redaction finding masks.
 """
 
 from __future__ import annotations
@@ -28,43 +26,36 @@ QUOTE_LIMIT = ECHO_LIMIT
 @remembered
 def _withholding_category(text: str) -> str | None:
     """The category a message names in place of ``text``: the first default pattern that
-    matches it, else the first extended one (every extended category is a credential),
-    else the first credential-like form of either (:func:`_resembled`), whichever rule set
-    a check runs with: a credential is not quoted either way.
-
-    Every step of every path asks (member names, mostly short and repeated), hence the memo.
-    """
+    matches it, else the first extended one, else the first credential-like form of either
+    (:func:`_resembled`), whatever rule set a check runs with. Memoized: every path step asks."""
     return first_category(text) or _in_extended(text) or _resembled(text)
 
 
 def _in_extended(text: str) -> str | None:
     """The first extended category matching somewhere in ``text``."""
-    # Imported here: the extended table loads when a message first needs it, and a
-    # default check that writes no message never pays for it.
+    # Imported here: a default check that writes no message never loads the extended table.
     from cmp._extended_patterns import first_category as first_extended
 
     return first_extended(text)
 
 
 def _resembled(text: str) -> str | None:
-    """The first category of either rule set whose credential-like form (the pattern
-    without its word-boundary assertions, :func:`cmp._patterns.credential_like`) matches
-    somewhere in ``text``: a key glued to a word character, which no pattern finds, is
-    withheld all the same."""
+    """The first category of either rule set whose credential-like form (its pattern without
+    word-boundary assertions) matches somewhere in ``text``: a key glued to a word character,
+    which no pattern finds, is withheld all the same."""
     from cmp._extended_patterns import credential_like as extended_like  # as in _in_extended
 
     return credential_like(text) or extended_like(text)
 
 
 def credential_in(text: str) -> str | None:
-    """The first credential category (not abs-path) of either rule set that matches
-    somewhere in ``text``, or that a credential-like form matches there, or None."""
+    """The first credential category (not abs-path) of either rule set, or credential-like form, in ``text``."""
     return first_credential(text) or _in_extended(text) or _resembled(text)
 
 
 def withheld(text: str) -> str | None:
-    """What a message says in place of ``text`` when a redaction pattern of either rule set
-    matches somewhere in it (``not shown: 20 characters matching aws-key``), else None."""
+    """What a message says in place of ``text`` when a redaction pattern of either rule set matches
+    somewhere in it (``not shown: 20 characters matching aws-key``), else None."""
     category = _withholding_category(text)
     if category is None:
         return None
@@ -76,20 +67,15 @@ def _characters(count: int) -> str:
 
 
 def unquoted(text: str) -> str:
-    """``text`` as it is (an id a program prints whole), or ``(not shown: …)`` when a
-    redaction pattern matches somewhere in it."""
+    """``text`` as it is (an id a program prints whole), or ``(not shown: …)`` when a pattern matches in it."""
     hidden = withheld(text)
     return text if hidden is None else f"({hidden})"
 
 
 def quote(text: str, limit: int = QUOTE_LIMIT, *, within: str | None = None) -> str:
-    """Quote user text for a one-line message, showing at most ``limit`` code points.
-
-    Text that a redaction pattern of either rule set matches anywhere is not quoted at all:
-    ``(not shown: 20 characters matching aws-key)``. Nor is a snippet of a longer text
-    (``within``, such as the field it was found in) in which a credential pattern
-    matches, since the snippet may hold part of the credential.
-    """
+    """Quote user text for a one-line message, showing at most ``limit`` code points; not at all when a
+    redaction pattern of either rule set matches it, nor a snippet of a longer text (``within``) in which
+    a credential pattern matches (the snippet may hold part of the credential)."""
     hidden = withheld(text)
     if hidden is not None:
         return f"({hidden})"
@@ -102,14 +88,12 @@ def quote(text: str, limit: int = QUOTE_LIMIT, *, within: str | None = None) -> 
     return repr(text[:limit]) + "…"
 
 
-# Paths are compared across implementations, so their member steps follow one rule that
-# any language can reproduce (docs/specification.md, clause 1.4): ``.name`` for a name
-# of at most NAME_LIMIT code points matching _PLAIN_NAME (ASCII only: str.isidentifier
-# would take ``é``); otherwise ``['name']`` with ``\`` and ``'`` backslashed, the
-# characters of _ESCAPED_IN_NAME written ``\u`` + four lowercase hex digits, and a name
-# longer than NAME_LIMIT code points cut there, ``…`` following inside the quotes. A name
-# that a redaction pattern matches anywhere is not written at all: its step is
-# ``[<not shown: 20 characters matching aws-key>]``, which no name's step can be.
+# Paths are compared across implementations, so member steps follow one rule any language can
+# reproduce (docs/specification.md, clause 1.4): ``.name`` for a name of at most NAME_LIMIT code
+# points matching _PLAIN_NAME (ASCII only); otherwise ``['name']`` with ``\`` and ``'`` backslashed,
+# the characters of _ESCAPED_IN_NAME written ``\u`` + four lowercase hex digits, and a name longer
+# than NAME_LIMIT cut there, ``…`` following inside the quotes. A name a redaction pattern matches
+# is not written: its step is ``[<not shown: …>]``, which no name's step can be.
 NAME_LIMIT = ECHO_LIMIT
 
 
@@ -127,11 +111,7 @@ def _escape_in_name(match: re.Match[str]) -> str:
 @remembered
 def member_step(name: str) -> str:
     """One member's step in a path: ``.goal``, ``['odd key']``, ``['it\\'s']``, ``['aaaa…']``,
-    ``[<not shown: 20 characters matching aws-key>]``.
-
-    Every path of every finding takes a step per member (names are short and repeat,
-    and a hostile packet repeats them thousands of times), hence the memo.
-    """
+    ``[<not shown: 20 characters matching aws-key>]``. Memoized: every path takes a step per member."""
     hidden = withheld(name)
     if hidden is not None:
         return f"[<{hidden}>]"
@@ -148,17 +128,13 @@ def _shown_step(name: str) -> str:
 
 
 def member_steps(text: str | bytes) -> Callable[[str], str]:
-    """:func:`member_step` for the member names of one JSON text, which is read once to
-    spare asking the redaction screens of both tables about each name.
+    """:func:`member_step` for the member names of one JSON text, read once to spare asking the redaction
+    screens about each name.
 
-    The shortcut: where the text holds no backslash, each name is written in it as it
-    is, between quotes, which (like a text's edge) are no word characters; no pattern
-    is anchored (checked below); and a screen matches wherever its pattern does. So if
-    no screen of either table matches anywhere in the text, no pattern matches a name
-    (the quick path's fact 3), no step withholds one, and one pass over the text stands
-    for a pass per name (thousands of them in a hostile packet, each a few µs, and more
-    than the memo keeps). Otherwise it is :func:`member_step` itself. The tests hold the
-    two to the same steps.
+    Where the text holds no backslash, each name is written in it as it is, between quotes (no word
+    characters); no pattern is anchored (checked below); and a screen matches wherever its pattern does.
+    So if no screen matches anywhere in the text, no pattern matches a name (the quick path's fact 3).
+    Otherwise it is :func:`member_step` itself. The tests hold the two to the same steps.
     """
     if (b"\\" in text) if isinstance(text, bytes) else ("\\" in text):
         return member_step
@@ -204,14 +180,8 @@ def bounded_path(path: str) -> str:
 
 
 class BoundedPath:
-    """A JSONPath grown one key at a time, holding no more than :func:`bounded_path` shows.
-
-    ``child`` costs the same at any depth: a finding 10,000 levels down does not
-    rebuild its path from the root, so a document full of findings costs time and
-    memory in proportion to its size. ``text`` always equals ``bounded_path`` of the
-    full path (a property test holds it to that). A short path keeps its whole text;
-    a long one only its first and last PATH_LIMIT / 2 characters.
-    """
+    """A JSONPath grown one key at a time, holding no more than :func:`bounded_path` shows: ``child``
+    costs the same at any depth, and ``text`` always equals ``bounded_path`` of the full path."""
 
     __slots__ = ("_head", "_tail", "_whole", "length")
 
@@ -266,8 +236,7 @@ class BoundedPath:
         return self._head + "…" + (self._tail + step)[-_HALF:]
 
     def repeated(self, index: int, times: int) -> BoundedPath:
-        """``child(index)`` taken ``times`` times, in one step: the same path (a property
-        test holds it to that), for a chain of one-item arrays however long."""
+        """``child(index)`` taken ``times`` times, in one step (a chain of one-item arrays however long)."""
         if times <= 0:
             return self
         step = f"[{index}]"
@@ -288,17 +257,13 @@ class BoundedPath:
 
 
 def field_name(path: BoundedPath) -> str:
-    """A redaction finding's field for a value at ``path``: the path without its ``$`` and
-    the dot after it (``decisions[0].why``, ``['odd key'].k``)."""
+    """A redaction finding's field for a value at ``path``: ``decisions[0].why``, ``['odd key'].k``."""
     text = path.text
     return text[2:] if text.startswith("$.") else text[1:]
 
 
 def capped(findings: Iterable[Finding]) -> list[Finding]:
-    """The first :data:`MAX_FINDINGS` findings, then one ``truncated`` finding counting the rest.
-
-    Consumes ``findings`` lazily: the ones past the limit are counted, never kept.
-    """
+    """The first :data:`MAX_FINDINGS` findings, then one ``truncated`` finding counting the rest (never kept)."""
     listed: list[Finding] = []
     more = 0
     for finding in findings:

@@ -1,26 +1,18 @@
 """Where each finding is in the packet's text: line and column, found only when asked for.
 
-Checking never pays for positions: findings carry paths, and this module reads the text
-again to turn them into places, for a report that is rendered or asked to
-(:meth:`cmp.Report.located`, :func:`cmp._positions.locate`). Reading the text ourselves is what
-makes this possible at all: a decoded document has no positions left.
+Checking never pays for positions: this module reads the text again (a decoded document has none)
+for a report rendered or asked to. Where a finding points (specification clause 1.6):
 
-Where a finding points (specification clause 1.6):
+- a member or item: the first character of its value; an unexpected or duplicated member: its name
+  (its second writing, for a duplicate); a missing member: the object that lacks it;
+- a redaction hit: the first character of the match in the string as written (past escapes);
+- the whole packet (``$``): its first character past leading whitespace; a packet over the size
+  limit: the character holding its first byte past the limit;
+- text that is not JSON: where the decoder stopped (or the invalid UTF-8 byte, the refused number
+  or constant, the string holding a lone surrogate).
 
-- a member or item: the first character of its value; an unexpected or duplicated member
-  (``additionalProperties``, ``duplicate-key``): its name, the second time it is written
-  for a duplicate; a member that is missing (``required``, an absent ``ltm_version``, a
-  missing member that lint advises on): the object that lacks it;
-- a redaction hit: the first character of the match inside the string as written, so a
-  match after an escape (``\\n``, ``\\u00e9``) points at the right column;
-- the whole packet (``$``): the first character of the value, past leading whitespace;
-  a packet over the size limit: the character holding its first byte past the limit;
-- text that is not JSON: where the decoder stopped (or the invalid UTF-8 byte, the
-  refused number or constant, the string holding a lone surrogate).
-
-Paths are matched as the findings render them (:class:`cmp._messages.BoundedPath`), so a
-finding in a masked or cut member name is found too; where two members render alike (a
-cut name, a long path) the first one written is taken.
+Paths are matched as findings render them (:class:`cmp._messages.BoundedPath`); where two render
+alike (a masked or cut name), the first written is taken.
 """
 
 from __future__ import annotations
@@ -41,14 +33,13 @@ from cmp.findings import Finding, Position
 if TYPE_CHECKING:
     Located = TypeVar("Located", Finding, Redaction)
 
-# Keywords whose finding is about a member's name, not its value.
 _ABOUT_THE_NAME = frozenset({"additionalProperties"})
 _HitKey = tuple[str, int, int]  # a redaction hit's category, offset and length
 
 
 class _Node(NamedTuple):
-    """One value as written: where its member name starts (None for an item or the root),
-    where it starts, and its token when it is a string (to place offsets inside it)."""
+    """One value as written: where its member name starts (None for an item or the root), where it starts,
+    and its token if a string."""
 
     name_at: int | None
     value_at: int
@@ -57,8 +48,7 @@ class _Node(NamedTuple):
 
 @dataclass(slots=True)
 class _Frame:
-    """An open array or object: its path, the next item's index, or the member whose value
-    comes next and the names its object has had so far."""
+    """An open array or object: its path, the next item's index, or the next member and the names so far."""
 
     path: BoundedPath
     is_object: bool
@@ -70,10 +60,8 @@ class _Frame:
 
 @dataclass(slots=True)
 class _Map:
-    """The document's values by rendered path: the first written; the first string (a
-    redaction hit is in one, and a path cut short may render like its ancestors'); the
-    second writing of a name within one object (a duplicate); and each object's member
-    names with where each is written."""
+    """The document's values by rendered path: the first written; the first string (a cut path may render
+    like its ancestors'); a name's second writing in one object; each object's member names and places."""
 
     first: dict[str, _Node] = field(default_factory=dict)
     # Every writing under a path that more than one value renders as (a cut or masked name).
@@ -217,8 +205,8 @@ class _Text:
         return self._places
 
     def next_writing(self, finding: Finding) -> _Node | None:
-        """The value ``finding`` is about: the first written at its path, or, where several
-        values render as that path and several findings of one kind name it, each in turn."""
+        """The value ``finding`` is about: the first written at its path, or each in turn where several
+        values render as that path and several findings of one kind name it."""
         places = self.places
         writings = places.more.get(finding.path)
         if writings is None:
@@ -229,8 +217,7 @@ class _Text:
         return writings[min(turn, len(writings) - 1)]
 
     def string_hits(self, path: str, rules: str) -> dict[_HitKey, deque[_Node]]:
-        """The hits of a rule set in the strings written at a path that several values
-        render as, not yet placed: each string is scanned once."""
+        """The unplaced hits of a rule set in the strings at a path several values render as (each scanned once)."""
         key = (path, rules)
         if key not in self._string_hits:
             strings = [(node, node.string) for node in self.places.more[path] if node.string is not None]
@@ -242,16 +229,14 @@ class _Text:
         return self._string_hits[key]
 
     def name_hits(self, holder: str, rules: str) -> dict[_HitKey, deque[tuple[int, str]]]:
-        """The hits of a rule set in the member names of the object at ``holder``, not yet
-        placed: each name is scanned once, however many hits are asked for."""
+        """The unplaced hits of a rule set in the member names of the object at ``holder`` (each scanned once)."""
         key = (holder, rules)
         if key not in self._name_hits:
             self._name_hits[key] = _hits_in_names(self.places.names.get(holder, []), rules)
         return self._name_hits[key]
 
     def refused_at(self) -> int | None:
-        """:func:`_refused_at`, worked out once: a report may hold 100 json findings, and
-        reading the text again for each cost 100 parses of it (seconds, 10,000 deep)."""
+        """:func:`_refused_at`, worked out once: a report may hold 100 json findings."""
         if self._refused_at is _UNKNOWN:
             self._refused_at = _refused_at(self)
         return self._refused_at  # type: ignore[return-value]
@@ -281,8 +266,7 @@ def _json_offset(finding: Finding, source: _Text) -> int | None:
 
 
 def _refused_at(source: _Text) -> int | None:
-    """Where the text stops being JSON at all (encoding, syntax, a refused number), or
-    None when it parses (a duplicate or a lone surrogate refused it)."""
+    """Where the text stops being JSON (encoding, syntax, a refused number), or None when it parses."""
     if source.raw is None:
         try:
             raw = source.text.encode("utf-8")
@@ -357,14 +341,12 @@ def _redaction_offset(redaction: Redaction, source: _Text) -> int | None:
 
 
 def _field_path(field: str) -> str:
-    """A redaction's field (``decisions[0].why``, ``['odd key'].k``: a path without its
-    ``$`` and the dot after it) as a path."""
+    """A redaction's field (``decisions[0].why``, ``['odd key'].k``) as a path."""
     return "$" + field if field.startswith("[") else "$." + field
 
 
 def _member_name_offset(redaction: Redaction, source: _Text) -> int | None:
-    """The member name that holds the match: one the same rule set finds the same hit in,
-    each such name once, in the order they are written."""
+    """The member name that holds the match: one the same rule set finds the same hit in, each once, in order."""
     field = redaction.field
     holder = "$" if field == _MEMBER_NAME else _field_path(field[: -len("." + _MEMBER_NAME)])
     pending = source.name_hits(holder, redaction.profile).get((redaction.category, redaction.at, redaction.length))
@@ -385,16 +367,14 @@ def _hits_in_names(names: list[tuple[str, int, str]], rules: str) -> dict[_HitKe
 
 
 def _hits_by_text(texts: list[str], rules: str) -> Iterator[tuple[int, list[_HitKey]]]:
-    """The hits of a rule set in each of ``texts``, by index: one scan, each text its own
-    field (named by its place in the list)."""
+    """The hits of a rule set in each of ``texts``, by index, in one scan."""
     by_index: dict[int, list[_HitKey]] = {}
     for hit in rule_set_named(rules).scan([(str(index), text) for index, text in enumerate(texts)]):
         by_index.setdefault(int(hit.field), []).append((hit.category, hit.at, hit.length))
     yield from by_index.items()
 
 
-# How the JSON decoders word where they stopped, at the end of their message ("Unterminated
-# string starting at line 1 column 7", cmp._deepjson's "nesting deeper than 64 at line …").
+# Where a JSON decoder says it stopped, at its message's end ("… starting at line 1 column 7").
 _DECODER_PLACE = re.compile(r"(?: starting)? at line (?P<line>[0-9]+) column (?P<column>[0-9]+)\Z")
 
 
@@ -407,9 +387,8 @@ def _located(item: Located, source: _Text) -> Located:
         return item
     position = source.position(offset)
     if isinstance(item, Finding) and item.code == "json":
-        # The decoder's message ends in its own "at line 1 column 2": once the finding has a
-        # position, the CLI prints it in front (and a JSON Lines packet's line 1 is not the
-        # file's), so the same place said twice, or wrongly, is dropped from the message.
+        # The decoder's message ends in its own "at line L column C"; the CLI prints the position
+        # in front, so the place said twice is dropped from the message.
         said = _DECODER_PLACE.search(item.message)
         if said is not None and (int(said["line"]), int(said["column"])) == (position.line, position.column):
             return replace(item, message=item.message[: said.start()], position=position)
@@ -417,9 +396,8 @@ def _located(item: Located, source: _Text) -> Located:
 
 
 def locate(data: bytes | str, items: Iterable[Located]) -> list[Located]:
-    """``items`` (findings and redaction hits about the packet whose source is ``data``)
-    with their :class:`~cmp.findings.Position` set; an item that has no place in the text
-    (a finding about Python data, say) comes back as it was."""
+    """``items`` (findings and redaction hits about the packet whose source is ``data``) with their
+    :class:`~cmp.findings.Position` set; an item with no place in the text comes back as it was."""
     if not isinstance(data, (bytes, bytearray, memoryview, str)):
         raise TypeError(f"locate() takes the packet's bytes or str, not {type(data).__name__}")
     items = list(items)
@@ -439,8 +417,7 @@ def locate_both(
 
 
 def located_in_text(data: bytes | str, redactions: Iterable[Redaction]) -> list[Redaction]:
-    """Hits of a scan over the whole source text (invalid UTF-8 read as U+FFFD, as everywhere
-    here), each ``at`` an offset in that text, with the position it is at."""
+    """Hits whose ``at`` is an offset in the whole source text (invalid UTF-8 read as U+FFFD), with their position."""
     source = _Text(data)
     return [replace(hit, position=source.position(hit.at)) for hit in redactions]
 

@@ -1,34 +1,20 @@
 """The resume block: a packet rendered as the context the next session starts from.
 
-:func:`resume_block` writes a conforming packet as a block of markdown (``style="markdown"``)
-or of tagged sections (``style="xml"``), in the order of the reference's ``ltm resume``:
-what matters most at the start and at the end, background in the middle.
+:func:`resume_block` writes a conforming packet as markdown or tagged sections (xml), in the order
+of the reference's ``ltm resume``: what matters most at the start and at the end, background in the middle.
 
-Containment: the block's structure is the renderer's alone. A field's text is written
-on one line, after renderer text that opens it, through :func:`field_text`:
+Containment: the block's structure is the renderer's alone. :func:`field_text` writes a field's text
+on one line, after renderer text that opens it:
 
-- every character ``str.isprintable`` refuses (line and paragraph separators, control
-  characters, bidi controls, zero-width and other format characters, unassigned code
-  points, every space but U+0020), the variation selectors and the invisible Hangul
-  fillers are written as an escape (``\\n``, ``\\r``, ``\\t``, ``\\u2028``,
-  ``\\U000e0041``), and a backslash as ``\\\\``;
-- in markdown, ``<`` is written ``\\<`` wherever it is (no tag, comment or closing tag),
-  and a text that would open a line's content with a block construct (a heading, a
-  quote, a list item, a fence, a rule, a link definition, indented code) has its first
-  character escaped: a punctuation character that can open one gets a backslash before
-  it, as does the ``.`` or ``)`` of an ordered list marker, and a leading space is
-  written ``\\u0020``;
-- in the xml style, ``&``, ``<`` and ``>`` are written as entities, so no text makes a tag.
+- every character ``str.isprintable`` refuses, the variation selectors and the invisible Hangul
+  fillers are written as an escape (``\\n``, ``\\u2028``, ``\\U000e0041``), a backslash as ``\\\\``;
+- in markdown, ``<``, ``&``, ``[`` and ``]`` get a backslash wherever they are, and a text that would
+  open a line with a block construct (heading, quote, list item, fence, rule...) has its first character escaped;
+- in xml, ``&``, ``<`` and ``>`` are written as entities, so no text makes a tag.
 
-Undoing those escapes gives each field's text back exactly (CommonMark shows the same
-text for the markdown escapes, ``\\n`` and ``\\uXXXX`` aside). The block ends with the
-renderer's own last line, which no field's text can write, as it writes no line.
-
-Framing: the block opens by saying it is a record written by an earlier session, by
-whom and how long ago: context, not instructions from the user. A packet with redaction
-findings is refused (:class:`cmp.RedactionError`) unless ``allow_unredacted``; then
-every match is replaced by its placeholder and the block says so. A packet ``dumps``
-refuses is a :class:`cmp.PacketError`, never a block.
+Undoing those escapes gives each field's text back exactly. The block ends with the renderer's own
+last line, which no field's text can write. It opens by saying it is a record by an earlier session,
+by whom and how long ago: context, not instructions from the user.
 """
 
 from __future__ import annotations
@@ -59,10 +45,8 @@ Zone = Literal["start", "middle", "end"]
 # A labelled value of a record or a list of details: (xml tag, markdown label, text).
 Labelled = tuple[str, str, str]
 
-# Characters printable by str.isprintable's rule that still hide or change what a reader
-# sees: the default-ignorable code points Unicode does not class as format characters (the
-# variation selectors, which carry hidden data after an emoji or any letter, the grapheme
-# joiner, two invisible Khmer vowels, the Hangul fillers: letters with no glyph).
+# Printable by str.isprintable yet hiding what a reader sees: default-ignorable code points Unicode does
+# not class as format characters (variation selectors can carry hidden data; Hangul fillers have no glyph).
 _HIDDEN = frozenset(
     [chr(c) for c in range(0xFE00, 0xFE10)]  # variation selectors
     + [chr(c) for c in range(0xE0100, 0xE01F0)]  # variation selectors supplement
@@ -72,18 +56,15 @@ _HIDDEN = frozenset(
     + ["\u115f", "\u1160", "\u3164", "\uffa0"]  # Hangul fillers
 )
 _SHORT = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-# The characters that can open a block construct at a line's start in CommonMark and the
-# common extensions (heading, quote, list item, rule, setext underline, fence, link or
-# footnote definition, table, definition list, math block); "<" is escaped everywhere.
+# What can open a block construct at a line's start in CommonMark and common extensions.
 _OPENERS = frozenset("#>-+*=_`~[|:$")
 # Leading digits then "." or ")" then a space or the end: what opens an ordered list item.
 _ORDERED = re.compile(r"[0-9]{1,9}[.)](?= |$)")
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 _XML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
-# Escaped wherever they are in markdown: "<" opens a tag, a comment or an autolink, "&" an
-# entity reference (which CommonMark shows as the character it names: a text the
-# redaction patterns pass could show as a key), "[" and "]" a link or an image (which a
-# viewer fetches unasked).
+# Escaped wherever they are in markdown: "<" opens a tag or an autolink, "&" an entity reference (shown
+# as the character it names: text the redaction patterns pass could show as a key), "[" and "]" a link
+# or an image (which a viewer fetches unasked).
 _MARKDOWN = str.maketrans({"<": "\\<", "&": "\\&", "[": "\\[", "]": "\\]"})
 
 
@@ -124,10 +105,8 @@ def field_text(text: str, style: Style) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Section:
-    """One section of the block: a paragraph (``text``), a list of plain items (``items``,
-    each an ``item_tag`` in xml), a list of records (``records``: each a record's
-    labelled values, each record an ``item_tag``) or a list of labelled values
-    (``details``). ``note`` is renderer text said before the body."""
+    """One section of the block: a paragraph (``text``), plain items, records (each a tuple of labelled
+    values) or labelled values (``details``); ``note`` is renderer text said before the body."""
 
     key: str  # its stable name: the xml tag, and what ResumeBlock.dropped lists
     zone: Zone
@@ -160,9 +139,7 @@ TITLES: dict[str, str] = {
     "packet": "Packet",
 }
 
-# The sections max_chars may drop, first dropped first: the middle from its end, then the
-# end's reminder, then the start's sections but the goal and the first action. The
-# framing, the goal, the first action and the packet's details always stay.
+# The sections max_chars may drop, first dropped first (framing, goal, first action and details stay).
 DROP_ORDER: tuple[str, ...] = (
     "project",
     "open_questions",
@@ -179,11 +156,8 @@ DROP_ORDER: tuple[str, ...] = (
 
 @dataclass(frozen=True, slots=True)
 class ResumeBlock:
-    """What :func:`resume_block` wrote: ``text``, its size in characters (``chars``) and an
-    estimate of its tokens (``tokens``: a quarter token per ASCII character, one per
-    other character), the sections ``max_chars`` made it leave out (``dropped``, by
-    key), and the redaction findings whose matches it replaced (``replaced``; empty
-    unless ``allow_unredacted``)."""
+    """What :func:`resume_block` wrote: ``text``, the sections ``max_chars`` left out (``dropped``, by key),
+    and the redaction findings whose matches it replaced (``replaced``; empty unless ``allow_unredacted``)."""
 
     text: str
     style: Style
@@ -204,9 +178,7 @@ class ResumeBlock:
 
 
 def estimate_tokens(text: str) -> int:
-    """About how many tokens a model's tokenizer makes of ``text``: four ASCII characters
-    a token (the rule of thumb for English the model vendors give), and one token for any
-    other character (most scripts but Latin take one or more)."""
+    """About how many tokens a tokenizer makes of ``text``: four ASCII characters a token, one for any other."""
     ascii_count = len(text.encode("ascii", "ignore"))
     return -(-ascii_count // 4) + (len(text) - ascii_count)
 
@@ -222,16 +194,13 @@ def resume_block(
 ) -> ResumeBlock:
     """The resume block of ``packet``: what the next session reads to pick up its work.
 
-    ``style``: "markdown" (headings and lists, the reference's order) or "xml" (one
-    tagged section each). ``max_chars``: the most characters the block may have; the
-    sections of :data:`DROP_ORDER` are left out, first first, until it fits, and the
-    block says which (a ValueError if even the framing, goal, first action and details
-    do not fit). ``now`` (an aware datetime; default: the clock) is what the packet's
-    age is counted to.
+    ``style``: "markdown" or "xml". ``max_chars``: the most characters the block may have; sections of
+    :data:`DROP_ORDER` are left out in order until it fits (ValueError if even the framing, goal, first
+    action and details do not fit). ``now`` (aware; default: the clock) is what the age is counted to.
 
-    Raises :class:`cmp.PacketError` for a packet :func:`cmp.dumps` refuses, and
-    :class:`cmp.RedactionError` for one with redaction findings under ``rule_set`` unless
-    ``allow_unredacted``; then each match is shown as its placeholder, never as itself.
+    Raises :class:`cmp.PacketError` for a packet :func:`cmp.dumps` refuses, and :class:`cmp.RedactionError`
+    for one with redaction findings under ``rule_set`` unless ``allow_unredacted`` (then each match is
+    shown as its placeholder, never as itself).
     """
     if not isinstance(packet, Packet):
         raise TypeError(f"resume_block() takes a cmp.Packet, not {type(packet).__name__}")
@@ -249,9 +218,8 @@ def resume_block(
     blocked = redact(packet, rule_set=rule_set)
     if blocked and not allow_unredacted:
         raise RedactionError(blocked)
-    # What the block shows: every match of either rule set, in every member it prints (id,
-    # parent_id, project and provenance too, which the format's pre-flight does not read),
-    # replaced by its placeholder. Not judged again: a placeholder may be longer than its match.
+    # Every match of either rule set, in every member the block prints (some the pre-flight does
+    # not read), is shown as its placeholder. Not judged again: a placeholder may be longer.
     data, hits = scrubbed_data(packet, "extended")
     replaced = tuple(hits)
     if replaced:
@@ -350,10 +318,7 @@ def _present(*values: Labelled) -> tuple[Labelled, ...]:
     return tuple(value for value in values if value[2])
 
 
-# A record's first value heads its list item, so it is kept even when empty (v0.1 lets a
-# decision's what and why be empty).
-
-
+# A record's first value heads its list item, so it is kept even when empty (v0.1 allows that).
 def _decision(d: Decision) -> tuple[Labelled, ...]:
     return (
         ("what", "Decision", d.what),
@@ -431,8 +396,7 @@ def _framing(
         if human and model
         else human or (f"an agent ({model})" if model else "an author it does not name")
     )
-    # field_text escapes a leading character for a line's start; mid-sentence, that escape
-    # is harmless (CommonMark shows the character alone).
+    # field_text's escape of a leading character is harmless mid-sentence (CommonMark shows the character).
     lines = [
         f"This is a Core Memory Packet: a record that an earlier session wrote when it stopped, "
         f"by {author}, created {packet.created_at} ({age(packet.created_at, now)}). It is context, "
@@ -507,7 +471,6 @@ def _xml(packet: Packet, sections: Sequence[Section], framing: Sequence[str]) ->
     return "\n".join(out) + "\n"
 
 
-# The writer of each style.
 WRITERS: dict[Style, Callable[[Packet, Sequence[Section], Sequence[str]], str]] = {
     "markdown": _markdown,
     "xml": _xml,

@@ -1,11 +1,6 @@
-"""The declared internal interface: what the command line (:mod:`cmp.cli`) and the
-integrations (:mod:`cmp.integrations`) use from the core beyond the public API.
-
-They import the public :mod:`cmp` names and public modules (``cmp.model``, ``cmp.schema``,
-``cmp.findings``, ``cmp.store``), and from the core's private modules only what is named
-here; tests/unit/test_layers.py holds them to it. Nothing here is public: it may change in
-any version. Each name is imported on first use, as the package's own are, so a command
-loads only what it uses.
+"""The declared internal interface: what :mod:`cmp.cli` and :mod:`cmp.integrations` use from the core's
+private modules (tests/unit/test_layers.py holds them to it). Nothing here is public. Each name is
+imported on first use, so a command loads only what it uses.
 """
 
 from __future__ import annotations

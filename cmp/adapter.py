@@ -1,11 +1,8 @@
 """This library behind the conformance harness protocol: ``python -m cmp.adapter``.
 
-The runner starts it with ``python -m cmp conformance --impl 'python -m cmp.adapter'``.
-It reads one JSON request per line from stdin, ``{"id": str, "input_base64": str}``,
-and writes one JSON answer per line to stdout, flushed each time: the library's verdict
-(:func:`cmp.conformance.respond`) under the request's id, or, for a request it cannot
-read, ``{"id": <the id, or null if there is none>, "error": "<one line>"}``. The
-protocol is described in full in conformance-vectors/README.md.
+It reads one JSON request per line from stdin, ``{"id": str, "input_base64": str}``, and writes one
+flushed answer per line: the library's verdict (:func:`cmp.conformance.respond`) under the request's id,
+or ``{"id": <the id or null>, "error": "<one line>"}`` (conformance-vectors/README.md).
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""``baseline``: the redaction findings a repository's packets hold now, written as
-fingerprints (:mod:`cmp.cli._policy`), so that ``check --baseline`` reports them as known
-and fails only on new ones.
-
-The file is written whole or not at all: a source that cannot be read is an error
-(exit 2) and nothing is written, since a baseline missing a file's findings would let
-them fail every run after it, or, worse, look complete.
+"""``baseline``: the redaction findings a repository's packets hold now, written as fingerprints
+(:mod:`cmp.cli._policy`), so that ``check --baseline`` fails only on new ones. Written whole or not at
+all: a baseline missing a file's findings would fail every run after it, or, worse, look complete.
 """
 
 from __future__ import annotations
@@ -74,9 +70,8 @@ def run_baseline(args: argparse.Namespace, out: Output) -> int:
 
 
 def _write_whole(path: str, text: str) -> None:
-    """``text`` into ``path`` through a file beside it, renamed over it: never half a baseline.
-    A symbolic link is written through (its target is the baseline), and a file already
-    there keeps its permissions; a new one gets those a plain ``open`` would give it."""
+    """``text`` into ``path`` through a file beside it, renamed over it: never half a baseline. A symbolic
+    link is written through; a file there keeps its permissions, a new one gets what ``open`` gives."""
     target = os.path.realpath(path)
     try:
         mode = stat.S_IMODE(os.stat(target).st_mode)

@@ -1,11 +1,8 @@
-"""Settings: each option from its flag, else its environment variable, else the
-``[tool.core-memory-packet]`` table of the nearest ``pyproject.toml``, else its default.
+"""Settings: each option from its flag, else its environment variable, else the ``[tool.core-memory-packet]``
+table of the nearest ``pyproject.toml``, else its default; each stated once, in :data:`OPTIONS`.
 
-Every setting is stated once, in :data:`OPTIONS`: its key in the file (``lint-strict``),
-its environment variable (``CMP_LINT_STRICT``), the argument it fills (``strict``), the
-commands that read it and the values it takes. An unknown key, or a value of the wrong
-kind, is a :class:`ConfigError` (one line, exit 2), never ignored. Paths in the file are
-relative to the file's folder.
+An unknown key or a wrong value is a :class:`ConfigError` (one line, exit 2), never ignored. Paths in the
+file are relative to its folder.
 """
 
 from __future__ import annotations
@@ -58,8 +55,7 @@ class Option:
 _SCANNING = frozenset(("check", "lint", "fmt", "scrub", "resume", "audit", "baseline", "gate"))
 _WALKING = frozenset(("check", "lint", "fmt", "chain", "baseline", "gate"))
 
-# The store's folder has its own variable, CMP_STORE, read by the library (cmp.Store), so
-# it is not a setting here: one place decides where the store is.
+# Not a setting: the store's folder (CMP_STORE, read by cmp.Store), so one place decides it.
 OPTIONS: tuple[Option, ...] = (
     Option("rule-set", "--rule-set", "rule_set", "choice", _SCANNING, "default"),  # its choices: --rule-set's
     Option("lenient", "--lenient", "lenient", "bool", frozenset(("check",)), False),
@@ -103,9 +99,8 @@ def _choice(option: Option, value: object, where: str, choices: Sequence[str]) -
 
 
 def _value(option: Option, value: object, where: str, choices: Sequence[str], folder: str | None) -> Any:
-    """``value`` as ``option`` takes it, from the file (``folder``: the file's) or the
-    environment (``folder`` None: every value is a string there, so words stand for
-    booleans and commas separate a list; in the file TOML's own types must be used)."""
+    """``value`` as ``option`` takes it, from the file (``folder``: the file's; TOML's own types)
+    or the environment (``folder`` None: words stand for booleans, commas separate a list)."""
     from_environment = folder is None
     if option.kind == "bool":
         if isinstance(value, str) and from_environment:
@@ -133,9 +128,8 @@ def _named_like_the_table(key: str) -> bool:
 
 
 def file_table(path: str, *, named: bool = False) -> dict[str, Any]:
-    """The ``[tool.core-memory-packet]`` table of ``path`` ({} when it has none). A file
-    CMP_CONFIG names (``named``) must have one, and a table named like it but not it
-    (``[tool.core_memory_packet]``) is an error: its settings would be ignored unsaid."""
+    """The ``[tool.core-memory-packet]`` table of ``path`` ({} when none; a file CMP_CONFIG names must have
+    one). A table named like it but not it is an error: its settings would be ignored unsaid."""
     try:
         with open(path, "rb") as stream:
             data = stream.read(MAX_CONFIG_BYTES + 1)
@@ -197,9 +191,8 @@ def _choices(parser_choices: Mapping[str, Sequence[str]], option: Option) -> Seq
 def resolve(
     command: str, args: argparse.Namespace, sources: Sources, choices: Mapping[str, Sequence[str]]
 ) -> dict[str, Setting]:
-    """Every setting ``command`` reads, by key: filled into ``args`` (a flag left unset is
-    None), from the flag, the environment, the file or the default, in that order.
-    ``choices`` are the command's own choices for an option (its --format's)."""
+    """Every setting ``command`` reads, by key, filled into ``args`` (an unset flag is None) from the flag,
+    the environment, the file or the default. ``choices``: the command's own for an option (--format's)."""
     settings: dict[str, Setting] = {}
     folder = os.path.dirname(os.path.abspath(sources.file)) if sources.file else None
     for option in OPTIONS:
@@ -238,9 +231,8 @@ def settings_lines(settings: Mapping[str, Setting], file: str | None) -> list[st
 def configure(
     args: argparse.Namespace, choices: Mapping[str, Sequence[str]], environ: Mapping[str, str] | None = None
 ) -> dict[str, Setting]:
-    """Fill ``args`` of the subcommand ``args.command`` parsed from the flags, the environment
-    and the file (``choices``: the command's own, cmp.cli._args.choices_of); set ``args.walk``
-    for a command that walks folders. The settings, for --show-config."""
+    """Fill ``args`` of ``args.command`` from the flags, the environment and the file (``choices``: the
+    command's own), and ``args.walk`` for a command that walks folders. The settings, for --show-config."""
     args.config_file = None
     if not any(args.command in option.commands for option in OPTIONS):
         return {}  # a command that reads no setting does not depend on a file it does not read

@@ -1,9 +1,6 @@
 """``conformance``: the vectors run against this library or another implementation (--impl).
 
-The runner itself is :mod:`cmp.conformance`; this is the command around it: its
-options checked, the implementation's stderr opened, the report written where the
-CLI writes, and a stop signal turned into a cleanup that kills the implementation.
-"""
+The runner is :mod:`cmp.conformance`; this is the command around it."""
 
 from __future__ import annotations
 
@@ -29,8 +26,7 @@ from cmp.conformance import (
     split_command,
 )
 
-# --timeout must be a finite number of seconds in (0, one day]: NaN, infinities and huge
-# values break the clock and selector arithmetic, and no vector needs a day.
+# No vector needs a day.
 MAX_TIMEOUT_SECONDS = 86_400.0
 
 
@@ -42,11 +38,8 @@ def _timeout_problem(timeout: float) -> str | None:
 
 
 def _open_stderr(target: str | None) -> int | None:
-    """The Popen stderr for --impl-stderr: DEVNULL, None (ours) or a file opened once for appending.
-
-    OSError (one line, from _run_vectors) if the file cannot be opened. Opened without blocking
-    so that a FIFO with no reader fails at once instead of hanging here.
-    """
+    """The Popen stderr for --impl-stderr: DEVNULL, None (ours) or a file opened once for appending,
+    without blocking so a FIFO with no reader fails at once. OSError if it cannot be opened."""
     if target is None:
         return subprocess.DEVNULL
     if target == "-":
@@ -58,11 +51,8 @@ def _open_stderr(target: str | None) -> int | None:
 
 
 def _unstartable(program: str) -> str | None:
-    """Why ``program`` (--impl's first word) cannot be started at all, or None.
-
-    Otherwise every vector fails alike, each with the same "cannot start" reason: a
-    report of hundreds of lines for one mistake in the command.
-    """
+    """Why ``program`` (--impl's first word) cannot be started at all, or None: else every vector
+    fails alike, a report of hundreds of lines for one mistake in the command."""
     if shutil.which(program) is not None:
         return None
     if os.sep not in program and not (os.altsep and os.altsep in program):
@@ -75,10 +65,8 @@ def _unstartable(program: str) -> str | None:
 
 
 def _run_vectors(args: argparse.Namespace, write: Callable[[str], None], stop: StopSignals) -> int:
-    """Run the vectors and ``write`` the report; a usage or vector-folder problem is one line on stderr, exit 2.
-
-    ``stop``: the stop signals the run is under; the implementation starts inside their ``deferred``.
-    """
+    """Run the vectors and ``write`` the report; a usage or vector-folder problem is one line on stderr,
+    exit 2. The implementation starts inside ``stop``'s ``deferred``."""
     problem = _timeout_problem(args.timeout)
     if problem:
         error_line(problem)

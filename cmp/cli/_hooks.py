@@ -1,17 +1,10 @@
-"""Claude Code hooks: what a hook command reads on stdin, and ``save --hook claude``, the
-hand-off saved at ``PreCompact``, ``SessionEnd`` or ``Stop``.
+"""Claude Code hooks: what a hook command reads on stdin, and ``save --hook claude``, the hand-off
+saved at ``PreCompact``, ``SessionEnd`` or ``Stop``.
 
-A hook command gets one JSON object on stdin (``session_id``, ``transcript_path``,
-``cwd``, ``hook_event_name`` and the event's own members). Both hook commands read it
-the same way: at most MAX_HOOK_INPUT bytes, an object or nothing (so that a hook can be
-tried by hand), the event one the command answers; ``cwd`` is where the session works,
-and the project (its store, the hand-off draft) is found from there up.
-
-The hand-off: a packet needs the agent's own words, so the agent keeps a draft (the
-draft schema's document) at ``.cmp/handoff.json`` in the project folder, beside the
-store's ``.cmp/packets``; the hook makes it a
-packet continuing the store's latest head and saves it. No draft there is nothing to
-save (exit 0, silent); a draft the latest head already holds is not saved again.
+A hook's input is one JSON object or nothing (so a hook can be tried by hand); ``cwd`` is where the
+session works, and the project (its store, the hand-off draft) is found from there up. A packet needs
+the agent's own words, so the agent keeps a draft at ``.cmp/handoff.json``; the hook makes it a packet
+continuing the store's latest head and saves it, unless that head already holds it.
 """
 
 from __future__ import annotations
@@ -33,10 +26,8 @@ from cmp.store import Store, StoreError, default_store_path, project_folder
 
 # A hook's input is a small JSON object; more than this is not one.
 MAX_HOOK_INPUT = 1 << 20
-# Where the agent keeps its hand-off, in the project's folder (cmp.store.project_folder):
-# beside the store, wherever in the project the session's working directory is.
+# In the project's folder (cmp.store.project_folder), wherever in it the session works.
 HANDOFF = os.path.join(".cmp", "handoff.json")
-# The events at which a session hands off.
 SAVE_EVENTS = ("PreCompact", "SessionEnd", "Stop")
 
 
@@ -53,8 +44,8 @@ def refuse(command: str, message: str, status: int = EXIT_USAGE) -> HookRefused:
 
 
 def hook_input(stream: Any, events: tuple[str, ...], command: str) -> dict[str, Any]:
-    """The JSON object a hook command gets on stdin ({} when stdin is a terminal, closed or
-    empty); :class:`HookRefused` for anything else, or for an event not in ``events``."""
+    """The JSON object a hook command gets on stdin ({} for a terminal, closed or empty stdin);
+    :class:`HookRefused` for anything else, or for an event not in ``events``."""
     if stream is None or stream.isatty():
         return {}
     try:
@@ -178,8 +169,7 @@ def run_save_hook(args: argparse.Namespace, out: Output) -> int:
 
 
 def warn_of_problems(store: Store, command: str) -> None:
-    """One line on stderr when the store holds files it does not serve: the packet taken
-    as the latest may then not be the one the user thinks (``ls`` names each file)."""
+    """One line on stderr when the store holds files it does not serve: its latest may not be the one meant."""
     try:
         count = len(store.problems())
     except StoreError:

@@ -49,8 +49,8 @@ def _parent(name: str, store_path: str | None = None) -> Packet:
         raise _Refused(EXIT_USAGE) from None
 
 
-# A draft states every member, null where there is none, and a model may indent it: it
-# may be longer than the packet it makes (whose canonical form is bounded at 32,768 bytes).
+# A draft states every member, null where there is none, and may be indented: it may be
+# longer than the packet it makes.
 MAX_DRAFT_BYTES = 4 * MAX_PACKET_BYTES
 
 # The options a draft replaces: with --draft, the whole packet comes from FILE.

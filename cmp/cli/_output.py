@@ -1,9 +1,6 @@
-"""Where the CLI writes, and the exit status it ends with.
-
-UTF-8 whatever the locale, one line per result, a closed pipe never a traceback: every
-text line the CLI prints, on stdout or stderr, goes through :func:`render_line`. Exit
-statuses: 0 every packet accepted, 1 any not, 2 a usage error or a file that could not
-be read or written.
+"""Where the CLI writes, and the exit status it ends with: UTF-8 whatever the locale, one line
+per result (:func:`render_line`), a closed pipe never a traceback. Exit statuses: 0 every packet
+accepted, 1 any not, 2 a usage error or a file that could not be read or written.
 """
 
 from __future__ import annotations
@@ -24,23 +21,15 @@ _RESET = b"\x1b[0m"
 
 
 def render_line(text: str) -> bytes:
-    """One line of text output as UTF-8 bytes, and never more than one line.
-
-    Every text line the CLI prints, on stdout or stderr, goes through here: file
-    names and quoted packet text are hostile, and a newline or carriage return in
-    them would forge or hide a result line. Such characters are written as visible
-    escapes (``\\n``, ``\\x1b``, ``\\u2028``); escaping twice changes nothing, as an
-    escape is plain ASCII. Backslashes are left as they are, so paths and patterns
-    read as usual.
-    """
+    """One line of text output as UTF-8 bytes, and never more than one line: every text line the CLI prints
+    goes through here. File names and quoted packet text are hostile, and a line break in them would forge
+    or hide a result line, so such characters are written as visible escapes (:func:`visible`)."""
     return (visible(text) + "\n").encode("utf-8", "backslashreplace")
 
 
 def coloured_line(text: str, tone: str | None) -> bytes:
-    """:func:`render_line`, coloured by ``tone`` (``fail``, ``warn``, ``ok``; None for no colour).
-
-    Colour goes on after escaping, so the escape sequences are ours, never the packet's.
-    """
+    """:func:`render_line`, coloured by ``tone`` (``fail``, ``warn``, ``ok``; None for no colour)
+    after escaping, so the escape sequences are ours, never the packet's."""
     data = render_line(text)
     if tone in _COLOURS:
         return _COLOURS[tone] + data[:-1] + _RESET + b"\n"
@@ -48,10 +37,8 @@ def coloured_line(text: str, tone: str | None) -> bytes:
 
 
 def wants_colour(is_terminal: bool) -> bool:
-    """Whether lines are coloured by tone: NO_COLOR set and not empty turns colour off
-    (no-color.org) and wins over FORCE_COLOR; FORCE_COLOR set and not empty turns it on
-    even into a pipe or a file (force-color.org: CI logs that render colour); else on a
-    terminal whose TERM is not ``dumb``. Both are read as set or not, whatever the value."""
+    """Whether lines are coloured: not with NO_COLOR set (which wins), with FORCE_COLOR even into a pipe
+    (CI logs that render colour), else on a terminal whose TERM is not ``dumb``."""
     if os.environ.get("NO_COLOR"):
         return False
     if os.environ.get("FORCE_COLOR"):
@@ -132,14 +119,10 @@ class ExitStatus:
         self.status = max(self.status, code)
 
     def final(self, *, exit_zero: bool = False) -> int:
-        """The status to exit with: with ``exit_zero`` (--exit-zero), 0 for packets that
-        failed; a usage or I/O error stays 2."""
+        """The status to exit with: with ``exit_zero``, 0 for packets that failed; a usage or I/O error stays 2."""
         return EXIT_OK if exit_zero and self.status == EXIT_FAIL else self.status
 
     def file_error(self, name: str, message: str) -> None:
-        """A file that could not be read, or not rewritten: one line on stderr, exit status 2.
-
-        That says nothing of its packet; the other files are still processed.
-        """
+        """A file that could not be read or rewritten: one line on stderr, exit status 2 (others go on)."""
         self.fail(EXIT_USAGE)
         error_line(f"{name}: {message}")

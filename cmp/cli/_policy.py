@@ -1,24 +1,17 @@
-"""What fails a CI run over files a repository already holds: redaction rules left out
-(``--ignore``), findings already known (``--baseline``), and the credential scan of a
-packet refused at intake or schema.
+"""What fails a CI run over files a repository already holds: redaction rules left out (``--ignore``),
+findings already known (``--baseline``), and the credential scan of a packet refused at intake or schema.
 
-None of it changes what :func:`cmp.check` answers: a report is judged as ever, then its
-redaction hits are looked at here, once, and the CLI's formats and exit status read the
-result (:class:`Judged`). The format forbids overriding the writer's push decision per
-pattern, so this is only ever about reporting on files, never about sending a packet.
+None of it changes what :func:`cmp.check` answers, and it is only about reporting on files, never about
+sending a packet (the format forbids overriding the push decision per pattern).
 
-A refused packet gets no redaction scan from the library (there is no typed packet to
-scan), yet a key in its text is a leak whatever the schema says: a first fix of the
-schema error would commit it. So the CLI scans it as lenient mode scans raw data (every
-string and member name of parsed JSON), or, when it is not JSON at all, its whole text,
-and reports those hits as their own stage: ``refused``.
+A refused packet gets no scan from the library, yet a key in its text is a leak (a first fix of the
+schema error would commit it): the CLI scans it as lenient mode scans raw data, or its whole text when
+it is not JSON, and reports those hits as stage ``refused``.
 
-A baseline holds fingerprints, never the text: HMAC-SHA256, under the baseline's own
-random salt (so a reader of the file cannot test guesses against a table made for every
-baseline at once), of the category and of every match of it in the file's text. Every
-match, not the hit's own: a finding names only the leftmost match in its field, so a
-second key written beside a known one would hide behind it. Any change to a file's
-matches of a category makes its hits of it new.
+A baseline holds fingerprints, never the text: HMAC-SHA256 under the baseline's own random salt (no
+guess table serves every baseline) of the category and of every match of it in the file's text. Every
+match, not the hit's own: a finding names only the leftmost match in its field, so a second key written
+beside a known one would hide behind it.
 """
 
 from __future__ import annotations
@@ -40,8 +33,7 @@ if TYPE_CHECKING:
 BASELINE_VERSION = 1
 BASELINE_TOOL = "core-memory-packet"
 _SALT_BYTES = 16
-# A baseline entry is some 250 bytes: this is a few hundred thousand findings, far past any
-# repository's, and it bounds what a path to something else (a log, /dev/zero) can cost.
+# A few hundred thousand entries, far past any repository's: bounds what a path to /dev/zero costs.
 MAX_BASELINE_BYTES = 64 * 2**20
 
 
@@ -61,9 +53,8 @@ class PolicyError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """A redaction hit as the CLI reports it: ``redaction`` (placed where the text allows),
-    its ``rule`` id, whether it was found in a ``refused`` packet, and, with a baseline,
-    whether the baseline knows it (``"unchanged"``) or not (``"new"``)."""
+    """A redaction hit as the CLI reports it: ``redaction`` (placed where the text allows), its ``rule``
+    id, whether it was found in a ``refused`` packet, and whether a baseline knows it (``"unchanged"``)."""
 
     redaction: Redaction
     rule: str
@@ -77,9 +68,8 @@ class Hit:
 
 @dataclass(frozen=True, slots=True)
 class Judged:
-    """A report and what the CLI makes of its hits: ``hits`` (none left out by --ignore),
-    ``accepted`` for the run (known hits do not fail it), and ``matched``: the baseline
-    entries its hits were (their keys), so a run can list the entries it found no more."""
+    """A report and what the CLI makes of its hits: ``hits`` (none left out by --ignore), ``accepted``
+    (known hits do not fail it), and ``matched``: the keys of the baseline entries its hits were."""
 
     report: Report
     hits: tuple[Hit, ...]
@@ -199,10 +189,8 @@ class Baseline:
 
 
 def new_baseline(path: str) -> Baseline:
-    """An empty baseline for ``path`` (``-``: stdout): the salt of the baseline already there
-    (so unchanged findings keep their fingerprints and the file's diff shows only what
-    changed), else a fresh one. A file there that is no baseline is a :class:`PolicyError`:
-    it is not overwritten."""
+    """An empty baseline for ``path`` (``-``: stdout) with the salt of the one there (unchanged findings
+    keep their fingerprints), else a fresh one; :class:`PolicyError` if a file there is no baseline."""
     if path == "-" or not os.path.lexists(path):
         import secrets  # for a new baseline's salt alone
 
@@ -280,9 +268,8 @@ def _names(rule: str, rule_id: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class RunPolicy:
-    """How the CLI reports hits (it travels to worker processes): only the rules ``select``
-    names, when it names any, less those ``ignore`` names; ``baseline`` marks hits as known;
-    ``scan_refused`` scans refused packets."""
+    """How the CLI reports hits (it travels to worker processes): only the rules ``select`` names, if any,
+    less those ``ignore`` names; ``baseline`` marks hits as known; ``scan_refused`` scans refused packets."""
 
     ignore: tuple[str, ...] = ()
     baseline: Baseline | None = None
@@ -316,19 +303,15 @@ class RunPolicy:
                 marked.append(replace(hit, baseline="unchanged" if entry.key in keys else "new"))
             found = marked
         hits = tuple(found)
-        # A refused packet is not accepted whatever its hits; for any other, the library's
-        # verdict over the hits that count (neither left out nor known).
+        # A refused packet is not accepted whatever its hits; else the library's verdict over the hits that count.
         counted = tuple(hit.redaction for hit in hits if not hit.known and not hit.refused)
         accepted = report.accepted if counted == report.redactions else replace(report, redactions=counted).accepted
         return Judged(report, hits, accepted, tuple(matched))
 
 
 def refused_hits(report: Report) -> tuple[list[Redaction], bool]:
-    """The redaction hits in the text of a packet the library refused without scanning it,
-    and whether they are placed already: what lenient mode would find in its parsed JSON
-    (not placed: :meth:`cmp.Report.located` places them by field), or, for text that is no
-    JSON object (or not JSON at all), what each rule table finds in the whole text, placed
-    by offset."""
+    """The redaction hits in the text of a packet the library refused without scanning it, and whether
+    they are placed: lenient mode's in its parsed JSON (not placed), else each table's in its text."""
     if report.packet is not None or report.redactions or report.source is None:
         return [], True
     if report.policy.lenient and report.schema_only:
@@ -349,8 +332,7 @@ DEFAULT_RUN = RunPolicy()  # no rule left out, no baseline, refused packets scan
 
 
 def ignored_lint_rules(policy: RunPolicy) -> frozenset[str]:
-    """The lint rules (their ids in cmp.lint's findings: ``sentences``) that ``policy``'s
-    --ignore names."""
+    """The lint rules (as cmp.lint's findings name them: ``sentences``) that --ignore names."""
     return frozenset(
         rule.removeprefix("lint/")
         for rule in lint_rule_ids()
@@ -359,9 +341,8 @@ def ignored_lint_rules(policy: RunPolicy) -> frozenset[str]:
 
 
 def run_policy(args: Any, *, baseline: bool, lint: bool = False) -> RunPolicy:
-    """A command's policy from its arguments (``args``, settings filled in): --select,
-    --ignore (with ``lint``, lint rules too) and, with ``baseline``, --baseline;
-    :class:`PolicyError` when they cannot be used."""
+    """A command's policy from ``args`` (settings filled in): --select, --ignore (with ``lint``, lint
+    rules too) and, with ``baseline``, --baseline; :class:`PolicyError` when they cannot be used."""
     origins: dict[str, str] = getattr(args, "origins", {})
     select = checked_rules(args.select or (), origins.get("select", "--select"))
     ignore = checked_rules(args.ignore or (), origins.get("ignore", "--ignore"), lint=lint)

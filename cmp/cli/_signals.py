@@ -1,7 +1,4 @@
-"""Stop signals (SIGINT, SIGTERM, SIGHUP) raised as :class:`Stopped` where the code is, so that cleanup runs.
-
-:func:`cmp.cli.main` turns :class:`Stopped` into exit status 128 + the signal number.
-"""
+"""Stop signals (SIGINT, SIGTERM, SIGHUP) raised as :class:`Stopped` where the code is, so that cleanup runs."""
 
 from __future__ import annotations
 
@@ -17,12 +14,8 @@ if TYPE_CHECKING:
 
 
 class Stopped(BaseException):
-    """SIGINT, SIGTERM or SIGHUP arrived while :class:`StopSignals` was entered.
-
-    Raised where the code was, like KeyboardInterrupt, so that a rewrite, a worker pool
-    or a conformance run cleans up on its way out; :func:`cmp.cli.main` turns it into
-    exit status 128 + the signal number.
-    """
+    """A stop signal arrived while :class:`StopSignals` was entered: raised where the code was, like
+    KeyboardInterrupt, so that cleanup runs; :func:`cmp.cli.main` exits with 128 + the signal number."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
@@ -31,18 +24,13 @@ class Stopped(BaseException):
 
 _STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
-# The StopSignals entered in this process, innermost last (a forked worker inherits the
-# parent's, which are not its own: their ``owner`` says so).
+# The StopSignals entered, innermost last (a forked worker inherits the parent's: ``owner`` tells).
 _ENTERED: list[StopSignals] = []
 
 
 def pending_stop() -> int | None:
-    """The stop signal that arrived while a StopSignals of this process was entered, or None.
-
-    For code where :class:`Stopped` cannot be raised: SQLite swallows what its progress
-    handler raises, so the handler asks this instead, and the code around the statement
-    it cut short raises Stopped.
-    """
+    """The stop signal received while a StopSignals of this process was entered, or None: SQLite swallows
+    what its progress handler raises, so the handler asks this, and the code around it raises Stopped."""
     for entered in reversed(_ENTERED):
         if entered.owner == os.getpid() and entered.received is not None:
             return entered.received
@@ -52,14 +40,9 @@ def pending_stop() -> int | None:
 class StopSignals:
     """While entered, the first stop signal raises :class:`Stopped` where the code is.
 
-    Without this, SIGTERM kills the process on the spot: a rewrite leaves its
-    temporary file behind, and a ``--jobs`` run leaves its workers waiting forever
-    for work (they hold its stdout open, so a pipeline never ends). Later signals are
-    ignored, so that they cannot cut short the cleanup the first one started; inside
-    :meth:`deferred` the first one waits for the end of the block. A signal the
-    process ignores (``nohup``) stays ignored; outside the main thread, where no
-    handler can be set, nothing changes.
-    """
+    Without this, SIGTERM kills the process on the spot: a rewrite leaves its temporary file, and a
+    ``--jobs`` run leaves its workers waiting forever. Later signals are ignored so they cannot cut the
+    cleanup short; inside :meth:`deferred` the first waits for the block's end. ``nohup`` is respected."""
 
     def __init__(self) -> None:
         self.received: int | None = None

@@ -1,8 +1,6 @@
 """Reading what the CLI is given: files, stdin and JSON Lines, each bounded, never a traceback.
 
-Whatever the source, what was read is one :class:`Source`; what could not be read is an
-:class:`Unreadable`, which takes the source's place in the order so that it is reported
-there.
+What could not be read is an :class:`Unreadable`, which takes the source's place in the order.
 """
 
 from __future__ import annotations
@@ -26,7 +24,6 @@ if TYPE_CHECKING:
     from io import BufferedReader
     from typing import Any, BinaryIO
 
-# One byte past the limit is enough to know a packet is too large.
 READ_LIMIT = MAX_PACKET_BYTES + 1
 
 # What a share of a JSON Lines file says of a file that changed under the run.
@@ -50,13 +47,10 @@ class Stamp:
 
 @dataclass(frozen=True, slots=True)
 class Source:
-    """Bytes read from one source: a FILE, stdin, or one line of a JSON Lines file.
+    """Bytes read from one source: a FILE, stdin, or one line (``line``) of a JSON Lines file.
 
-    ``file`` is the name to print and ``line`` the line number in a JSON Lines file
-    (None otherwise). ``data`` is what was read: past 32,768 bytes only enough to know
-    the packet is too large, so ``size`` is the true length when it is known. ``stamp``
-    is the file's state when it was opened (None for stdin and for JSON Lines).
-    """
+    Past 32,768 bytes ``data`` holds only enough to know the packet is too large; ``size`` is the true
+    length when known. ``stamp`` is the file's state when opened (None for stdin and JSON Lines)."""
 
     file: str
     line: int | None
@@ -78,11 +72,8 @@ class Unreadable:
 
 
 def packet_in_file(source: Source) -> Source:
-    """What a packet file holds: its bytes less one final newline, the line end fmt itself writes.
-
-    A file that an editor saved with a newline after a packet of exactly 32,768 bytes is
-    still that packet (cmp._canonical.file_bytes writes it without the newline).
-    """
+    """What a packet file holds: its bytes less one final newline, the line end fmt itself writes
+    (so a 32,768-byte packet an editor saved with a newline is still that packet)."""
     if source.data.endswith(b"\n") and source.size == len(source.data):
         return replace(source, data=source.data[:-1], size=source.size - 1)
     return source
@@ -118,12 +109,8 @@ def _stdin() -> BinaryIO:
 def open_file(name: str) -> BufferedReader:
     """Open a regular file for reading; anything else is refused before a byte is read.
 
-    This is the one way the CLI opens a named source (FILE, ``--jsonl FILE``, the
-    re-read of ``fmt --write``): a FIFO with no writer must not block the open, and a
-    device such as /dev/zero must not be read forever, so the file is opened
-    non-blocking and judged by ``fstat`` of what was actually opened (no race with a
-    rename between a check and the open).
-    """
+    A FIFO with no writer must not block the open and /dev/zero must not be read forever, so the file
+    is opened non-blocking and judged by ``fstat`` of what was opened (no race with a rename)."""
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
@@ -190,10 +177,8 @@ def _in_class(char: str) -> str:
 
 
 def _char_class(glob: str, start: int) -> tuple[str, int] | None:
-    """The set ``[...]`` at ``glob[start]`` as an RE2 class, and the index after it; None
-    when no ``]`` closes it (then ``[`` is itself). ``!`` first negates it (a negated set
-    never matches ``/``); ``]`` first is itself; ``a-z`` is a range, which must not run
-    backwards."""
+    """The set ``[...]`` at ``glob[start]`` as an RE2 class, and the index after it; None when no ``]``
+    closes it. ``!`` first negates it (never matching ``/``); ``]`` first is itself; ``a-z`` is a range."""
     index = start + 1
     negated = index < len(glob) and glob[index] == "!"
     index += negated
@@ -219,12 +204,9 @@ def _char_class(glob: str, start: int) -> tuple[str, int] | None:
 
 @functools.lru_cache(maxsize=256)
 def glob_pattern(glob: str) -> Any:
-    """``glob`` as an RE2 expression over a ``/``-separated path (RE2: matching is linear in
-    the path whatever the glob, where a backtracking engine takes exponential time over
-    ``*a*a*a*a*…`` and a name that nearly matches). ``*`` and ``?`` stay within one step,
-    ``**/`` stands for any number of steps (none too), ``[...]`` is a set of characters
-    (``[!...]`` its complement). :class:`GlobError` for an empty glob, one past
-    MAX_GLOB_CHARS, or a range that runs backwards."""
+    """``glob`` as an RE2 expression over a ``/``-separated path (linear time, where backtracking is
+    exponential over ``*a*a*a*…``): ``*`` and ``?`` stay within one step, ``**/`` is any number of
+    steps. :class:`GlobError` for an empty glob, one past MAX_GLOB_CHARS, or a backward range."""
     if not glob:
         raise GlobError("an empty glob matches nothing")
     if len(glob) > MAX_GLOB_CHARS:
@@ -253,17 +235,14 @@ def glob_pattern(glob: str) -> Any:
     return re2.compile(without_lone_surrogates("".join(parts)), _WHOLE_TEXT)
 
 
-# What a folder argument reads when nothing says otherwise.
 DEFAULT_INCLUDE = ("*.json",)
 
 
 @dataclass(frozen=True, slots=True)
 class Walk:
-    """Which files below a folder argument are read: those matching an ``include`` glob and
-    no ``exclude`` glob. A glob without ``/`` matches a name: for ``include`` the file's, for
-    ``exclude`` the file's or a folder's on the way to it; a glob with ``/`` matches the
-    path from ``root`` (the configuration file's folder, else the working folder), with
-    ``**/`` for any number of folders. A file named as an argument is always read."""
+    """Which files below a folder argument are read: those matching an ``include`` glob and no ``exclude``
+    glob. A glob without ``/`` matches a name (for ``exclude``, also a folder's on the way); one with
+    ``/`` the path from ``root`` (the configuration file's folder, else the working folder)."""
 
     include: tuple[str, ...] = DEFAULT_INCLUDE
     exclude: tuple[str, ...] = ()
@@ -309,12 +288,8 @@ EVERY_JSON = Walk()
 def read_each(
     names: Iterable[str], *, folders: bool = False, walk: Walk = EVERY_JSON
 ) -> Iterator[tuple[str, Source | Unreadable]]:
-    """Each name as given, with what was read from it or the Unreadable that takes its place.
-
-    With ``folders``, a folder stands for the files below it that ``walk`` takes
-    (:func:`json_below`), each named by its path; without, a folder is an Unreadable like
-    any other non-file.
-    """
+    """Each name as given, with what was read from it or the Unreadable that takes its place. With
+    ``folders``, a folder stands for the files below it that ``walk`` takes (:func:`json_below`)."""
     for name in names:
         if folders and name != "-" and os.path.isdir(name):
             yield from json_below(name, walk)
@@ -327,12 +302,8 @@ def read_each(
 
 
 def json_below(folder: str, walk: Walk = EVERY_JSON) -> Iterator[tuple[str, Source | Unreadable]]:
-    """The files below ``folder`` that ``walk`` takes (every ``*.json``), read in sorted
-    order (of path steps); then what could not be listed.
-
-    A folder with no such file below it is an Unreadable: a run that checks nothing
-    should not look like one that passed.
-    """
+    """The files below ``folder`` that ``walk`` takes, read in sorted order; then what could not be
+    listed. No such file is an Unreadable: a run that checks nothing should not look like a pass."""
     paths, problems = files_below(folder, walk)
     yield from read_each(paths)
     for problem in problems:
@@ -341,11 +312,8 @@ def json_below(folder: str, walk: Walk = EVERY_JSON) -> Iterator[tuple[str, Sour
 
 def files_below(folder: str, chosen: tuple[str, ...] | Walk) -> tuple[list[str], list[Unreadable]]:
     """The files below ``folder`` whose names end in one of ``chosen``'s suffixes (or that the
-    :class:`Walk` takes), in sorted order (of path steps), and what could not be listed
-    (or that nothing was found).
-
-    Symbolic links to folders are not followed, so a link loop cannot make the walk endless.
-    """
+    :class:`Walk` takes), sorted, and what could not be listed (or that nothing was found).
+    Symbolic links to folders are not followed, so a link loop cannot make the walk endless."""
     found: list[tuple[tuple[str, ...], str]] = []
     problems: list[Unreadable] = []
 
@@ -372,12 +340,9 @@ def files_below(folder: str, chosen: tuple[str, ...] | Walk) -> tuple[list[str],
 class JsonlReader:
     """The packets of a JSON Lines file: one per non-blank line (LF or CRLF), never holding a line past 32,769 bytes.
 
-    Reading starts at ``position``, where a line starts and ``lines_before`` lines lie
-    before it; with ``stop``, it ends before the first line that starts at or after
-    that offset (a line that starts before it is read to its end). Between packets,
-    :attr:`position` is the offset of the next line and :attr:`line` the number of the
-    last line read, so reading can be picked up there (:meth:`Share.rest`).
-    """
+    Reading starts at ``position`` (a line start, ``lines_before`` lines before it); with ``stop``, it
+    ends before the first line that starts at or after that offset. Between packets, :attr:`position`
+    and :attr:`line` say where to pick up (:meth:`Share.rest`)."""
 
     def __init__(
         self, stream: BinaryIO, file: str, *, position: int = 0, lines_before: int = 0, stop: int | None = None
@@ -422,9 +387,7 @@ class JsonlReader:
                 yield Source(self.file, self.line, body, size)
 
     def _ended(self) -> None:
-        """SourceError when the file ends before ``stop``: a share with an end lies inside the
-        file as the shares were cut, so the file was cut short while it was read (the line
-        it ends in is a part of one, not a packet to judge)."""
+        """SourceError when the file ends before ``stop``: it was cut short while it was read."""
         if self.stop is not None and self.position < self.stop:
             raise SourceError(CUT_SHORT)
 
@@ -434,16 +397,11 @@ def read_jsonl(stream: BinaryIO, file: str) -> Iterator[Source]:
     return iter(JsonlReader(stream, file))
 
 
-# How much of the input one share covers, and how much output it renders before it
-# stops (the rest goes on as a share of its own): enough that handing a share on costs
-# little next to judging it (a megabyte is about 300 typical packets, 10 ms of work),
-# small enough that a few shares in flight per worker keep memory flat. Workers on this
-# machine read larger shares of a JSON Lines file (cmp.cli._batch.POOL_SHARE_BYTES).
+# A share's input (and output before the rest goes on as a share of its own): handing it on costs
+# little next to judging it, and a few in flight per worker keep memory flat.
 SHARE_BYTES = 1 << 20
-# Rows in one share of a store (audit): about 40 ms of work for typical packets, so opening
-# the store and running the share's query cost little next to it.
+# Rows in one share of a store (audit): enough that opening the store and the query cost little.
 SHARE_ROWS = 1000
-# At most this many packets in a share the parent read (files, stdin lines).
 SHARE_PACKETS = 100
 
 
@@ -459,11 +417,8 @@ class SourcesShare:
 
 
 def shares_of(items: Iterable[Source | Unreadable], *, one_by_one: bool) -> Iterator[SourcesShare | Unreadable]:
-    """Sources in shares of at most SHARE_PACKETS sources or about SHARE_BYTES of packet
-    bytes (a share of large packets, whose results can be large too, is as small in
-    memory as one of typical ones); ``one_by_one``, a share each, so that each result
-    is printed as soon as its source is read (stdin from a slow writer). An unreadable
-    source ends the share before it and keeps its place."""
+    """Sources in shares of at most SHARE_PACKETS sources or about SHARE_BYTES; ``one_by_one``, a share each
+    (stdin from a slow writer). An unreadable source ends the share before it and keeps its place."""
     chunk: list[Source] = []
     size = 0
     for item in items:
@@ -486,11 +441,8 @@ def shares_of(items: Iterable[Source | Unreadable], *, one_by_one: bool) -> Iter
 class JsonlShare:
     """A part of a JSON Lines file that a worker reads by itself: the lines that start in ``[start, end)``.
 
-    ``path`` is what to open (every worker opens the file itself), ``file`` the name to
-    print, ``lines_before`` the number of newlines before ``start``, so that the
-    packets keep the file's own line numbers. ``end`` None reads to the end of the file,
-    however long it has grown by then.
-    """
+    ``path`` is what each worker opens, ``file`` the name to print, ``lines_before`` the newlines before
+    ``start`` (packets keep the file's line numbers). ``end`` None reads to the end, however far it grew."""
 
     path: str
     file: str
@@ -500,9 +452,8 @@ class JsonlShare:
     inode: int | None = None  # the file's when the shares were planned; None: not checked
 
     def open(self) -> JsonlReader:
-        """A reader at the first line that starts in the share (a line begun before ``start`` is the
-        share's before it); SourceError if the file cannot be opened or is no longer the
-        one the shares were cut from, OSError while it is read."""
+        """A reader at the first line that starts in the share; SourceError if the file cannot be
+        opened or is no longer the one the shares were cut from, OSError while it is read."""
         stream = open_file(self.path)
         try:
             _still_the_file(stream, self.inode, self.start)
@@ -523,9 +474,7 @@ class JsonlShare:
             raise
 
     def first_packet(self, resume: tuple[str, int | None] | None) -> tuple[str, int | None]:
-        """Its first packet, as precisely as it is known: where the block before it in the same
-        file stopped (``resume``), if that is later than the line after ``lines_before``
-        (the share may start inside a line the share before read)."""
+        """Its first packet, as precisely as known: ``resume`` if in this file and later than ``lines_before``."""
         line = self.lines_before + 1
         if resume is not None and resume[0] == self.file and resume[1] is not None:
             line = max(line, resume[1])
@@ -537,10 +486,8 @@ class JsonlShare:
 
 
 def _still_the_file(stream: BinaryIO, inode: int | None, start: int) -> None:
-    """SourceError when the file open is not the one the shares were cut from: another file
-    took its name (only the inode is compared: a device number differs between the
-    machines of a cluster), or it was cut to less than ``start`` bytes. Shares read on
-    would mix two files' lines, or end early, with nothing said."""
+    """SourceError when the file open is not the one the shares were cut from (reading on would mix two files
+    silently): another file took its name (inode only: devices differ in a cluster) or it is under ``start``."""
     info = os.fstat(stream.fileno())
     if inode is not None and info.st_ino != inode:
         raise SourceError(ANOTHER_FILE)
@@ -548,18 +495,15 @@ def _still_the_file(stream: BinaryIO, inode: int | None, start: int) -> None:
         raise SourceError(CUT_SHORT)
 
 
-# Every _FIND_SAMPLE newlines found, newlines_in counts the rest of a buffer at one go if
-# so far they came more often than one in _FIND_SPACING bytes. A find is a memchr that skips a whole
-# line at a time, but each costs a Python call (about 0.2 µs), while bytes.count looks at
-# every byte (about 0.4 ns each): finds win for lines of more than about 500 bytes, which
-# packets are (a typical one is 3 KB: finds take a quarter of count's time).
+# Every _FIND_SAMPLE newlines found, newlines_in counts the rest of a buffer at one go if so
+# far they came more often than one in _FIND_SPACING bytes: a find skips a whole line but costs
+# a Python call, bytes.count looks at every byte, so finds win for lines as long as packets.
 _FIND_SAMPLE = 64
 _FIND_SPACING = 1024
 
 
 def newlines_in(data: bytes | bytearray, end: int) -> int:
-    """How many newlines ``data[:end]`` holds: ``data.count(b"\n", 0, end)``, found one by one
-    while lines are long, counted at one go once they are short (see _FIND_SPACING)."""
+    """``data.count(b"\n", 0, end)``, found one by one while lines are long (see _FIND_SPACING)."""
     found = 0
     position = 0
     while True:
@@ -572,7 +516,6 @@ def newlines_in(data: bytes | bytearray, end: int) -> int:
             return found + data.count(b"\n", position, end)
 
 
-# newline_counts reads this much at a time, into one buffer.
 _COUNT_READ = 1 << 20
 
 
@@ -602,11 +545,7 @@ def packets(
     files: Sequence[str], jsonl: Sequence[str], walk: Walk = EVERY_JSON
 ) -> Generator[Source | Unreadable, None, None]:
     """What ``check`` judges: the FILE and DIR arguments (a folder expanded in place), then
-    each --jsonl file line by line.
-
-    An unreadable source takes its place in the order. Closing the generator closes
-    the --jsonl file being read.
-    """
+    each --jsonl file line by line. Closing the generator closes the --jsonl file being read."""
     for _, read in read_each(files, folders=True, walk=walk):
         yield read
     for raw_name in jsonl:

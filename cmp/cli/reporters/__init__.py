@@ -1,18 +1,12 @@
 """Every output format of the result commands (check, lint, audit), by name: :data:`REPORTERS`.
 
-A format is one module here, named as the format, whose ``REPORTER`` renders results,
-and one line in :data:`REPORTERS`, which says what the format prints and which commands
-offer it. The table holds no code of the formats: ``--format``'s choices and help are
-read from it at every start-up, and a format's module (SARIF's loads the whole rule
-catalog) is imported only by a run that prints it (:func:`reporter`).
+A format is one module here, named as the format, whose ``REPORTER`` renders results, and one line in
+:data:`REPORTERS`, which holds no code: it is read at every start-up, and a format's module is imported
+only by a run that prints it.
 
-A reporter renders where a source is judged, which is a worker process with --jobs or
---dask: each result becomes :data:`Line` pieces (text, with the tone it reads in), and a
-share's pieces become the output's bytes (:meth:`Reporter.fragment`), so that a worker
-hands back bytes, not reports. The parent process only writes those bytes in input order
-into what :meth:`Reporter.begin` opened (a :class:`Output`): for a line format, stdout
-itself; for a document format (json, sarif), a document streamed as the bytes come, whose
-head and tail it writes itself.
+A reporter renders where a source is judged (perhaps a worker): results become :data:`Line` pieces, and
+a share's pieces the output's bytes (:meth:`Reporter.fragment`), which the parent writes in input order
+into what :meth:`Reporter.begin` opened.
 """
 
 from __future__ import annotations
@@ -23,8 +17,7 @@ from dataclasses import dataclass
 
 from cmp.cli._output import Output, coloured_line
 
-# typing stays unloaded in a plain check (tests/cli/test_startup.py): the protocols below
-# are for the type checker alone, and the reporters name them in annotations only.
+# typing stays unloaded in a plain check (tests/cli/test_startup.py): these are for the type checker alone.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Protocol
@@ -54,25 +47,18 @@ if TYPE_CHECKING:
         """Where a run's results go in one format, opened by :meth:`Reporter.begin`."""
 
         def add(self, fragment: bytes, entries: int) -> None:
-            """Results rendered by :meth:`Reporter.fragment`, holding ``entries`` of a document's
-            entries, written as they are."""
+            """Results rendered by :meth:`Reporter.fragment` (``entries`` document entries), written as they are."""
 
         def unreadable(self, file: str, jsonl_line: int | None, message: str, members: Mapping[str, Any]) -> None:
-            """A source that could not be read or checked (its line on stderr is the caller's), in
-            the format's own terms where it has them; ``members`` are those a JSON result of the
-            command has beyond check's (lint's ``lint``), empty."""
+            """A source that could not be read or checked, in the format's own terms where it has
+            them; ``members``: those a JSON result of the command has beyond check's (lint's ``lint``)."""
 
         def close(self, after: Mapping[str, Any]) -> None:
-            """The end of the output; ``after`` are the members of a JSON document after its
-            results (check's ``baseline``), which other formats have no place for."""
+            """The end of the output; ``after``: a JSON document's members after its results (check's ``baseline``)."""
 
     class Reporter(Protocol):
-        """One output format: each command's results as pieces, pieces as bytes, and where they go.
-
-        The render methods run where the source was judged (a worker, perhaps) and return
-        :data:`Line` pieces: a line of text with its tone for a line format, a document's
-        entry (JSON text) with its tone for a document format.
-        """
+        """One output format: each command's results as pieces (a line, or a document's entry as JSON text,
+        with its tone), rendered where the source was judged; pieces as bytes; and where they go."""
 
         def check(self, file: str, jsonl_line: int | None, judged: Judged, *, show_found: bool) -> list[Line]:
             """One source's check results (``jsonl_line``: its line in a JSON Lines file)."""
@@ -89,8 +75,7 @@ if TYPE_CHECKING:
             ...
 
         def fragment(self, pieces: Sequence[Line], *, colour: bool) -> tuple[bytes, int]:
-            """Pieces as the output's bytes, and how many document entries those hold (0 for
-            lines); ``colour``: the output is a terminal that takes colour."""
+            """Pieces as the output's bytes, and how many document entries those hold (0 for lines)."""
             ...
 
         def begin(self, out: Output) -> Sink:
@@ -100,10 +85,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Format:
-    """One output format, as the command line shows it: ``help`` is what it prints (check's
-    --format help gives it whole), ``phrase`` the same in a few words (lint's and audit's
-    list them); ``document`` formats print one document a run, whose readers often capture
-    stderr with stdout, so the run's summary line is left out; ``commands`` offer it."""
+    """One output format: ``help`` is what it prints, ``phrase`` the same in a few words; ``document``
+    formats print one document a run (readers often capture stderr with it: no summary line)."""
 
     name: str
     help: str
@@ -114,8 +97,7 @@ class Format:
 
 _RESULTS = frozenset(("check", "lint", "audit"))
 
-# Every format, in the order --format lists them. A line here and a module of the same
-# name beside this one is all a new format needs.
+# Every format, in the order --format lists them; a new one needs a line here and a module beside this one.
 REPORTERS: Mapping[str, Format] = {
     format.name: format
     for format in (
@@ -133,8 +115,7 @@ REPORTERS: Mapping[str, Format] = {
             True,
             _RESULTS,
         ),
-        # Not audit's: an annotation needs a file and a line in the repository checked out,
-        # and an audited row has neither (it is in the server's database).
+        # Not audit's: an annotation needs a file and line in the checkout, and an audited row has neither.
         Format(
             "github",
             "one GitHub Actions workflow command (an annotation) per finding",
@@ -165,8 +146,7 @@ def phrases_help(command: str) -> str:
 
 
 def is_document(name: str | None) -> bool:
-    """Whether format ``name`` prints one document a run (False for a name no reporter has:
-    another command's own --format, such as conformance's junit)."""
+    """Whether format ``name`` prints one document a run (False for a name no reporter has: junit)."""
     format = REPORTERS.get(name or "text")
     return format is not None and format.document
 
@@ -175,8 +155,7 @@ _LOADED: dict[str, Reporter] = {}
 
 
 def reporter(name: str) -> Reporter:
-    """The reporter of format ``name``, its module imported on first use (in a worker too:
-    it is handed the name, which pickles to a few bytes)."""
+    """The reporter of format ``name``, its module imported on first use (in a worker too)."""
     found = _LOADED.get(name)
     if found is None:
         if name not in REPORTERS:
