@@ -89,6 +89,7 @@ class Matcher:
 # (another google-re2 version), Spans falls back to search().
 _ANCHOR = getattr(re2, "_Anchor", None)
 _UNANCHORED = getattr(_ANCHOR, "UNANCHORED", None)
+_ANCHOR_START = getattr(_ANCHOR, "ANCHOR_START", None)
 
 
 class Spans:
@@ -115,4 +116,15 @@ class Spans:
             found = self._compiled.search(data, pos)
             return None if found is None else found.span()
         span: tuple[int, int] = self._match(_UNANCHORED, data, pos, end)[0]
+        return None if span[0] < 0 else span
+
+    def match(self, data: bytes, pos: int = 0) -> tuple[int, int] | None:
+        """(start, end) of the match starting exactly at ``pos``, or None."""
+        end = len(data)
+        if pos > end:
+            return None
+        if self._match is None:
+            found = self._compiled.match(data, pos)
+            return None if found is None else found.span()
+        span: tuple[int, int] = self._match(_ANCHOR_START, data, pos, end)[0]
         return None if span[0] < 0 else span

@@ -436,10 +436,11 @@ def test_lenient_mode_scans_member_names_below_scanned_members(member: str, valu
     assert AWS not in report.redactions[0].field and GH_TOKEN not in report.redactions[0].field
 
 
-# --- the joined scan (cmp._redaction._scan._findings, cmp._patterns._Screen.first_match) ---
+# --- the joined scan and the seeks (cmp._redaction._scan._findings, cmp._patterns._Screen.first_match) ---
 
 # Texts crowded with near misses of every pattern, non-ASCII characters, and the
-# characters at a field's edge that decide a \b, and offsets counted in code points.
+# characters at a field's edge that decide a \b: the seeks' places that do not hold,
+# the plain search after _SEEK_TRIES of them, and offsets counted in code points.
 _NEAR = [
     *FRAGMENTS,
     "-AIza",
@@ -513,6 +514,22 @@ def test_redact_on_a_typed_packet_agrees_with_the_slow_way(data: st.DataObject) 
 
 @pytest.mark.slow
 @settings(max_examples=examples(500))
+@given(st.lists(st.sampled_from(_NEAR), max_size=16).map("".join))
+def test_every_match_starts_where_its_seek_matches(text: str) -> None:
+    """The invariant stated with Pattern.seek: wherever a pattern matches from s, its seek
+    matches from s + seek_back (so trying the seek's places in order finds the leftmost match)."""
+    data = text.encode()
+    seeking = [p for p in PATTERNS if p.seek is not None]
+    assert seeking
+    for pattern in seeking:
+        regex, seek = re2.compile(pattern.regex), re2.compile(pattern.seek or "")
+        for start in range(len(data)):
+            if regex.match(data, start) is not None:
+                assert seek.match(data, start + pattern.seek_back) is not None, (pattern.category, text, start)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(500))
 @given(st.lists(st.sampled_from(_NEAR), max_size=16).map("".join), st.data())
 def test_first_match_is_the_leftmost_search_from_there(text: str, data: st.DataObject) -> None:
     from cmp._redaction._scan import _SCREEN
@@ -522,6 +539,17 @@ def test_first_match_is_the_leftmost_search_from_there(text: str, data: st.DataO
     for index, pattern in enumerate(PATTERNS):
         match = re2.compile(pattern.regex).search(encoded, pos)
         assert _SCREEN.first_match(index, encoded, pos) == (match and match.span()), pattern.category
+
+
+def test_a_seek_crowded_with_near_misses_still_finds_the_match() -> None:
+    """Past _SEEK_TRIES places where a seek matches and its pattern does not, one plain search finishes."""
+    from cmp._redaction._scan import _SCREEN
+
+    for near, key in (("xAKIA", "AKIAIOSFODNN7EXAMPLE"), ("x:\\ ", "C:\\Users"), ("axoxb-", "xoxb-1234567890")):
+        text = (near * 40 + " " + key).encode()
+        index = next(i for i, p in enumerate(PATTERNS) if re2.search(p.regex, key) and p.seek is not None)
+        match = re2.compile(PATTERNS[index].regex).search(text)
+        assert match is not None and _SCREEN.first_match(index, text, 0) == match.span()
 
 
 @pytest.mark.parametrize(
