@@ -20,6 +20,7 @@ import tempfile
 import time
 import timeit
 from collections.abc import Callable
+from operator import truediv
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -291,6 +292,38 @@ def startup(runs: int) -> str:
     return table(rows, ["start-up", "median ms", "over its python -c pass, paired"])
 
 
+def versus_check_jsonschema(runs: int) -> str:
+    """A one-file check as a whole process beside ``check-jsonschema --schemafile`` on the
+    same file, both console scripts of this environment, taking turns (the floor: at most
+    0.6x). Run it where the package is installed (pip install .), not editable: an
+    editable install's finder loads more into every process."""
+    bin_dir = Path(sys.executable).parent
+    ours, theirs = bin_dir / "core-memory-packet", bin_dir / "check-jsonschema"
+    if not (ours.exists() and theirs.exists()):
+        return "(check-jsonschema is not installed beside this Python: pip install check-jsonschema)"
+    example = HERE.parent / "examples" / "typical-v0.2.json"
+    schema = HERE.parent / "cmp" / "schema" / "core-memory.v0.2.json"
+    commands = {
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "core-memory-packet check one.json": [str(ours), "check", str(example)],
+        "check-jsonschema --schemafile SCHEMA one.json": [str(theirs), "--schemafile", str(schema), str(example)],
+    }
+    for argv in commands.values():
+        subprocess.run(argv, stdout=subprocess.DEVNULL, check=True)
+    times: dict[str, list[float]] = {label: [] for label in commands}
+    for _ in range(runs):
+        for label, argv in commands.items():
+            start = time.perf_counter()
+            subprocess.run(argv, stdout=subprocess.DEVNULL, check=True)
+            times[label].append(time.perf_counter() - start)
+    yardstick = times["check-jsonschema --schemafile SCHEMA one.json"]
+    rows = [
+        [label, f"{statistics.median(taken) * 1000:.0f}", f"{statistics.median(map(truediv, taken, yardstick)):.2f}x"]
+        for label, taken in times.items()
+    ]
+    return table(rows, ["one file, whole process", "median ms", "vs check-jsonschema"])
+
+
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -325,6 +358,8 @@ def main() -> int:
         print(scale.report(args.count))
         print()
         print(startup(15))
+        print()
+        print(versus_check_jsonschema(15))
     if args.hostile:
         import hostile
 
