@@ -64,21 +64,6 @@ def _fail(text: str, pos: int, what: str) -> DeepJSONError:
     return DeepJSONError(f"{what} at line {line} column {column}", pos)
 
 
-def decoder_of(
-    object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None,
-    parse_constant: Callable[[str], Any],
-    parse_float: Callable[[str], Any],
-    parse_int: Callable[[str], Any],
-) -> json.JSONDecoder:
-    """A strict decoder with these hooks, for :func:`loads`."""
-    return json.JSONDecoder(
-        object_pairs_hook=object_pairs_hook,
-        parse_constant=parse_constant,
-        parse_float=parse_float,
-        parse_int=parse_int,
-    )
-
-
 def loads(
     text: str, decoder: json.JSONDecoder, max_depth: int, depth_bound: int | None = None, *, names_hook: bool = False
 ) -> Any:

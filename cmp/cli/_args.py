@@ -261,12 +261,12 @@ def _show_found(command: argparse.ArgumentParser) -> None:
     command.add_argument("--show-found", action="store_true", help=_SHOW_FOUND_HELP)
 
 
-_RULES_HELP = (
+_RULE_SET_HELP = (
     "the redaction rule set: default (the format's ten patterns) or extended (those, then this "
     "library's opt-in rules for tokens, keys and credentials in URLs, over more members; "
     "their findings are marked (extended) and block like the others)"
 )
-_SCRUB_RULES_HELP = "extended: replace the extended rules' matches too (see check --help)"
+_SCRUB_RULE_SET_HELP = "extended: replace the extended rules' matches too (see check --help)"
 
 
 def _add_jobs(command: argparse.ArgumentParser) -> None:
@@ -299,15 +299,9 @@ def _add_store(command: argparse.ArgumentParser) -> None:
     command.add_argument("--store", metavar="PATH", help=_STORE_HELP)
 
 
-def _add_rules(command: argparse.ArgumentParser, help_text: str = _RULES_HELP) -> None:
+def _add_rule_set(command: argparse.ArgumentParser, help_text: str = _RULE_SET_HELP) -> None:
     # None: not given; cmp.cli._config fills it from CMP_RULE_SET, the pyproject.toml table or "default".
     command.add_argument("--rule-set", choices=("default", "extended"), help=help_text)
-
-
-_CONFIG_NOTE = (
-    "a setting not given as a flag is read from its environment variable (CMP_RULE_SET, ...), else from "
-    "[tool.core-memory-packet] in the nearest pyproject.toml (docs/configuration.md)"
-)
 
 
 def _add_walk(command: argparse.ArgumentParser) -> None:
@@ -381,7 +375,7 @@ def _check_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> 
         "--allow-unredacted", action="store_true", help="redaction findings are warnings (whole-packet override)"
     )
     _show_found(check_cmd)
-    _add_rules(check_cmd)
+    _add_rule_set(check_cmd)
     _add_walk(check_cmd)
     _add_ignore(check_cmd)
     check_cmd.add_argument(
@@ -422,7 +416,7 @@ def _fmt_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> No
         "-q", "--quiet", action="store_true", help="no summary line on stderr after --check or --write"
     )
     _show_found(fmt_cmd)
-    _add_rules(fmt_cmd)
+    _add_rule_set(fmt_cmd)
     _add_walk(fmt_cmd)
 
 
@@ -439,7 +433,7 @@ def _lint_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> N
     lint_cmd.add_argument("--format", choices=offered("lint"), help=phrases_help("lint"))
     _add_lint_rules(lint_cmd)
     _show_found(lint_cmd)
-    _add_rules(lint_cmd)
+    _add_rule_set(lint_cmd)
     _add_walk(lint_cmd)
     _add_ignore(lint_cmd, _IGNORE_LINT_HELP)
     _add_exit_zero(lint_cmd)
@@ -467,7 +461,7 @@ def _baseline_command(commands: argparse._SubParsersAction[_Parser], prog: str) 
         "-o", "--output", dest="baseline", metavar="PATH", help="the baseline file to write (default: stdout)"
     )
     baseline_cmd.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
-    _add_rules(baseline_cmd)
+    _add_rule_set(baseline_cmd)
     _add_walk(baseline_cmd)
     _add_ignore(baseline_cmd)
 
@@ -505,7 +499,7 @@ def _gate_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> N
     # must judge as the repository's own check and lint runs do.
     _add_lint_rules(gate_cmd)
     _show_found(gate_cmd)
-    _add_rules(gate_cmd)
+    _add_rule_set(gate_cmd)
     _add_walk(gate_cmd)
     _add_ignore(gate_cmd, _IGNORE_LINT_HELP)
     gate_cmd.add_argument(
@@ -662,7 +656,7 @@ def _resume_command(commands: argparse._SubParsersAction[_Parser], prog: str) ->
         help="render a packet with redaction hits, each shown as a placeholder",
     )
     resume_cmd.add_argument("-q", "--quiet", action="store_true", help="do not print the block's size on stderr")
-    _add_rules(resume_cmd)
+    _add_rule_set(resume_cmd)
     _add_store(resume_cmd)
 
 
@@ -679,7 +673,7 @@ def _scrub_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> 
     scrub_cmd.add_argument("files", nargs="+", metavar="FILE", help="packet files; - reads stdin")
     scrub_cmd.add_argument("--write", action="store_true", help=_WRITE_HELP)
     scrub_cmd.add_argument("--force", action="store_true", help=_FORCE_HELP)
-    _add_rules(scrub_cmd, _SCRUB_RULES_HELP)
+    _add_rule_set(scrub_cmd, _SCRUB_RULE_SET_HELP)
 
 
 def _migrate_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
@@ -744,7 +738,7 @@ def _audit_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> 
     )
     _add_jobs(audit_cmd)
     _show_found(audit_cmd)
-    _add_rules(audit_cmd)
+    _add_rule_set(audit_cmd)
 
 
 def _save_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:

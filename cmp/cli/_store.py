@@ -49,9 +49,6 @@ def run_save(args: argparse.Namespace, out: Output) -> int:
     return save_and_say(_store(args), report.packet, args.allow_unredacted, source.file, out)
 
 
-_KEEP_HINT = "scrub replaces it, --allow-unredacted keeps it"
-
-
 def save_and_say(store: Store, packet: Packet, allow_unredacted: bool, shown: str, out: Output) -> int:
     """Save ``packet`` (from the file named ``shown``) and print its id; the exit status."""
     try:
