@@ -215,7 +215,7 @@ def resolve(
         elif option.env in sources.environ:
             setting = Setting(_value(option, sources.environ[option.env], option.env, allowed, None), option.env)
         elif option.key in sources.table:
-            shown = display_name(sources.file)
+            shown = display_name(str(sources.file))
             where = f"{shown}: {option.key}"
             setting = Setting(_value(option, sources.table[option.key], where, allowed, folder), shown)
         else:
