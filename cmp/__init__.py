@@ -37,7 +37,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from cmp._authoring import source_hash
+    from cmp._authoring import draft_schema, source_hash
     from cmp._canonical import dumps, state_digest
     from cmp._chain import ChainFinding, ChainReport, chain
     from cmp._intake import MAX_PACKET_BYTES
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from cmp._scrub import scrub
     from cmp.findings import Finding, PacketError, Position
     from cmp.model import Attempt, Decision, Method, Packet, Project, Provenance
-    from cmp.schema import SUPPORTED_VERSIONS, draft_schema
+    from cmp.schema import SUPPORTED_VERSIONS
     from cmp.store import Store, StoreError
 
 __version__ = "0.1.0"
@@ -77,7 +77,7 @@ _DEFINED_IN: dict[str, tuple[str, str]] = {
     "migrate": ("cmp._migrate", "migrate"),
     "scrub": ("cmp._scrub", "scrub"),
     "source_hash": ("cmp._authoring", "source_hash"),
-    "draft_schema": ("cmp.schema", "draft_schema"),
+    "draft_schema": ("cmp._authoring", "draft_schema"),  # a version it has no schema for named as values are
 }
 
 

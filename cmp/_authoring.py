@@ -9,11 +9,13 @@ from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any
 
+from cmp import schema as _schemas
 from cmp._canonical import judged
+from cmp._messages import quote
 from cmp._validation import validate
 from cmp.findings import Finding, PacketError
 from cmp.model import Known, Packet, build, from_obj, to_obj
-from cmp.schema import WRITER_FILLED, draft_schema, load_schema
+from cmp.schema import SUPPORTED_VERSIONS, WRITER_FILLED, load_schema
 
 NEW_VERSION = "0.2"  # what Packet.new writes unless told otherwise: the version that has every member
 
@@ -80,9 +82,7 @@ def from_draft(
     """See :meth:`Packet.from_draft`."""
     if not isinstance(obj, Mapping):
         raise TypeError(f"from_draft() takes a mapping (a draft's parsed JSON), not {type(obj).__name__}")
-    if not isinstance(version, str):
-        raise TypeError(f"version must be a string, not {type(version).__name__}")
-    schema = load_schema(version)
+    schema = load_schema(_supported(version))
     for name, value in (("id", id), ("created_at", created_at)):
         if value is not None and not isinstance(value, str):
             raise TypeError(f"{name} must be a string, not {type(value).__name__}")
@@ -140,11 +140,29 @@ def _present(draft: Mapping[str, Any], schema: Mapping[str, Any], *, top: bool =
     return present
 
 
+def draft_schema(version: str = "0.2") -> dict[str, Any]:
+    """A fresh JSON Schema for a model to fill through strict structured output or tool use:
+    a draft of a ``version`` packet for :meth:`cmp.Packet.from_draft`. No writer-filled member
+    (``ltm_version``, ``id``, ``created_at``, ``parent_id``); every property required, an optional
+    one nullable; bounds in descriptions."""
+    return _schemas.draft_schema(_supported(version))
+
+
+def _supported(version: object) -> str:
+    """``version`` when it is a supported version; else TypeError or ValueError, naming it as
+    every message names a value (a key passed for the version must not reach a log)."""
+    if not isinstance(version, str):
+        raise TypeError(f"version must be a string, not {type(version).__name__}")
+    if version not in SUPPORTED_VERSIONS:
+        raise ValueError(f"no schema for version {quote(version)}; supported: {', '.join(SUPPORTED_VERSIONS)}")
+    return version
+
+
 def to_draft(packet: Packet) -> dict[str, Any]:
     """See :meth:`Packet.to_draft`."""
     if type(packet) is not Packet:
         raise TypeError(f"to_draft() takes a cmp.Packet, not {type(packet).__name__}")
-    draft: dict[str, Any] = _drafted(to_obj(packet), draft_schema(packet.ltm_version))
+    draft: dict[str, Any] = _drafted(to_obj(packet), _schemas.draft_schema(packet.ltm_version))
     return draft
 
 

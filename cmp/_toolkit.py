@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from cmp._audit.rules import Audited, audited_row, exported_file, exported_line
     from cmp._canonical import file_bytes
     from cmp._chain import RULES as CHAIN_RULES
-    from cmp._display import describe, display_name, file_kind, one_line, visible
+    from cmp._display import describe, display_name, file_kind, one_line, short, visible
     from cmp._example import example_packet
     from cmp._files import sync_folder, write_synced
     from cmp._intake import decode_text, nesting, parse_json, parse_packet, size_finding
@@ -68,7 +68,10 @@ _DEFINED_IN: dict[str, tuple[str, str]] = {
     **{name: ("cmp._audit.rules", name) for name in ("Audited", "audited_row", "exported_file", "exported_line")},
     "file_bytes": ("cmp._canonical", "file_bytes"),
     "CHAIN_RULES": ("cmp._chain", "RULES"),
-    **{name: ("cmp._display", name) for name in ("describe", "display_name", "file_kind", "one_line", "visible")},
+    **{
+        name: ("cmp._display", name)
+        for name in ("describe", "display_name", "file_kind", "one_line", "short", "visible")
+    },
     "example_packet": ("cmp._example", "example_packet"),
     **{name: ("cmp._files", name) for name in ("sync_folder", "write_synced")},
     **{
@@ -147,6 +150,7 @@ __all__ = [
     "quote",
     "replace_matches",
     "scan",
+    "short",
     "size_finding",
     "source_text",
     "sync_folder",

@@ -240,15 +240,49 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 class _Parser(argparse.ArgumentParser):
     """One-line usage errors; options only by their full names: a prefix typo (``--al``,
-    ``--json`` for ``--jsonl``) must not switch the redaction gate off or read JSON Lines."""
+    ``--json`` for ``--jsonl``) must not switch the redaction gate off or read JSON Lines.
+    A word of the command line that an error quotes is withheld where a redaction rule matches
+    it (a key pasted into the wrong place must not reach a CI log)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
 
+    def parse_args(self, *args: Any, **kwargs: Any) -> Any:
+        # argparse's own, but naming each word it did not take as every message names a value
+        parsed, unknown = self.parse_known_args(*args, **kwargs)
+        if unknown:
+            from cmp._toolkit import unquoted  # loaded for the error alone
+
+            self.error("unrecognized arguments: " + " ".join(unquoted(word) for word in unknown))
+        return parsed
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:  # a choice's error quotes the value
+        try:
+            super()._check_value(action, value)
+        except argparse.ArgumentError as exc:
+            raise _withholding(exc, value) from None
+
+    def _get_value(self, action: argparse.Action, arg_string: str) -> Any:  # so does a type's (int, float, ...)
+        try:
+            return super()._get_value(action, arg_string)
+        except argparse.ArgumentError as exc:
+            raise _withholding(exc, arg_string) from None
+
     def error(self, message: str) -> Any:  # one line, exit 2, no usage dump
         error_line(message.splitlines()[0] if message else "usage error")
         raise SystemExit(EXIT_USAGE)
+
+
+def _withholding(error: argparse.ArgumentError, value: object) -> argparse.ArgumentError:
+    """``error``, its message naming ``value`` as :func:`cmp._messages.quote` does when a redaction rule matches it."""
+    if isinstance(value, str) and value:
+        from cmp._toolkit import quote, withheld  # loaded for the error alone
+
+        if withheld(value) is not None:
+            shown = quote(value)
+            error.message = error.message.replace(repr(value), shown).replace(value, shown)
+    return error
 
 
 _SHOW_FOUND_HELP = (
@@ -358,6 +392,16 @@ def _add_writer(command: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_baseline(command: argparse.ArgumentParser) -> None:
+    """--baseline, for check, lint and gate alike: a repository's hook must judge as its CI run does."""
+    command.add_argument(
+        "--baseline",
+        metavar="PATH",
+        help="a file the baseline command wrote: its redaction findings are reported as known and do not fail "
+        "the run; only new ones do (entries no longer found are listed on stderr)",
+    )
+
+
 def _check_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
     check_cmd = commands.add_parser(
         "check",
@@ -388,12 +432,7 @@ def _check_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> 
     _add_writer(check_cmd)
     _add_walk(check_cmd)
     _add_ignore(check_cmd)
-    check_cmd.add_argument(
-        "--baseline",
-        metavar="PATH",
-        help="a file the baseline command wrote: its redaction findings are reported as known and do not fail "
-        "the run; only new ones do (entries no longer found are listed on stderr)",
-    )
+    _add_baseline(check_cmd)
     _add_exit_zero(check_cmd)
     check_cmd.add_argument(
         "--show-config", action="store_true", help="print each setting, its value and where it came from; check nothing"
@@ -447,6 +486,7 @@ def _lint_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> N
     _add_writer(lint_cmd)
     _add_walk(lint_cmd)
     _add_ignore(lint_cmd, _IGNORE_LINT_HELP)
+    _add_baseline(lint_cmd)
     _add_exit_zero(lint_cmd)
 
 
@@ -513,12 +553,7 @@ def _gate_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> N
     _add_rule_set(gate_cmd)
     _add_walk(gate_cmd)
     _add_ignore(gate_cmd, _IGNORE_LINT_HELP)
-    gate_cmd.add_argument(
-        "--baseline",
-        metavar="PATH",
-        help="a file the baseline command wrote: its redaction findings are reported as known and do not fail "
-        "the run (as check --baseline)",
-    )
+    _add_baseline(gate_cmd)
     _add_exit_zero(gate_cmd)
 
 

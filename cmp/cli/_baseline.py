@@ -11,7 +11,7 @@ import os
 import stat
 import tempfile
 
-from cmp._toolkit import policy_of
+from cmp._toolkit import display_name, policy_of
 from cmp.cli._judge import check_source
 from cmp.cli._output import EXIT_OK, EXIT_USAGE, Output, error_line
 from cmp.cli._policy import Baseline, Entry, PolicyError, new_baseline, run_policy
@@ -49,7 +49,7 @@ def run_baseline(args: argparse.Namespace, out: Output) -> int:
     if failed:
         error_line("no baseline written: every source must be read for it to be whole")
         return EXIT_USAGE
-    written = Baseline(baseline.path, baseline.salt, tuple(entries))
+    written = Baseline(baseline.location, baseline.salt, tuple(entries))
     text = json.dumps(written.to_json(), ensure_ascii=False, indent=2) + "\n"
     if path is None:
         out.write(text.encode("utf-8"))
@@ -57,10 +57,10 @@ def run_baseline(args: argparse.Namespace, out: Output) -> int:
         try:
             _write_whole(path, text)
         except OSError as exc:
-            error_line(f"{path}: cannot write: {exc.strerror or exc}")
+            error_line(f"{display_name(path)}: cannot write: {exc.strerror or exc}")
             return EXIT_USAGE
     if not args.quiet:
-        where = "stdout" if path is None else path
+        where = "stdout" if path is None else display_name(path)
         count = len(written.entries)
         error_line(
             f"baseline: {count} finding{'s' if count != 1 else ''} in {len(files)} "

@@ -1,8 +1,9 @@
 """Settings: each option from its flag, else its environment variable, else the ``[tool.core-memory-packet]``
 table of the nearest ``pyproject.toml``, else its default; each stated once, in :data:`OPTIONS`.
 
-An unknown key or a wrong value is a :class:`ConfigError` (one line, exit 2), never ignored. Paths in the
-file are relative to its folder.
+An unknown key or a wrong value is a :class:`ConfigError` (one line, exit 2), never ignored; its message
+withholds a value, key or file name a redaction rule matches, as every message does. Paths in the file
+are relative to its folder.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from cmp._toolkit import display_name
 from cmp.cli._sources import GlobError, Walk, glob_pattern
 
 TYPE_CHECKING = False
@@ -65,7 +67,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("select", "--select", "select", "list", frozenset(("check", "lint", "baseline", "gate")), ()),
     Option("ignore", "--ignore", "ignore", "list", frozenset(("check", "lint", "baseline", "gate")), ()),
     # The baseline command writes the file check reads: its --output fills the same setting.
-    Option("baseline", "--baseline", "baseline", "path", frozenset(("check", "baseline", "gate"))),
+    Option("baseline", "--baseline", "baseline", "path", frozenset(("check", "lint", "baseline", "gate"))),
     Option("format", "--format", "format", "choice", frozenset(("check", "lint")), "text"),
 )
 OPTIONS_BY_KEY = {option.key: option for option in OPTIONS}
@@ -92,9 +94,16 @@ def find_pyproject(start: str) -> str | None:
         folder = parent
 
 
+def _shown_value(value: object) -> str:
+    """:func:`cmp.cli._policy.shown_value`, loaded only when a message needs it (start-up time)."""
+    from cmp.cli._policy import shown_value as shown
+
+    return shown(value)
+
+
 def _choice(option: Option, value: object, where: str, choices: Sequence[str]) -> str:
     if not isinstance(value, str) or value not in choices:
-        raise ConfigError(f"{where}: {option.key} must be one of {', '.join(choices)}, not {value!r}")
+        raise ConfigError(f"{where}: {option.key} must be one of {', '.join(choices)}, not {_shown_value(value)}")
     return value
 
 
@@ -108,7 +117,7 @@ def _value(option: Option, value: object, where: str, choices: Sequence[str], fo
             if word in _TRUE or word in _FALSE:
                 return word in _TRUE
         if not isinstance(value, bool):
-            raise ConfigError(f"{where}: {option.key} must be true or false, not {value!r}")
+            raise ConfigError(f"{where}: {option.key} must be true or false, not {_shown_value(value)}")
         return value
     if option.kind == "choice":
         return _choice(option, value, where, choices)
@@ -116,10 +125,10 @@ def _value(option: Option, value: object, where: str, choices: Sequence[str], fo
         if isinstance(value, str) and from_environment:
             value = [item.strip() for item in value.split(",") if item.strip()]
         if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
-            raise ConfigError(f"{where}: {option.key} must be a list of non-empty strings, not {value!r}")
+            raise ConfigError(f"{where}: {option.key} must be a list of non-empty strings, not {_shown_value(value)}")
         return tuple(value)
     if not isinstance(value, str) or not value:
-        raise ConfigError(f"{where}: {option.key} must be a path, not {value!r}")
+        raise ConfigError(f"{where}: {option.key} must be a path, not {_shown_value(value)}")
     return value if folder is None else os.path.normpath(os.path.join(folder, value))
 
 
@@ -130,13 +139,14 @@ def _named_like_the_table(key: str) -> bool:
 def file_table(path: str, *, named: bool = False) -> dict[str, Any]:
     """The ``[tool.core-memory-packet]`` table of ``path`` ({} when none; a file CMP_CONFIG names must have
     one). A table named like it but not it is an error: its settings would be ignored unsaid."""
+    shown = display_name(path)
     try:
         with open(path, "rb") as stream:
             data = stream.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise ConfigError(f"{shown}: cannot read: {exc.strerror or exc}") from None
     if len(data) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES // 2**20} MiB: not read")
+        raise ConfigError(f"{shown}: larger than {MAX_CONFIG_BYTES // 2**20} MiB: not read")
     if not named and _MARK not in data.lower().replace(b"_", b"-"):
         return {}
     if sys.version_info >= (3, 11):
@@ -146,22 +156,22 @@ def file_table(path: str, *, named: bool = False) -> dict[str, Any]:
     try:
         document = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        raise ConfigError(f"{shown}: not valid TOML: {exc}") from None
     except RecursionError:  # arrays or inline tables nested past the parser's depth
-        raise ConfigError(f"{path}: not valid TOML: nested too deep") from None
+        raise ConfigError(f"{shown}: not valid TOML: nested too deep") from None
     tool = document.get("tool", {})
     for key in tool if isinstance(tool, dict) else ():
         if _named_like_the_table(key):
-            raise ConfigError(f"{path}: [tool.{key}] is not [tool.{TABLE}]: its settings would be ignored")
+            raise ConfigError(f"{shown}: [tool.{key}] is not [tool.{TABLE}]: its settings would be ignored")
     if named and not (isinstance(tool, dict) and TABLE in tool):
-        raise ConfigError(f"{path}: no [tool.{TABLE}] table in the file {CONFIG_VARIABLE} names")
+        raise ConfigError(f"{shown}: no [tool.{TABLE}] table in the file {CONFIG_VARIABLE} names")
     table = tool.get(TABLE, {}) if isinstance(tool, dict) else {}
     if not isinstance(table, dict):
-        raise ConfigError(f"{path}: [tool.{TABLE}] must be a table")
+        raise ConfigError(f"{shown}: [tool.{TABLE}] must be a table")
     for key in table:
         if key not in OPTIONS_BY_KEY:
             known = ", ".join(OPTIONS_BY_KEY)
-            raise ConfigError(f"{path}: [tool.{TABLE}] has no setting {key!r} (the settings: {known})")
+            raise ConfigError(f"{shown}: [tool.{TABLE}] has no setting {_shown_value(key)} (the settings: {known})")
     return table
 
 
@@ -180,7 +190,7 @@ class Sources:
         file = named or find_pyproject(cwd)
         if named and not os.path.isfile(named):
             why = "not a regular file" if os.path.exists(named) else "no such file"
-            raise ConfigError(f"{CONFIG_VARIABLE}: {why}: {named}")
+            raise ConfigError(f"{CONFIG_VARIABLE}: {why}: {display_name(named)}")
         return cls(environ, file, file_table(file, named=bool(named)) if file else {})
 
 
@@ -205,8 +215,9 @@ def resolve(
         elif option.env in sources.environ:
             setting = Setting(_value(option, sources.environ[option.env], option.env, allowed, None), option.env)
         elif option.key in sources.table:
-            where = f"{sources.file}: {option.key}"
-            setting = Setting(_value(option, sources.table[option.key], where, allowed, folder), str(sources.file))
+            shown = display_name(str(sources.file))
+            where = f"{shown}: {option.key}"
+            setting = Setting(_value(option, sources.table[option.key], where, allowed, folder), shown)
         else:
             setting = Setting(option.default, DEFAULT)
         if option.kind == "choice" and setting.origin != DEFAULT:
@@ -218,14 +229,26 @@ def resolve(
 
 def settings_lines(settings: Mapping[str, Setting], file: str | None) -> list[str]:
     """``key = value  (origin)``, one line a setting, after the file read (if any), for ``--show-config``."""
-    lines = [f"configuration file: {file if file is not None else 'none'}"]
+    lines = [f"configuration file: {display_name(file) if file is not None else 'none'}"]
     for key, setting in settings.items():
         value = setting.value
-        shown = "none" if value is None else str(value).lower() if isinstance(value, bool) else repr(value)
         if isinstance(value, tuple):
-            shown = "[" + ", ".join(repr(item) for item in value) + "]"
+            shown = "[" + ", ".join(_shown(item, key) for item in value) + "]"
+        else:
+            shown = "none" if value is None else str(value).lower() if isinstance(value, bool) else _shown(value, key)
         lines.append(f"{key} = {shown}  ({setting.origin})")
     return lines
+
+
+def _shown(text: str, key: str) -> str:
+    """A setting's text as --show-config shows it: whole, a path's part named for a credential withheld,
+    any other text a redaction rule matches withheld."""
+    if OPTIONS_BY_KEY[key].kind == "path":
+        return repr(display_name(text))
+    from cmp._toolkit import withheld  # --show-config alone loads the patterns for it
+
+    hidden = withheld(text)
+    return repr(text) if hidden is None else f"({hidden})"
 
 
 def configure(
@@ -250,7 +273,7 @@ def configure(
                 try:
                     glob_pattern(glob)
                 except GlobError as exc:
-                    raise ConfigError(f"{settings[key].origin}: {key} {glob!r} is no glob: {exc}") from None
+                    raise ConfigError(f"{settings[key].origin}: {key} {_shown_value(glob)} is no glob: {exc}") from None
         args.walk = Walk(settings["include"].value, settings["exclude"].value, root, skip)
     return settings
 

@@ -1,7 +1,9 @@
 """``lint``: each file checked, then advised on the writing rules (docs/specification.md, clause 14).
 
 Every format renders a file's judged check report (its results only when check refuses
-it) and its located lint findings.
+it) and its located lint findings. The check is judged as check and gate judge it: by the
+same settings, a baseline's known findings included (the cmp-lint hook runs in repositories
+that keep one).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ _UNREAD_MEMBERS: dict[str, object] = {"lint": []}
 def run_lint(args: argparse.Namespace, out: Output) -> int:
     """Check each file, then lint the packet: check's failures fail (1); lint findings fail only with --strict."""
     try:
-        policy = run_policy(args, baseline=False, lint=True)
+        policy = run_policy(args, baseline=True, lint=True)
         disabled = ignored_lint_rules(policy)
     except PolicyError as exc:
         error_line(str(exc))
@@ -38,6 +40,8 @@ def run_lint(args: argparse.Namespace, out: Output) -> int:
     format = reporter(args.format)
     sink = format.begin(out)
     advice: Tone = "fail" if args.strict else "warn"
+    matched: set[tuple[str, str, str]] = set()
+    seen: set[str] = set()
     for _, source in read_each(args.files, folders=True, walk=args.walk):
         if out.lost:  # nobody reads the results any more (`| head`)
             break
@@ -47,6 +51,9 @@ def run_lint(args: argparse.Namespace, out: Output) -> int:
             sink.unreadable(source.file, None, source.message, _UNREAD_MEMBERS)
             continue
         judged = policy.judge(check_source(source, policy_of(rule_set=args.rule_set, writer=args.writer)), source.file)
+        matched.update(judged.matched)
+        if policy.baseline is not None:
+            seen.add(policy.baseline.file_name(source.file))
         report = judged.report
         advised = [f for f in lint(report.packet) if f.keyword not in disabled] if report.packet is not None else []
         findings = [*report.warnings, *(locate(source.data, advised) if advised else [])]
@@ -56,5 +63,8 @@ def run_lint(args: argparse.Namespace, out: Output) -> int:
         pieces = format.lint(source.file, judged, findings, advice, show_found=args.show_found)
         sink.add(*format.fragment(pieces, colour=out.colour))
     sink.close({})
+    if policy.baseline is not None:  # as check and gate list them: the entries of these files no longer found
+        for entry in policy.baseline.stale(seen, matched):
+            error_line(policy.baseline.stale_line(entry))
     summary.say(args, out)
     return run.final(exit_zero=args.exit_zero)

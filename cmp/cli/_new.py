@@ -45,7 +45,11 @@ def _parent(name: str, store_path: str | None = None) -> Packet:
     try:
         return packet_from_file(name)
     except NoPacket as exc:
-        error_line(f"--parent {exc}" if exc.unreadable else f"--parent {exc.file}: not a packet: {exc.reason}")
+        error_line(
+            f"--parent {display_name(name)}: {exc.reason}"
+            if exc.unreadable
+            else f"--parent {exc.file}: not a packet: {exc.reason}"
+        )
         raise _Refused(EXIT_USAGE) from None
 
 
@@ -91,7 +95,7 @@ def read_draft(name: str) -> tuple[str, dict[str, Any]]:
     try:
         source = read_source(name, MAX_DRAFT_BYTES + 1)
     except SourceError as exc:
-        raise DraftError(f"{name}: {exc}") from None
+        raise DraftError(f"{display_name(name)}: {exc}") from None
     if len(source.data) > MAX_DRAFT_BYTES:
         raise DraftError(f"{source.file}: over {MAX_DRAFT_BYTES:,} bytes, longer than any draft of a packet")
     text = decode_text(source.data)
@@ -151,10 +155,10 @@ def _output(out: Output, data: bytes, path: str | None, force: bool) -> int:
         else:
             create_atomically(path, data)
     except FileExistsError:
-        error_line(f"{path}: exists; --force replaces it")
+        error_line(f"{display_name(path)}: exists; --force replaces it")
         return EXIT_USAGE
     except (OSError, WriteRefused) as exc:
-        error_line(f"{path}: cannot write: {describe(exc)}")
+        error_line(f"{display_name(path)}: cannot write: {describe(exc)}")
         return EXIT_USAGE
     return EXIT_OK
 

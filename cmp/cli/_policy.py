@@ -8,21 +8,24 @@ A refused packet gets no scan from the library, yet a key in its text is a leak 
 schema error would commit it): the CLI scans it as lenient mode scans raw data, or its whole text when
 it is not JSON, and reports those hits as stage ``refused``.
 
-A baseline holds fingerprints, never the text: HMAC-SHA256 under the baseline's own random salt (no
-guess table serves every baseline) of the category and of every match of it in the file's text. Every
-match, not the hit's own: a finding names only the leftmost match in its field, so a second key written
-beside a known one would hide behind it.
+A baseline holds fingerprints, never the text: SHA-256 of the category and of the scrypt hash, under the
+baseline's own random salt (no guess table serves every baseline), of every match of it in the file's
+text. Every match, not the hit's own: a finding names only the leftmost match in its field, so a second
+key written beside a known one would hide behind it. scrypt, not a plain keyed hash: the salt sits beside
+the fingerprints, so whoever reads a baseline can test guesses at a weak password offline, and each guess
+must cost what a password hash costs (docs/ci-policy.md gives the parameters and what they cost).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 
 from cmp import Redaction, Report
-from cmp._toolkit import EXTENDED, RuleSet, finder
+from cmp._toolkit import EXTENDED, RuleSet, display_name, finder, quote, short, unquoted, withheld
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,9 +33,13 @@ if TYPE_CHECKING:
 
     Known = Literal["new", "unchanged"]
 
-BASELINE_VERSION = 1
+BASELINE_VERSION = 2  # 1 kept HMAC-SHA256 fingerprints, which a guess list tests at a microsecond a guess
 BASELINE_TOOL = "core-memory-packet"
 _SALT_BYTES = 16
+# scrypt's interactive-login parameters (its paper's, and Python's hashlib documentation's): 16 MiB and some
+# 40 ms a hash on a 2020s core, memory that makes guessing on graphics cards and custom chips dear too. A run
+# hashes each distinct match once (_match_print), so a baseline of hundreds of findings costs seconds at most.
+SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
 # A few hundred thousand entries, far past any repository's: bounds what a path to /dev/zero costs.
 MAX_BASELINE_BYTES = 64 * 2**20
 
@@ -49,6 +56,16 @@ def redaction_rule_ids() -> tuple[str, ...]:
 
 class PolicyError(Exception):
     """A policy that cannot be used (an unknown rule, an unreadable baseline): one line, exit 2."""
+
+
+def shown_value(value: object) -> str:
+    """A value a message names (an option's, a setting's, a file's member): a string quoted (:func:`quote`),
+    anything else as JSON text; either withheld when a redaction rule matches in it."""
+    if isinstance(value, str):
+        return quote(value)
+    text = short(value, MAX_BASELINE_BYTES)  # whole: a cut could end inside a credential that no rule then matches
+    hidden = withheld(text)
+    return short(value) if hidden is None else f"({hidden})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,13 +104,22 @@ def as_judged(report: Report | Judged) -> Judged:
 
 
 def fingerprint(salt: bytes, category: str, matches: Iterable[str]) -> str:
-    """What a baseline keeps of a hit: a keyed hash of its category and of every match of
-    that category in its file (see the module's docstring), never a match."""
+    """What a baseline keeps of a hit: a hash of its category and of the scrypt hash of every
+    match of that category in its file (see the module's docstring), never a match."""
     import hashlib  # hashing is for baselines alone: a check without one does not load it
-    import hmac
 
-    text = "\0".join((category, *sorted(set(matches)))).encode("utf-8", "surrogatepass")
-    return hmac.new(salt, text, hashlib.sha256).hexdigest()
+    prints = sorted({_match_print(salt, match) for match in matches})
+    return hashlib.sha256("\0".join((category, *prints)).encode("ascii")).hexdigest()
+
+
+@functools.lru_cache(maxsize=4096)  # a key written in many files is hashed once a run
+def _match_print(salt: bytes, match: str) -> str:
+    """The scrypt hash of one match under ``salt``: what an offline guess must compute."""
+    import hashlib
+
+    secret = match.encode("utf-8", "surrogatepass")
+    digest = hashlib.scrypt(secret, salt=salt, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P, maxmem=64 * 2**20, dklen=32)
+    return digest.hex()
 
 
 def matches_by_category(report: Report, hits: Iterable[Hit]) -> dict[str, set[str]]:
@@ -133,19 +159,26 @@ class Entry:
 
 @dataclass(frozen=True, slots=True)
 class Baseline:
-    """The findings a repository already holds: read from (or to be written to) ``path``."""
+    """The findings a repository already holds: read from (or to be written to) ``location``."""
 
-    path: str
+    location: str
     salt: bytes
     entries: tuple[Entry, ...] = ()
     _keys: frozenset[tuple[str, str, str]] = field(init=False, repr=False, compare=False)
+    _places: frozenset[tuple[str, str]] = field(init=False, repr=False, compare=False)  # (file, rule) of each
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_keys", frozenset(entry.key for entry in self.entries))
+        object.__setattr__(self, "_places", frozenset((entry.file, entry.rule) for entry in self.entries))
+
+    @property
+    def path(self) -> str:
+        """The file as messages and reports name it: a part of it named for a credential withheld."""
+        return display_name(self.location)
 
     @property
     def folder(self) -> str:
-        return os.path.dirname(os.path.abspath(self.path))
+        return os.path.dirname(os.path.abspath(self.location))
 
     def file_name(self, file: str) -> str:
         """``file`` as the baseline names it: relative to its folder, ``/``-separated (stdin: ``-``)."""
@@ -155,13 +188,29 @@ class Baseline:
 
     def entries_of(self, file: str, judged: Judged) -> list[Entry]:
         """The entries of a judged report's hits (of ``file``), in their order."""
+        return [entry for entry in self._entries(file, judged, known_only=False) if entry is not None]
+
+    def known_keys(self, file: str, judged: Judged) -> list[tuple[str, str, str] | None]:
+        """For each of a judged report's hits (of ``file``), the key of the entry that knows it, else None.
+        A hit whose file and rule no entry has is new whatever it matched: its matches are not hashed."""
+        return [
+            entry.key if entry is not None and entry.key in self._keys else None
+            for entry in self._entries(file, judged, known_only=True)
+        ]
+
+    def _entries(self, file: str, judged: Judged, *, known_only: bool) -> list[Entry | None]:
         if not judged.hits:
             return []
-        matches = matches_by_category(judged.report, judged.hits)
         name = self.file_name(file)
+        hashed = [not known_only or (name, hit.rule) in self._places for hit in judged.hits]
+        if not any(hashed):
+            return [None] * len(judged.hits)
+        matches = matches_by_category(judged.report, judged.hits)
         return [
             Entry(name, hit.redaction.field, hit.redaction.category, hit.rule, self._print(hit, matches))
-            for hit in judged.hits
+            if wanted
+            else None
+            for hit, wanted in zip(judged.hits, hashed, strict=True)
         ]
 
     def _print(self, hit: Hit, matches: Mapping[str, set[str]]) -> str:
@@ -188,50 +237,64 @@ class Baseline:
         return f"{self.path}: stale: {entry.rule} in {entry.file} ({entry.field}) is no longer found"
 
 
+class OldBaseline(PolicyError):
+    """A baseline of version 1: its fingerprints can be guessed offline, so it is written anew, never read."""
+
+
 def new_baseline(path: str) -> Baseline:
     """An empty baseline for ``path`` (``-``: stdout) with the salt of the one there (unchanged findings
-    keep their fingerprints), else a fresh one; :class:`PolicyError` if a file there is no baseline."""
-    if path == "-" or not os.path.lexists(path):
-        import secrets  # for a new baseline's salt alone
-
-        return Baseline(path, secrets.token_bytes(_SALT_BYTES))
+    keep their fingerprints), else a fresh one (over a version 1 baseline too); :class:`PolicyError` if
+    a file there is no baseline."""
     try:
-        return replace(read_baseline(path), entries=())
+        if path != "-" and os.path.lexists(path):
+            return replace(read_baseline(path), entries=())
+    except OldBaseline:
+        pass
     except PolicyError as exc:
         raise PolicyError(f"{exc}; it is not overwritten (remove it, or write the baseline elsewhere)") from None
+    import secrets  # for a new baseline's salt alone
+
+    return Baseline(path, secrets.token_bytes(_SALT_BYTES))
 
 
 def read_baseline(path: str) -> Baseline:
     """The baseline file at ``path``; :class:`PolicyError` (one line) when it cannot be used."""
+    shown = display_name(path)
     try:
         if not os.path.isfile(path) and os.path.exists(path):
-            raise PolicyError(f"{path}: not a baseline: not a regular file")  # a FIFO, a device: it never ends
+            raise PolicyError(f"{shown}: not a baseline: not a regular file")  # a FIFO, a device: it never ends
         with open(path, "rb") as stream:
             data = stream.read(MAX_BASELINE_BYTES + 1)
         if len(data) > MAX_BASELINE_BYTES:
-            raise PolicyError(f"{path}: not a baseline: larger than {MAX_BASELINE_BYTES // 2**20} MiB")
+            raise PolicyError(f"{shown}: not a baseline: larger than {MAX_BASELINE_BYTES // 2**20} MiB")
         data = json.loads(data.decode("utf-8"))
     except FileNotFoundError:
-        raise PolicyError(f"{path}: no such baseline (the baseline command writes one)") from None
+        raise PolicyError(f"{shown}: no such baseline (the baseline command writes one)") from None
     except OSError as exc:
-        raise PolicyError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise PolicyError(f"{shown}: cannot read: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: nested past the decoder's depth
-        raise PolicyError(f"{path}: not a baseline: not JSON") from None
+        raise PolicyError(f"{shown}: not a baseline: not JSON") from None
     if not isinstance(data, dict) or data.get("tool") != BASELINE_TOOL:
-        raise PolicyError(f"{path}: not a baseline of {BASELINE_TOOL}")
+        raise PolicyError(f"{shown}: not a baseline of {BASELINE_TOOL}")
     version = data.get("version")
-    if type(version) is not int or version != BASELINE_VERSION:  # not True, not 1.0
-        raise PolicyError(f"{path}: baseline version {version!r} is not {BASELINE_VERSION}, the one read")
+    if type(version) is int and version == 1:
+        raise OldBaseline(
+            f"{shown}: a baseline of version 1, whose fingerprints can be guessed offline: write it again "
+            f"with the baseline command (-o {shown}), then commit it"
+        )
+    if type(version) is not int or version != BASELINE_VERSION:  # not True, not 2.0
+        raise PolicyError(f"{shown}: baseline version {shown_value(version)} is not {BASELINE_VERSION}, the one read")
     unknown = sorted(set(data) - {"version", "tool", "salt", "findings"})
     if unknown:
-        raise PolicyError(f"{path}: not a baseline: it has members a baseline has not ({', '.join(unknown)})")
+        listed = ", ".join(unquoted(name) for name in unknown)
+        raise PolicyError(f"{shown}: not a baseline: it has members a baseline has not ({listed})")
     try:
         if not isinstance(data.get("salt"), str) or not isinstance(data.get("findings"), list):
             raise TypeError
         salt = bytes.fromhex(data["salt"])
         entries = tuple(Entry(**_entry_members(item)) for item in data["findings"])
     except (KeyError, TypeError, ValueError):
-        raise PolicyError(f"{path}: not a baseline: its salt or findings are malformed") from None
+        raise PolicyError(f"{shown}: not a baseline: its salt or findings are malformed") from None
     return Baseline(path, salt, entries)
 
 
@@ -251,7 +314,7 @@ def checked_rules(named: Sequence[str], where: str, *, lint: bool = False) -> tu
     kind = "rule" if lint else "redaction rule"
     for rule in named:
         if not any(_names(rule, known_id) for known_id in known):
-            raise PolicyError(f"{where}: no {kind} {rule!r} (core-memory-packet rules lists them)")
+            raise PolicyError(f"{where}: no {kind} {quote(rule)} (core-memory-packet rules lists them)")
     return tuple(named)
 
 
@@ -294,14 +357,12 @@ class RunPolicy:
             found = [hit for hit in found if not any(_names(rule, hit.rule) for rule in self.ignore)]
         matched: list[tuple[str, str, str]] = []
         if self.baseline is not None and found:
-            keys = self.baseline.keys()
-            entries = self.baseline.entries_of(file, Judged(report, tuple(found), False))
-            marked = []
-            for hit, entry in zip(found, entries, strict=True):
-                if entry.key in keys:
-                    matched.append(entry.key)
-                marked.append(replace(hit, baseline="unchanged" if entry.key in keys else "new"))
-            found = marked
+            known = self.baseline.known_keys(file, Judged(report, tuple(found), False))
+            matched = [key for key in known if key is not None]
+            found = [
+                replace(hit, baseline="new" if key is None else "unchanged")
+                for hit, key in zip(found, known, strict=True)
+            ]
         hits = tuple(found)
         # A refused packet is not accepted whatever its hits; else the library's verdict over the hits that count.
         counted = tuple(hit.redaction for hit in hits if not hit.known and not hit.refused)

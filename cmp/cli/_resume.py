@@ -36,8 +36,8 @@ def _from_file(name: str) -> Packet:
     try:
         return packet_from_file(name)
     except NoPacket as exc:
-        if exc.unreadable:
-            raise _refuse(str(exc)) from None
+        if exc.unreadable:  # named as given: as every command names a file, a part named for a key withheld
+            raise _refuse(f"{display_name(name)}: {exc.reason}") from None
         raise _refuse(f"{exc.file}: not a conforming packet: {exc.reason}", EXIT_FAIL) from None
 
 

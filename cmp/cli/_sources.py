@@ -278,8 +278,10 @@ class Walk:
         """Why a folder stands for no file: none matches (the globs are named when they are not the default)."""
         if self.include == DEFAULT_INCLUDE and not self.exclude:
             return "no *.json file below it"
-        excluded = f" and no exclude glob ({', '.join(self.exclude)})" if self.exclude else ""
-        return f"no file below it matches an include glob ({', '.join(self.include)}){excluded}"
+        from cmp._toolkit import unquoted  # a glob named for a key is withheld like any value
+
+        excluded = f" and no exclude glob ({', '.join(map(unquoted, self.exclude))})" if self.exclude else ""
+        return f"no file below it matches an include glob ({', '.join(map(unquoted, self.include))}){excluded}"
 
 
 EVERY_JSON = Walk()

@@ -218,7 +218,7 @@ def test_a_baseline_holds_fingerprints_never_the_text(repo: Path) -> None:
     data = _baseline(repo)
     text = (repo / ".cmp-baseline.json").read_text()
     assert KEY not in text and KEY[4:] not in text
-    assert data["version"] == 1 and data["tool"] == "core-memory-packet"
+    assert data["version"] == 2 and data["tool"] == "core-memory-packet"
     assert {(f["file"], f["field"], f["rule"]) for f in data["findings"]} == {
         ("packets/broken.json", "$", "redaction/aws-key"),
         ("packets/leaky.json", "goal", "redaction/aws-key"),
@@ -364,13 +364,14 @@ def test_a_source_that_cannot_be_read_writes_no_baseline(repo: Path) -> None:
         (None, "no such baseline (the baseline command writes one)"),
         ("[1", "not a baseline: not JSON"),
         ('{"tool": "gitleaks"}', "not a baseline of core-memory-packet"),
-        ('{"tool": "core-memory-packet", "version": 2}', "baseline version 2 is not 1, the one read"),
-        ('{"tool": "core-memory-packet", "version": 1, "salt": "zz", "findings": []}', "malformed"),
-        ('{"tool": "core-memory-packet", "version": 1, "salt": "00", "findings": [{"file": 1}]}', "malformed"),
-        ('{"tool": "core-memory-packet", "version": true, "salt": "00", "findings": []}', "version True is not 1"),
-        ('{"tool": "core-memory-packet", "version": 1.0, "salt": "00", "findings": []}', "version 1.0 is not 1"),
-        ('{"tool": "core-memory-packet", "version": 1, "salt": "00", "findings": {}}', "malformed"),
-        ('{"tool": "core-memory-packet", "version": 1, "salt": "00", "findings": [], "x": 1}', "members a baseline"),
+        ('{"tool": "core-memory-packet", "version": 3}', "baseline version 3 is not 2, the one read"),
+        ('{"tool": "core-memory-packet", "version": "3"}', "baseline version '3' is not 2, the one read"),
+        ('{"tool": "core-memory-packet", "version": 2, "salt": "zz", "findings": []}', "malformed"),
+        ('{"tool": "core-memory-packet", "version": 2, "salt": "00", "findings": [{"file": 1}]}', "malformed"),
+        ('{"tool": "core-memory-packet", "version": true, "salt": "00", "findings": []}', "version true is not 2"),
+        ('{"tool": "core-memory-packet", "version": 2.0, "salt": "00", "findings": []}', "version 2.0 is not 2"),
+        ('{"tool": "core-memory-packet", "version": 2, "salt": "00", "findings": {}}', "malformed"),
+        ('{"tool": "core-memory-packet", "version": 2, "salt": "00", "findings": [], "x": 1}', "members a baseline"),
     ],
 )
 def test_a_baseline_that_cannot_be_used_is_one_line_exit_2(repo: Path, content: str | None, says: str) -> None:
