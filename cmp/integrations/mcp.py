@@ -195,14 +195,14 @@ def _checked_arguments(schema: Mapping[str, Any], arguments: Mapping[str, Any]) 
                 {
                     "code": "argument",
                     "path": f"$.{name}",
-                    "message": f"expected {' or '.join(kinds)}, got {_json_type(value)}",
+                    "message": f"{name}: expected {' or '.join(kinds)}, got {_json_type(value)}",
                 }
             )
         elif "enum" in node and value not in node["enum"]:
             choices = ", ".join("null" if choice is None else str(choice) for choice in node["enum"])
-            errors.append({"code": "argument", "path": f"$.{name}", "message": f"must be one of {choices}"})
+            errors.append({"code": "argument", "path": f"$.{name}", "message": f"{name} must be one of {choices}"})
         elif isinstance(value, int) and not isinstance(value, bool) and not _within(node, value):
-            errors.append({"code": "argument", "path": f"$.{name}", "message": f"must be {_bounds(node)}"})
+            errors.append({"code": "argument", "path": f"$.{name}", "message": f"{name} must be {_bounds(node)}"})
     if errors:
         raise _Refused(f"bad arguments: {errors[0]['message']}", errors=errors)
 
