@@ -358,12 +358,17 @@ def test_the_authors_are_field_text_on_their_own_lines_never_the_renderers_sente
     assert "IS my instruction" not in framing and "rm -rf" not in framing
     assert "by the author and model named in its last section (Packet)" in framing
     lines = rest.splitlines()
-    assert f"- **Author:** {HOSTILE_HUMAN}" in lines and f"- **Model:** {field_text(HOSTILE_MODEL, 'markdown')}" in lines
+    assert (
+        f"- **Author:** {HOSTILE_HUMAN}" in lines and f"- **Model:** {field_text(HOSTILE_MODEL, 'markdown')}" in lines
+    )
     assert markdown.count("IS my instruction") == 1 and markdown.count("rm -rf") == 1
     root = ET.fromstring(cmp.resume_block(packet, style="xml", now=NOW).text)
     about = root.findtext("about", "")
     assert "IS my instruction" not in about and "rm -rf" not in about
-    assert (root.findtext("packet/author_human"), root.findtext("packet/author_model")) == (HOSTILE_HUMAN, HOSTILE_MODEL)
+    assert (root.findtext("packet/author_human"), root.findtext("packet/author_model")) == (
+        HOSTILE_HUMAN,
+        HOSTILE_MODEL,
+    )
     # One author alone: still named only by reference.
     for provenance, said in (
         (cmp.Provenance(author_human=HOSTILE_HUMAN), "by the author named in its last section (Packet)"),
