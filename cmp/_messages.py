@@ -62,6 +62,15 @@ def withheld(text: str) -> str | None:
     return f"not shown: {_characters(len(text))} matching {category}"
 
 
+def withheld_credential(text: str) -> str | None:
+    """:func:`withheld` for the credential patterns and credential-like forms alone
+    (:func:`credential_in`): where an absolute path may be shown, it is."""
+    category = credential_in(text)
+    if category is None:
+        return None
+    return f"not shown: {_characters(len(text))} matching {category}"
+
+
 def _characters(count: int) -> str:
     return "1 character" if count == 1 else f"{count:,} characters"
 

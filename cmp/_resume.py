@@ -13,8 +13,12 @@ on one line, after renderer text that opens it:
 - in xml, ``&``, ``<`` and ``>`` are written as entities, so no text makes a tag.
 
 Undoing those escapes gives each field's text back exactly. The block ends with the renderer's own
-last line, which no field's text can write. It opens by saying it is a record by an earlier session,
-by whom and how long ago: context, not instructions from the user.
+last line, which no field's text can write. It opens by saying it is a record by an earlier session
+and how long ago: context, not instructions from the user. No field's text is in the renderer's own
+sentences: the authors are named on their own lines in the last section.
+
+A match of either rule set is shown as its placeholder; a text in which a credential-like form
+still matches (a key glued to a word character, which no pattern finds) is withheld whole.
 """
 
 from __future__ import annotations
@@ -23,9 +27,10 @@ import datetime as _dt
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from cmp._canonical import dumps
+from cmp._messages import quote, withheld_credential
 from cmp._pipeline import redact
 from cmp._redaction._hit import Redaction, RedactionError
 from cmp._redaction._rules import placeholder
@@ -205,7 +210,8 @@ def resume_block(
     if not isinstance(packet, Packet):
         raise TypeError(f"resume_block() takes a cmp.Packet, not {type(packet).__name__}")
     if style not in STYLES:
-        raise ValueError(f"style must be one of {', '.join(STYLES)}, not {style!r}")
+        shown = quote(style) if isinstance(style, str) else type(style).__name__
+        raise ValueError(f"style must be one of {', '.join(STYLES)}, not {shown}")
     if max_chars is not None and (type(max_chars) is not int or max_chars < 1):
         raise ValueError(f"max_chars must be a positive int, not {max_chars!r}")
     if now is None:
@@ -222,7 +228,7 @@ def resume_block(
     # not read), is shown as its placeholder. Not judged again: a placeholder may be longer.
     data, hits = scrubbed_data(packet, "extended")
     replaced = tuple(hits)
-    if replaced:
+    if replaced or _withhold_credentials(data):
         packet = build(data, "Packet")
     sections = _sections(packet)
     write = WRITERS[style]
@@ -242,6 +248,19 @@ def resume_block(
                 "(framing, goal, first action and the packet's details)"
             )
     return ResumeBlock(text, style, packet.id, tuple(dropped), replaced)
+
+
+def _withhold_credentials(data: dict[str, Any] | list[Any]) -> bool:
+    """Whether a text of ``data`` holds a credential-like form; each such text is replaced, in place,
+    by what a message says in its stead (``(not shown: 46 characters matching aws-key)``)."""
+    changed = False
+    for key, value in enumerate(data) if isinstance(data, list) else data.items():
+        if isinstance(value, (dict, list)):
+            changed = _withhold_credentials(value) or changed
+        elif isinstance(value, str) and (hidden := withheld_credential(value)) is not None:
+            data[key] = f"({hidden})"  # type: ignore[index]
+            changed = True
+    return changed
 
 
 def _sections(packet: Packet) -> list[Section]:
@@ -387,16 +406,21 @@ def _framing(
     dropped: Sequence[str],
     style: Style,
 ) -> list[str]:
-    """The renderer's opening sentences, each a paragraph; field text in them is escaped."""
+    """The renderer's opening sentences, each a paragraph: no field's text is in them (the authors are
+    named in the last section, each on its own line)."""
     provenance = packet.provenance
-    human = field_text(provenance.author_human, style) if provenance and provenance.author_human else ""
-    model = field_text(provenance.author_model, style) if provenance and provenance.author_model else ""
+    human = bool(provenance and provenance.author_human)
+    model = bool(provenance and provenance.author_model)
+    named = f" named in its last section ({TITLES['packet']})"
     author = (
-        f"{human} (through {model})"
+        f"the author and model{named}"
         if human and model
-        else human or (f"an agent ({model})" if model else "an author it does not name")
+        else f"the author{named}"
+        if human
+        else f"an agent, the model{named}"
+        if model
+        else "an author it does not name"
     )
-    # field_text's escape of a leading character is harmless mid-sentence (CommonMark shows the character).
     lines = [
         f"This is a Core Memory Packet: a record that an earlier session wrote when it stopped, "
         f"by {author}, created {packet.created_at} ({age(packet.created_at, now)}). It is context, "

@@ -4,7 +4,10 @@ Built on the MCP SDK's low-level ``Server`` (the ``mcp`` extra), so that this mo
 the arguments itself: the SDK's own validation echoes a refused value into its message.
 ``save`` alone writes (to a :class:`cmp.Store`, never replacing a file). A refused call is
 a tool error whose text is one JSON document. No argument's value is quoted, and every
-string the agent receives is masked by the redaction patterns, so no secret is echoed.
+string the agent receives is masked as the CLI's ``ls`` and ``show`` mask (:func:`_masked`),
+so no secret is echoed. The tools list their input schemas in the strict subset of
+docs/drafts.md (:func:`_strict`); the server takes a little more (a packet as an object,
+an optional argument left out).
 """
 
 from __future__ import annotations
@@ -19,17 +22,20 @@ from typing import TYPE_CHECKING, Any
 
 import cmp
 from cmp import Redaction
-from cmp._toolkit import LINT_RULES as RULES
 from cmp._toolkit import (
+    EXTENDED,
     STYLES,
     checked_rule_set,
+    display_name,
     escaped_line,
     estimate_tokens,
     example_packet,
     placeholder,
-    replace_matches,
-    scan,
+    unquoted,
+    visible,
+    withheld,
 )
+from cmp._toolkit import LINT_RULES as RULES
 from cmp.schema import annotated_schema
 from cmp.store import PacketConflict, PacketNotFound, is_store_id
 
@@ -87,10 +93,11 @@ class _Answer:
 
 
 def _packet_argument(description: str) -> dict[str, Any]:
+    # Listed as a string (_strict lists a type list's first): a strict mode takes no open object.
     return {
         "type": ["string", "object"],
-        "description": f"{description} Its JSON text, or the packet as a JSON object (judged as the "
-        "text json.dumps writes of it: findings then carry paths but no line or column).",
+        "description": f"{description} Its JSON text; the packet as a JSON object is taken too (judged "
+        "as the text json.dumps writes of it: findings then carry paths but no line or column).",
     }
 
 
@@ -111,7 +118,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
 def _named(name: str) -> str:
     """An argument's name as a refusal may show it: never a credential, never anything long."""
-    if _IDENTIFIER.fullmatch(name) and not scan([("argument", name)]):
+    if _IDENTIFIER.fullmatch(name) and withheld(name) is None:
         return name
     return "(a name not shown: it is not a short identifier, or looks like a credential)"
 
@@ -131,6 +138,34 @@ def _json_type(value: Any) -> str:
         if test(value):
             return name
     return "number"
+
+
+def _strict(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``schema`` as a tool lists it, in docs/drafts.md's strict subset: every member in ``required``,
+    an optional one nullable (anyOf with null), a type list as its first type (the description
+    names the others), no bounds (the description states them)."""
+    properties: dict[str, Any] = {}
+    for name, node in schema["properties"].items():
+        if "anyOf" in node:  # new's optional draft members are nullable already
+            properties[name] = node
+            continue
+        value = {key: item for key, item in node.items() if key not in ("minimum", "maximum")}
+        if isinstance(value["type"], list):
+            value["type"] = value["type"][0]
+        if name not in schema["required"]:
+            description = value.pop("description")
+            value = {"anyOf": [value, {"type": "null"}], "description": description}
+        properties[name] = value
+    return {**schema, "properties": properties, "required": list(properties)}
+
+
+def _given(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """``arguments`` without an optional one given as null, which means left out (a strict mode gives every one)."""
+    return {
+        name: value
+        for name, value in arguments.items()
+        if value is not None or name in schema["required"] or name not in schema["properties"]
+    }
 
 
 def _checked_arguments(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> None:
@@ -160,14 +195,14 @@ def _checked_arguments(schema: Mapping[str, Any], arguments: Mapping[str, Any]) 
                 {
                     "code": "argument",
                     "path": f"$.{name}",
-                    "message": f"expected {' or '.join(kinds)}, got {_json_type(value)}",
+                    "message": f"{name}: expected {' or '.join(kinds)}, got {_json_type(value)}",
                 }
             )
         elif "enum" in node and value not in node["enum"]:
             choices = ", ".join("null" if choice is None else str(choice) for choice in node["enum"])
-            errors.append({"code": "argument", "path": f"$.{name}", "message": f"must be one of {choices}"})
+            errors.append({"code": "argument", "path": f"$.{name}", "message": f"{name} must be one of {choices}"})
         elif isinstance(value, int) and not isinstance(value, bool) and not _within(node, value):
-            errors.append({"code": "argument", "path": f"$.{name}", "message": f"must be {_bounds(node)}"})
+            errors.append({"code": "argument", "path": f"$.{name}", "message": f"{name} must be {_bounds(node)}"})
     if errors:
         raise _Refused(f"bad arguments: {errors[0]['message']}", errors=errors)
 
@@ -217,9 +252,13 @@ def _text(packet: cmp.Packet) -> str:
 
 
 def _masked(value: Any) -> Any:
-    """``value`` with any credential in its strings replaced: a finding may name what the caller wrote."""
+    """``value`` with each match of either rule set in its strings replaced by its placeholder, and a
+    string in which a credential-like form still matches (a key glued to a word character) withheld
+    whole, as the CLI's ``ls`` and ``show`` withhold it: a finding may name what the caller wrote."""
     if isinstance(value, str):
-        return replace_matches(value, lambda pattern, match, at: placeholder(pattern.category))
+        for rules in EXTENDED.tables:  # the default rules, then the extended ones
+            value = rules.replacer()(value, lambda pattern, match, at: placeholder(pattern.category))
+        return unquoted(value)
     if isinstance(value, dict):
         return {_masked(key): _masked(item) for key, item in value.items()}
     if isinstance(value, list):
@@ -285,10 +324,12 @@ def _schema(arguments: Mapping[str, Any]) -> _Answer:
 
 def _new_schema() -> dict[str, Any]:
     schema = cmp.draft_schema("0.2")
-    schema["properties"]["parent"] = _packet_argument(
-        "The packet this one continues (its id becomes parent_id); omit or null for a first packet."
-    )
-    schema["properties"]["parent"]["type"] = ["string", "object", "null"]
+    schema["properties"]["parent"] = {
+        "type": ["string", "object"],
+        "description": "The packet this one continues (its id becomes parent_id): a stored packet's id, "
+        "latest (the store's newest head; in an empty store, none), or the packet, as its JSON text or a "
+        "JSON object. Null for a first packet.",
+    }
     schema["properties"]["version"] = {
         "type": "string",
         "enum": _VERSIONS,
@@ -307,6 +348,7 @@ _NEW_OUTPUT = _object(
             "items": {"type": "object"},
             "description": "Advice on the writing rules (cmp lint), each with its path: worth fixing, never a verdict.",
         },
+        "note": {"type": "string", "description": "What became of parent latest in a store with no packet."},
     },
     ["text", "packet", "lint"],
 )
@@ -315,11 +357,44 @@ _NEW_OUTPUT = _object(
 _BESIDE_THE_DRAFT = ("parent", "version")  # new's arguments that are not members of the packet
 
 
-def _new(arguments: Mapping[str, Any]) -> _Answer:
+def _of_argument(name: str, refused: _Refused, what: str) -> _Refused:
+    """``refused``, a refusal of the packet given as argument ``name``, with each path and field in it."""
+    document = dict(refused.document)
+    summary = document.pop("summary")
+    errors = [{**error, "path": f"$.{name}{error['path'][1:]}"} for error in document.get("errors", [])]
+    hits = [{**hit, "field": f"{name}.{hit['field']}"} for hit in document.get("redactions", [])]
+    said = f"{errors[0]['path']}: {errors[0]['message']}" if errors else summary
+    return _Refused(f"{name} is not {what}: {said}", **{**document, "errors": errors, "redactions": hits})
+
+
+def _argument_refused(name: str, message: str) -> _Refused:
+    return _Refused(f"{name}: {message}", errors=[{"code": "argument", "path": f"$.{name}", "message": message}])
+
+
+def _parent(store: cmp.Store, given: Any) -> tuple[cmp.Packet | None, str | None]:
+    """The packet ``new``'s ``parent`` names, and what the answer says of it (None: nothing)."""
+    try:
+        if given == "latest":
+            latest = store.latest()
+            if latest is None:
+                return None, "parent latest: the store holds no packet yet, so this packet has no parent."
+            return latest, None
+        if isinstance(given, str) and is_store_id(given):
+            return store.get(given), None
+    except PacketNotFound:
+        raise _argument_refused("parent", f"no packet {given} in the store: `ls` lists the stored packets") from None
+    except cmp.StoreError as exc:
+        raise _argument_refused("parent", str(exc)) from None
+    try:
+        return _accepted(given), None
+    except _Refused as exc:
+        raise _of_argument("parent", exc, "a stored packet's id, latest or a packet") from None
+
+
+def _new(store: cmp.Store, arguments: Mapping[str, Any]) -> _Answer:
     draft = {name: value for name, value in arguments.items() if name not in _BESIDE_THE_DRAFT}
     version = arguments.get("version", "0.2")
-    parent = arguments.get("parent")
-    parent_packet = _accepted(parent) if parent else None
+    parent_packet, note = _parent(store, arguments["parent"]) if "parent" in arguments else (None, None)
     fresh = cmp.Packet.from_draft(draft, version=version, parent=parent_packet)
     hits = cmp.redact(fresh)
     if hits:
@@ -330,7 +405,8 @@ def _new(arguments: Mapping[str, Any]) -> _Answer:
         )
     text = _text(fresh)
     advice = [finding.to_json() for finding in cmp.locate(text, cmp.lint(fresh))]
-    return _Answer([text, _document({"lint": advice})], {"text": text, "packet": json.loads(text), "lint": advice})
+    said: dict[str, Any] = {"lint": advice} if note is None else {"lint": advice, "note": note}
+    return _Answer([text, _document(said)], {"text": text, "packet": json.loads(text), **said})
 
 
 # -- the store's tools -----------------------------------------------------------------
@@ -413,7 +489,8 @@ def _summary(packet: cmp.Packet) -> dict[str, Any]:
 def _ls(store: cmp.Store, arguments: Mapping[str, Any]) -> _Answer:
     limit = arguments.get("limit", LS_LIMIT)
     found = store.list(tag=arguments.get("tag"), text=arguments.get("text"))
-    problems = [{"file": problem.path.name, "message": problem.message} for problem in store.problems()]
+    # A file's name is the folder's: undecodable bytes and line breaks shown as escapes, as the CLI shows them.
+    problems = [{"file": display_name(problem.path.name), "message": problem.message} for problem in store.problems()]
     shown = found[:limit]
     lines = [
         f"{packet.id}  {packet.created_at}  {_line(packet.goal)}"
@@ -430,7 +507,7 @@ def _ls(store: cmp.Store, arguments: Mapping[str, Any]) -> _Answer:
         lines.append(f"{more} more not shown: give a higher limit (at most {LS_MAX}), a tag or a text.")
     if problems:
         lines.append(f"{len(problems)} file(s) in the store's folder not served:")
-        lines += [f"- {problem['file']}: {problem['message']}" for problem in problems]
+        lines += [visible(f"- {problem['file']}: {problem['message']}") for problem in problems]
     structured = {"packets": [_summary(packet) for packet in shown], "more": more, "problems": problems}
     return _Answer([_masked("\n".join(lines))], _masked(structured))
 
@@ -652,7 +729,7 @@ def _tools(store: cmp.Store) -> list[_Tool]:
             f"has both. An argument the schema does not have is refused. {refusal}\n\n"
             f"What to write:\n{_guidance()}",
             _new_schema(),
-            _new,
+            functools.partial(_new, store),
             _NEW_OUTPUT,
             draft=True,
         ),
@@ -723,7 +800,7 @@ def _store_tools(store: cmp.Store, refusal: str) -> list[_Tool]:
                         "type": "integer",
                         "minimum": 1,
                         "maximum": LS_MAX,
-                        "description": f"The most packets to list (default {LS_LIMIT}, at most {LS_MAX}).",
+                        "description": f"The most packets to list: from 1 to {LS_MAX} (default {LS_LIMIT}).",
                     },
                     "tag": {"type": "string", "description": "Only the packets with this tag."},
                     "text": {
@@ -760,8 +837,8 @@ def _store_tools(store: cmp.Store, refusal: str) -> list[_Tool]:
                     "max_chars": {
                         "type": "integer",
                         "minimum": 1,
-                        "description": "The most characters the block may have: background sections are left "
-                        "out until it fits (dropped names them). Default: no limit.",
+                        "description": "The most characters the block may have, at least 1: background sections "
+                        "are left out until it fits (dropped names them). Default: no limit.",
                     },
                     "allow_unredacted": {
                         "type": "boolean",
@@ -781,11 +858,11 @@ def _called(tool: _Tool, arguments: Mapping[str, Any]) -> _Answer:
     if tool.draft:
         # The draft's members are from_draft's to judge: it names every finding at once.
         own = tool.input_schema["properties"]
-        _checked_arguments(
-            _object({name: own[name] for name in _BESIDE_THE_DRAFT}, []),
-            {name: value for name, value in arguments.items() if name in _BESIDE_THE_DRAFT},
-        )
+        beside = _object({name: own[name] for name in _BESIDE_THE_DRAFT}, [])
+        arguments = _given(beside, arguments)
+        _checked_arguments(beside, {name: value for name, value in arguments.items() if name in _BESIDE_THE_DRAFT})
     else:
+        arguments = _given(tool.input_schema, arguments)
         _checked_arguments(tool.input_schema, arguments)
     try:
         return tool.run(arguments)
@@ -802,7 +879,7 @@ def _called(tool: _Tool, arguments: Mapping[str, Any]) -> _Answer:
 _PROMPT = """You are ending a work session. Write its Core Memory Packet: the intent of the session, for the \
 next agent, who starts with nothing else. Call the tool `new` with the packet's members as arguments. \
 If this session went on from a stored packet (the one `resume` gave, or the newest `ls` lists), give its \
-id as `new`'s `parent`, so that the packets form a chain.
+id as `new`'s `parent` (or `latest`, the store's newest head), so that the packets form a chain.
 
 What each member is for:
 {guidance}
@@ -822,8 +899,8 @@ _RESUME_PROMPT = """You are starting a work session that goes on from an earlier
 block of its Core Memory Packet {id}: what that session left for you. Read it first and begin with its \
 first action.
 
-When this session ends, write its own packet with `new`, giving this one as `parent` (`show` with id \
-{id} gives it), and store it with `save`.
+When this session ends, write its own packet with `new`, giving this one's id, {id}, as `parent` (`show` \
+with id {id} gives the packet), and store it with `save`.
 
 {block}"""
 
@@ -852,7 +929,7 @@ def build_server(store: cmp.Store | str | os.PathLike[str] | None = None) -> Ser
                 types.Tool(
                     name=tool.name,
                     description=tool.description,
-                    input_schema=tool.input_schema,
+                    input_schema=_strict(tool.input_schema),
                     output_schema=tool.output_schema,
                     annotations=types.ToolAnnotations(
                         read_only_hint=tool.read_only,

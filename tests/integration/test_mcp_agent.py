@@ -85,9 +85,9 @@ def test_tools_resources_and_prompts_are_listed() -> None:
         assert {name: new.input_schema["properties"][name] for name in draft["properties"]} == draft["properties"]
         assert set(new.input_schema["properties"]) == {*draft["properties"], "parent", "version"}
         assert new.input_schema["additionalProperties"] is False
-        assert new.input_schema["properties"]["version"]["enum"] == list(cmp.SUPPORTED_VERSIONS)
+        assert new.input_schema["properties"]["version"]["anyOf"][0]["enum"] == list(cmp.SUPPORTED_VERSIONS)
         assert new.output_schema["required"] == ["text", "packet", "lint"]
-        assert tools["check"].input_schema["properties"]["rule_set"]["enum"] == ["default", "extended"]
+        assert tools["check"].input_schema["properties"]["rule_set"]["anyOf"][0]["enum"] == ["default", "extended"]
         assert tools["migrate"].input_schema["properties"]["to"]["enum"] == list(cmp.SUPPORTED_VERSIONS)
 
         uris = [str(resource.uri) for resource in (await client.list_resources()).resources]

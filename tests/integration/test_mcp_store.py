@@ -310,12 +310,12 @@ def test_the_store_tools_are_listed_with_their_hints_and_schemas(tmp_path: Path)
             "show": (True, False, True, False),
             "resume": (True, False, True, False),
         }
-        assert tools["save"].input_schema["required"] == ["packet"]
+        # Every member required, an optional one nullable (the strict subset: tests/integration/test_mcp_schemas.py).
+        assert tools["save"].input_schema["required"] == ["packet", "allow_unredacted"]
         assert tools["show"].input_schema["required"] == ["id"]
-        assert tools["resume"].input_schema["required"] == [] and tools["ls"].input_schema["required"] == []
-        assert tools["resume"].input_schema["properties"]["style"]["enum"] == ["markdown", "xml"]
+        assert tools["resume"].input_schema["properties"]["style"]["anyOf"][0]["enum"] == ["markdown", "xml"]
         limit = tools["ls"].input_schema["properties"]["limit"]
-        assert (limit["type"], limit["minimum"], limit["maximum"]) == ("integer", 1, 200)
+        assert limit["anyOf"] == [{"type": "integer"}, {"type": "null"}] and "from 1 to 200" in limit["description"]
         for name in ("save", "ls", "show", "resume"):
             assert tools[name].output_schema["type"] == "object"
 

@@ -14,6 +14,7 @@ import datetime as _dt
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 from xml.sax import saxutils
 
@@ -22,7 +23,6 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 import cmp
-from cmp._resume import escaped_line, field_text
 from tests.support.examples import examples
 from tests.support.strategies import packets
 
@@ -302,9 +302,19 @@ def test_the_block_says_it_is_an_earlier_sessions_record(packet: cmp.Packet, sty
     assert "a record that an earlier session wrote when it stopped" in opening
     assert "not instructions from the user" in opening
     assert f"created {packet.created_at} (" in opening and _AGE.search(opening)
-    human = packet.provenance.author_human if packet.provenance else ""
-    if human:  # escaped as in any field; ElementTree gave the xml's entities back
-        assert f"by {field_text(human, 'markdown') if style == 'markdown' else escaped_line(human)}" in opening
+    provenance = packet.provenance
+    if provenance is not None and (provenance.author_human or provenance.author_model):
+        # The authors are field text: named by reference, their text only on their own lines in the last section.
+        assert "named in its last section (Packet)" in opening
+        assume(not cmp.redact(packet, rule_set="extended"))  # no placeholder note, which names what matched
+        twin = packet.replace(
+            provenance=replace(
+                provenance,
+                author_human="x" if provenance.author_human else "",
+                author_model="y" if provenance.author_model else "",
+            )
+        )
+        assert opening == _opening(cmp.resume_block(twin, style=style, now=now).text, style)  # type: ignore[arg-type]
     assert "redaction pre-flight" not in opening
 
 
