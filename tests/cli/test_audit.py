@@ -161,14 +161,29 @@ def test_the_audit_reads_while_the_server_writes(store: tuple[Path, dict[str, se
     ("content", "message"),
     [
         (None, "no such file"),
-        (b"not a database at all" * 100, "not a readable SQLite database"),
-        (b"", "no packets table"),
+        (b"not a database at all" * 100, "not an SQLite database, so not an ltm store (audit reads "),
+        (b"x", "not an SQLite database, so not an ltm store (audit reads "),
+        (b'{"ltm_version": "0.2"}\n', "not an SQLite database, so not an ltm store (audit reads "),
+        (b"", "an empty file, so not an ltm store (audit reads "),
+        ("CREATE TABLE notes(x)", "an SQLite database, but not an ltm store: it has no packets table (audit reads "),
+        ("CREATE TABLE packets(id, created_at, goal)", "not an ltm store: its packets table has no columns body, "),
+        (
+            "CREATE TABLE packets(id, created_at, goal, body, deleted_at, owner_id)",
+            "not an ltm store: its packets table has no column team_id\n",
+        ),
     ],
 )
-def test_a_store_that_is_not_one_is_one_line_exit_2(tmp_path: Path, content: bytes | None, message: str) -> None:
+def test_a_store_that_is_not_one_is_one_line_exit_2(tmp_path: Path, content: bytes | str | None, message: str) -> None:
+    """A file that is no database, or a database that is no ltm store, is said to be that:
+    before, SQLite took a file of a byte or none for an empty database, and each missing column was named."""
     path = tmp_path / "store.db"
-    if content is not None:
+    if isinstance(content, bytes):
         path.write_bytes(content)
+    elif content is not None:  # a database of this schema
+        connection = sqlite3.connect(path)
+        connection.execute(content)
+        connection.commit()
+        connection.close()
     result = _audit(str(path))
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.startswith(f"cmp: {path}: {message}") and result.stderr.count("\n") == 1
