@@ -35,6 +35,8 @@ MAX_HOOK_INPUT = 1 << 20
 # In the project's folder (cmp.store.project_folder), wherever in it the session works.
 HANDOFF = os.path.join(".cmp", "handoff.json")
 SAVE_EVENTS = ("PreCompact", "SessionEnd", "Stop")
+# Claude Code's "blocking error": at Stop the session goes on, and the model reads stderr.
+BLOCKING = 2
 
 
 class HookRefused(Exception):
@@ -193,7 +195,7 @@ def _hook_status(given: dict[str, Any], path: str, rewritable: bool) -> int:
     if not (rewritable and stopping):
         return EXIT_FAIL
     error_line(f"save: the hand-off was not saved: rewrite {display_name(path)} as the lines above say, then stop")
-    return EXIT_USAGE
+    return BLOCKING
 
 
 def warn_of_problems(store: Store, command: str) -> None:
