@@ -96,10 +96,24 @@ def _display_key(link: Link, index: int) -> tuple[int, int, str, int]:
     return (0 if moment is not None else 1, moment or 0, link.id, index)
 
 
-def _seconds(nanoseconds: int) -> str:
-    """``3600 s``, ``0.25 s``: an exact difference of instants, in seconds."""
+# The units a difference of instants is said in, largest first, in seconds (a year of 365.25 days).
+_UNITS = (("year", 31_557_600), ("month", 2_629_800), ("day", 86_400), ("hour", 3_600), ("minute", 60))
+
+
+def _duration(nanoseconds: int) -> str:
+    """A difference of instants as a person says it: ``3 minutes``, ``about 6.9 years``, and
+    under a minute exactly, ``0.25 seconds``."""
+    for unit, size in _UNITS:
+        whole, rest = divmod(nanoseconds, size * 1_000_000_000)
+        if whole and not rest:
+            return f"{whole:,} {unit}{'' if whole == 1 else 's'}"
+        if whole:
+            value = nanoseconds / (size * 1_000_000_000)
+            shown = (f"{value:.1f}" if value < 10 else f"{round(value):,}").removesuffix(".0")
+            return f"about {shown} {unit}{'' if shown == '1' else 's'}"
     whole, part = divmod(nanoseconds, 1_000_000_000)
-    return f"{whole:,}" + (f".{part:09d}".rstrip("0") if part else "") + " s"
+    shown = f"{whole}" + (f".{part:09d}".rstrip("0") if part else "")
+    return f"{shown} second{'' if shown == '1' else 's'}"
 
 
 def chain(packets: Iterable[Packet], *, closed: bool = False) -> ChainReport:
@@ -155,7 +169,7 @@ def chain(packets: Iterable[Packet], *, closed: bool = False) -> ChainReport:
             continue
         moment, before = moments[index], moments[parent]
         if moment is not None and before is not None and moment <= before:
-            how = "the same instant" if moment == before else _seconds(before - moment) + " earlier"
+            how = "the same instant" if moment == before else _duration(before - moment) + " earlier"
             message = f"created_at is not later than the parent's ({quote(ids[parent])}): {how}"
             add(index, "$.created_at", "not-newer", message, parent)
         if methods[index] and methods[parent]:

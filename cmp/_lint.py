@@ -295,7 +295,8 @@ def _local_path(data: bytes, kind: Kind) -> str | None:
     for match in _candidates(_LOCAL_PATH, data):
         if match.start() > 0 and data[match.start() - 1] in b"./~-\\":
             continue  # ./tmp/x is relative to the project
-        return f"names a path on this machine {_shown(match.group(), data)}"
+        # A path that ends a sentence does not take in its full stop: "~/notes.txt." names ~/notes.txt.
+        return f"names a path on this machine {_shown(match.group().rstrip(b'.') or match.group(), data)}"
     return None
 
 

@@ -288,6 +288,11 @@ def _interrupted(exc: sqlite3.Error) -> bool:
     return name == "SQLITE_INTERRUPT" if name is not None else str(exc) == "interrupted"
 
 
+# The first 16 bytes of every SQLite database file.
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_WHAT_AUDIT_READS = "audit reads the ltm server's SQLite database, or a folder of exported packets"
+
+
 def _opening_error(exc: sqlite3.Error, real: str) -> DatabaseError:
     """What an error while opening the store at ``real`` (its resolved path) means."""
     name = os.path.basename(real)
@@ -323,7 +328,10 @@ def open_database(path: str, *, limits: Limits = NO_LIMITS, identity: Identity |
         raise DatabaseChanged(CHANGED_NAME)
     real = os.path.realpath(path)
     header = _header(real)
-    wal = len(header) >= 20 and header[:16] == b"SQLite format 3\x00" and header[18] == _WAL_VERSION
+    if header[:16] != _SQLITE_MAGIC:  # SQLite would take an empty or tiny file for an empty database
+        what = "an empty file" if not header else "not an SQLite database"
+        raise DatabaseError(f"{what}, so not an ltm store ({_WHAT_AUDIT_READS})")
+    wal = len(header) >= 20 and header[18] == _WAL_VERSION
     immutable = wal and _without_locks(real, header)
     uri = f"file:{url_quote(os.fsencode(real))}?mode=ro" + ("&immutable=1" if immutable else "")
     try:
@@ -383,9 +391,12 @@ def _check_schema(store: ReferenceDatabase) -> None:
                 "a module's code)"
             )
     hidden = {_column_name(row[1]): row[6] for row in columns}
+    if not kinds:
+        raise DatabaseError(f"an SQLite database, but not an ltm store: it has no packets table ({_WHAT_AUDIT_READS})")
     missing = [name for name in COLUMNS if name not in hidden]
     if missing:
-        raise DatabaseError(f"no packets table with the columns {', '.join(COLUMNS)} (missing: {', '.join(missing)})")
+        named = f"column {missing[0]}" if len(missing) == 1 else f"columns {', '.join(missing)}"
+        raise DatabaseError(f"not an ltm store: its packets table has no {named}")
     computed = [name for name in COLUMNS if hidden[name] == 2]  # GENERATED ALWAYS AS (...) VIRTUAL
     if computed:
         raise DatabaseError(

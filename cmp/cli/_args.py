@@ -173,8 +173,11 @@ Lint's advice follows, and fails only with --strict. So a leaked key is one
 line, where check, fmt --check and lint in a row say it three times.
 """
 _GATE_OUTPUT = """\
-One line per finding, redaction hit, non-canonical form and lint finding, as
-check, fmt --check and lint print them ("FILE:LINE:COLUMN: ..."), or "FILE: ok".
+--format text: one line per finding, redaction hit, non-canonical form and lint
+finding, as check, fmt --check and lint print them ("FILE:LINE:COLUMN: ..."), or
+"FILE: ok". --format json: lint's result objects, each with "canonical" (null
+when check refuses the packet). github and sarif: as lint's, and a form that is
+not canonical on rule "gate".
 Exit status: 0 every file accepted and canonical, 1 any not (or lint advice with
 --strict), 2 a usage error or a file that could not be read.
 """
@@ -546,6 +549,7 @@ def _gate_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> N
     )
     gate_cmd.add_argument("files", nargs="+", metavar="FILE", help="packet files or folders; - reads stdin")
     gate_cmd.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
+    gate_cmd.add_argument("--format", choices=offered("gate"), default="text", help=phrases_help("gate"))
     # The settings of check and lint that a repository keeps in its configuration: a hook
     # must judge as the repository's own check and lint runs do.
     _add_lint_rules(gate_cmd)

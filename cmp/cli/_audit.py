@@ -378,14 +378,17 @@ def _run(args: argparse.Namespace, out: Output, runner: Runner, options: AuditOp
     progress = Progress(None, quiet=out.is_terminal)
     results = Results(out, progress, format=args.format)
     blocks = merged(shares, audit_share, options, runner)
+    cut_short = False  # the run stopped early, and its last line says so and how far it got
 
     def problem(file: str, message: str) -> bool:
         """Report what could not be read; True when the store itself failed or the deadline passed."""
+        nonlocal cut_short
         last = store is not None or (options.deadline is not None and message == options.deadline_message())
         if store is not None:
             message = f"{message}; {audited} packets were audited"
         run.fail(EXIT_USAGE)
         results.error(file, None, message)
+        cut_short = cut_short or last
         return last
 
     try:
@@ -408,6 +411,7 @@ def _run(args: argparse.Namespace, out: Output, runner: Runner, options: AuditOp
                 if any([problem(file, message) for file, message in block.problems]):
                     break
     except WorkersFailed as exc:
+        cut_short = True
         run.fail(EXIT_USAGE)
         where = exc.file if exc.file is not None else name
         results.error(where, None, f"not audited: {exc}; nothing after it was audited either")
@@ -416,11 +420,13 @@ def _run(args: argparse.Namespace, out: Output, runner: Runner, options: AuditOp
         if store is not None:
             store.close()
     results.close()
-    if is_document(args.format):  # the summary would be a line outside the document
+    # On stderr, as check's: for a reader of text output, and not after a run cut short or one
+    # that read nothing, whose error lines say it all.
+    if is_document(args.format) or out.lost or cut_short or (audited == 0 and run.status == EXIT_USAGE):
         return run.status
     counts = ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items())) or "nothing to report"
-    out.line(f"audit: {audited} packets, {flagged} with findings: {counts}")
+    error_line(f"audit: {audited} packets, {flagged} with findings: {counts}")
     if args.by:
         for group, count in sorted(groups.items(), key=lambda item: (item[0] is None, item[0] or "")):
-            out.line(f"audit: {args.by} {group if group is not None else '(none)'}: {count} packets with findings")
+            error_line(f"audit: {args.by} {group if group is not None else '(none)'}: {count} packets with findings")
     return run.status

@@ -123,6 +123,16 @@ _ADVICE_HELP: dict[AdviceCode, str] = {
     "the packet and rotate it; `core-memory-packet scrub` replaces it with a placeholder.",
 }
 
+# The one result of gate that is neither check's nor lint's, named for the command as advice codes are.
+GATE_RULE = CatalogRule(
+    "gate",
+    "advice",
+    "a file that holds an accepted packet is not its canonical file form",
+    "From the `gate` command (keyword not-canonical): the packet is accepted, but the file is not its "
+    "canonical bytes and one final newline (specification 9.8); the message says where it first differs and "
+    "why. It fails the gate, not check. `core-memory-packet fmt --write` rewrites the file.",
+)
+
 
 def _description(category: str) -> str:
     """What a match of ``category`` is: its pattern's ``description``."""
@@ -193,6 +203,7 @@ def catalog() -> tuple[CatalogRule, ...]:
     for rules in EXTENDED.tables:  # every rule set's own table, the format's first
         out.extend(_redaction_rule(category, rules) for category in rules.categories)
     out.extend(CatalogRule(code, "advice", ADVICE_CODES[code], _ADVICE_HELP[code]) for code in ADVICE_CODES)
+    out.append(GATE_RULE)
     for rule in LINT_RULES:
         writing = _WRITING_RULES[rule.writing_rule]
         out.append(
@@ -238,7 +249,7 @@ _SECTIONS: tuple[tuple[Kind, str, str], ...] = (
         "for the format's rules, `redaction/extended/<category>` for those `--rule-set extended` adds. "
         "A redaction hit refuses the packet unless `--allow-unredacted`.",
     ),
-    ("advice", "Advice codes", "Findings of `lint`, `chain` and `audit`, which never change check's verdict."),
+    ("advice", "Advice codes", "Findings of `lint`, `chain`, `audit` and `gate`, which never change check's verdict."),
     ("lint", "Lint rules", "The writing rules `lint` applies; a lint finding's `keyword` is the rule after `lint/`."),
 )
 
@@ -250,7 +261,7 @@ def rules_markdown() -> str:
         "",
         "<!-- Generated from cmp/cli/_catalog.py by `core-memory-packet rules --format markdown`; do not edit. -->",
         "",
-        "Every rule a result of `check`, `lint`, `chain` or `audit` can name, with the id its",
+        "Every rule a result of `check`, `lint`, `gate`, `chain` or `audit` can name, with the id its",
         "results carry (the `ruleId` of `--format sarif`, the `code` or `keyword` of `--format json`).",
         "`core-memory-packet rules` lists them; `rules --format json` prints them as one document.",
         "Ids are stable; the descriptions are not.",

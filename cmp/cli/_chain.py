@@ -124,7 +124,7 @@ def text_lines(
     left_out: Sequence[LeftOut],
     positions: Sequence[Position | None] = (),
 ) -> Iterator[str]:
-    """The tree (children indented under their parent), then the packets left out, the findings, a summary."""
+    """The tree (children indented under their parent), then the packets left out, and the findings."""
     in_cycle = {index for cycle in report.cycles for index in cycle}
     for depth, index in report.tree():
         link = report.links[index]
@@ -144,6 +144,10 @@ def text_lines(
         position = positions[number] if number < len(positions) else None
         where = place(*places[item.index], position)
         yield f"{where}: (id {unquoted(item.id)}) {finding} [{finding.keyword}{see}]"
+
+
+def summary_line(report: ChainReport, left_out: Sequence[LeftOut]) -> str:
+    """``chain: 4 packets, 2 roots, ...``: the line text output ends with, on stderr as check's."""
     counts = (
         (len(report.links), "packet"),
         (len(report.roots), "root"),
@@ -152,7 +156,7 @@ def text_lines(
         (len(report.findings), "finding"),
     )
     summary = ", ".join(f"{count:,} {noun}{'' if count == 1 else 's'}" for count, noun in counts)
-    yield f"chain: {summary}, {len(left_out):,} left out"
+    return f"chain: {summary}, {len(left_out):,} left out"
 
 
 def json_document(
@@ -217,4 +221,6 @@ def run_chain(args: argparse.Namespace, out: Output) -> int:
         out.document(json.dumps(document, ensure_ascii=False, indent=2))
     else:
         _write_lines(out, text_lines(report, reading.places, reading.left_out, reading.positions(report)))
+        if not out.lost and len(report.links) + len(reading.left_out) > 1:  # one source: its line says it all
+            error_line(summary_line(report, reading.left_out))
     return run.status

@@ -24,21 +24,25 @@ class _Refused(Exception):
         self.status = status
 
 
-def _stored_parent(name: str, store_path: str | None) -> Packet:
-    """The stored packet ``--parent`` names: ``latest`` (the store's latest head) or an id."""
-    store = Store(store_path) if store_path else Store()
+def _stored_parent(name: str, store_path: str | None) -> Packet | None:
+    """The stored packet ``--parent`` names: ``latest`` (the store's latest head) or an id.
+    None for ``latest`` of an empty store: the first packet of a chain has no parent."""
     try:
+        store = Store(store_path) if store_path else Store()
         found = store.latest() if name == "latest" else store.get(name)
     except StoreError as exc:
         error_line(f"--parent {name}: {exc}")
         raise _Refused(EXIT_USAGE) from None
     if found is None:
-        error_line(f"--parent latest: store {display_name(str(store.path))} holds no packet")
-        raise _Refused(EXIT_USAGE)
+        shown = display_name(str(store.path))
+        error_line(
+            f"new: --parent latest: store {shown} holds no packet to continue; the new packet starts a chain "
+            "(no parent)"
+        )
     return found
 
 
-def _parent(name: str, store_path: str | None = None) -> Packet:
+def _parent(name: str, store_path: str | None = None) -> Packet | None:
     # A file that exists wins; else "latest" or a ULID names a stored packet.
     if not os.path.lexists(name) and (name == "latest" or is_store_id(name)):
         return _stored_parent(name, store_path)

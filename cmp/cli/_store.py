@@ -120,6 +120,12 @@ def run_ls(args: argparse.Namespace, out: Output) -> int:
     else:
         for packet in shown:
             out.line(f"{packet.id}  {packet.created_at}  {_cut(_shown(packet.goal), GOAL_SHOWN)}")
+        if not shown and not problems and args.limit != 0:  # nothing on stdout: say why, as MCP's ls does
+            filtered = args.tag is not None or args.grep is not None
+            where = display_name(str(store.path))
+            error_line(
+                f"ls: no packet in store {where} matches" if filtered else f"ls: store {where} holds no packets yet"
+            )
     for problem in problems:
         error_line(str(problem))
     return EXIT_FAIL if problems else EXIT_OK

@@ -121,8 +121,8 @@ def test_the_audit_reports_every_planted_problem_and_nothing_else(store: tuple[P
     assert _reported(json.loads(every.stdout)) == expected
     assert path.read_bytes() == before, "the store is never written"
     text = _audit(str(path))
-    last = text.stdout.splitlines()[-1]
-    assert last.startswith(f"audit: {COUNT - 21} packets, {len(live)} with findings: ")
+    assert text.stderr.startswith(f"cmp: audit: {COUNT - 21} packets, {len(live)} with findings: ")
+    assert text.stderr.count("\n") == 1 and "audit: " not in text.stdout
     assert f"{path}[not-the-body-id]: $.id: the row's id is 'not-the-body-id'" in text.stdout
 
 
@@ -161,14 +161,29 @@ def test_the_audit_reads_while_the_server_writes(store: tuple[Path, dict[str, se
     ("content", "message"),
     [
         (None, "no such file"),
-        (b"not a database at all" * 100, "not a readable SQLite database"),
-        (b"", "no packets table"),
+        (b"not a database at all" * 100, "not an SQLite database, so not an ltm store (audit reads "),
+        (b"x", "not an SQLite database, so not an ltm store (audit reads "),
+        (b'{"ltm_version": "0.2"}\n', "not an SQLite database, so not an ltm store (audit reads "),
+        (b"", "an empty file, so not an ltm store (audit reads "),
+        ("CREATE TABLE notes(x)", "an SQLite database, but not an ltm store: it has no packets table (audit reads "),
+        ("CREATE TABLE packets(id, created_at, goal)", "not an ltm store: its packets table has no columns body, "),
+        (
+            "CREATE TABLE packets(id, created_at, goal, body, deleted_at, owner_id)",
+            "not an ltm store: its packets table has no column team_id\n",
+        ),
     ],
 )
-def test_a_store_that_is_not_one_is_one_line_exit_2(tmp_path: Path, content: bytes | None, message: str) -> None:
+def test_a_store_that_is_not_one_is_one_line_exit_2(tmp_path: Path, content: bytes | str | None, message: str) -> None:
+    """A file that is no database, or a database that is no ltm store, is said to be that:
+    before, SQLite took a file of a byte or none for an empty database, and each missing column was named."""
     path = tmp_path / "store.db"
-    if content is not None:
+    if isinstance(content, bytes):
         path.write_bytes(content)
+    elif content is not None:  # a database of this schema
+        connection = sqlite3.connect(path)
+        connection.execute(content)
+        connection.commit()
+        connection.close()
     result = _audit(str(path))
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.startswith(f"cmp: {path}: {message}") and result.stderr.count("\n") == 1
@@ -177,8 +192,8 @@ def test_a_store_that_is_not_one_is_one_line_exit_2(tmp_path: Path, content: byt
 def test_by_owner_counts_the_packets_with_findings(store: tuple[Path, dict[str, set[str]]]) -> None:
     path, expected = store
     live = [key for key in expected if not key.startswith("deleted:")]
-    lines = _audit(str(path), "--by", "owner").stdout.splitlines()
-    assert lines[-1] == f"audit: owner owner-1: {len(live)} packets with findings"
+    lines = _audit(str(path), "--by", "owner").stderr.splitlines()
+    assert lines[-1] == f"cmp: audit: owner owner-1: {len(live)} packets with findings"
 
 
 def test_a_folder_of_exports_is_audited_file_by_file_and_line_by_line(tmp_path: Path) -> None:
@@ -200,8 +215,8 @@ def test_a_folder_of_exports_is_audited_file_by_file_and_line_by_line(tmp_path: 
         (str(folder / "2026" / "b.json"), None): {"not-canonical"},
         (str(folder / "c.jsonl"), 2): {"aws-key"},
     }
-    text = _audit(str(folder)).stdout.splitlines()
-    assert text[-1] == "audit: 4 packets, 2 with findings: 1 not-canonical, 1 redaction aws-key"
+    text = _audit(str(folder))
+    assert text.stderr == "cmp: audit: 4 packets, 2 with findings: 1 not-canonical, 1 redaction aws-key\n"
     empty = tmp_path / "empty"
     empty.mkdir()
     nothing = _audit(str(empty))
@@ -224,8 +239,8 @@ def test_workers_audit_what_one_process_audits(store: tuple[Path, dict[str, set[
             spread = _audit(where, "--format", form, "--include-deleted", "--jobs", "2")
             assert (spread.returncode, spread.stdout, spread.stderr) == (1, single.stdout, single.stderr), (where, form)
     # The export: six files not canonical, four leaky lines, every packet counted once.
-    summary = _audit(str(export), "--jobs", "2").stdout.splitlines()[-1]
-    assert summary == "audit: 1504 packets, 10 with findings: 6 not-canonical, 4 redaction aws-key"
+    summary = _audit(str(export), "--jobs", "2").stderr
+    assert summary == "cmp: audit: 1504 packets, 10 with findings: 6 not-canonical, 4 redaction aws-key\n"
 
 
 def test_the_audit_as_sarif_validates_and_points_at_each_packet(store: tuple[Path, dict[str, set[str]]]) -> None:
@@ -340,16 +355,17 @@ def test_odd_rows_are_findings_not_crashes(tmp_path: Path) -> None:
         for jobs in ("1", "2")
     }
     for (form, jobs), result in runs.items():
-        assert result.returncode == 1 and result.stderr == "", (form, jobs, result.stderr)
-        assert AWS[4:] not in result.stdout, (form, jobs)
-        assert result.stdout == runs[(form, "1")].stdout
+        assert result.returncode == 1 and (result.stderr == "") == (form != "text"), (form, jobs, result.stderr)
+        assert AWS[4:] not in result.stdout + result.stderr, (form, jobs)
+        assert (result.stdout, result.stderr) == (runs[(form, "1")].stdout, runs[(form, "1")].stderr)
     text = runs[("text", "1")].stdout
+    summary = runs[("text", "1")].stderr
     for ident, kind in [("int-body", "an integer"), ("real-body", "a real number"), ("null-body", "NULL")]:
         assert f"{path}[{ident}]: $: the body is {kind}, not the packet's bytes [row-body]" in text
     assert "(not shown: 26 characters matching aws-key)" in text
     results = json.loads(runs[("json", "1")].stdout)["results"]
     assert {r["owner_id"] for r in results} >= {"\\xffowner", "7"}
-    assert "audit: owner \\xffowner: 4 packets with findings" in text
+    assert "cmp: audit: owner \\xffowner: 4 packets with findings\n" in summary
 
 
 def test_a_without_rowid_table_is_one_line(tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ def test_the_example_chain_as_a_tree(monkeypatch: pytest.MonkeyPatch, capsys: py
     monkeypatch.chdir(ROOT)
     assert main(["chain", "examples/chain", "examples/typical-v0.2.json", "examples/minimal-v0.1.json"]) == 0
     captured = capsys.readouterr()
-    assert captured.err == ""
+    assert captured.err == "cmp: chain: 5 packets, 3 roots, 3 heads, 0 cycles, 0 findings, 0 left out\n"
     assert captured.out.splitlines() == [
         "01HZY3M7R2K9V4T6W8X0A1B2C3  2025-11-02T08:15:30.25+01:00  examples/minimal-v0.1.json",
         "01J9X8K2QZ7N4M0WXYZV3R8ABC  2026-04-21T10:30:00Z  examples/typical-v0.2.json"
@@ -47,7 +47,6 @@ def test_the_example_chain_as_a_tree(monkeypatch: pytest.MonkeyPatch, capsys: py
         "01JTD3M8Q0A4V7K2N9R5X1C6B0  2026-05-04T09:00:00Z  examples/chain/1-plan.json",
         "  01JTDC2W8S6F3H1Y7E4G0M9P2R  2026-05-04T13:30:00+02:00  examples/chain/2-worker.json",
         "    01JTFQ5Z3K8B6N2D9T1V4X7A0C  2026-05-05T08:15:00.25-04:00  examples/chain/3-retries.json",
-        "chain: 5 packets, 3 roots, 3 heads, 0 cycles, 0 findings, 0 left out",
     ]
 
 
@@ -57,7 +56,8 @@ def test_the_readme_shows_what_chain_prints() -> None:
     block = block[: block.index("```")]
     command, *shown = block.splitlines()
     result = run_cli(*command.split()[2:], cwd=ROOT)
-    assert (result.returncode, result.stdout.decode().splitlines()) == (0, shown)
+    assert result.returncode == 0
+    assert result.stdout.decode().splitlines() + result.stderr.decode().splitlines() == shown
 
 
 def test_the_example_chain_as_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -106,20 +106,21 @@ def broken(tmp_path: Path) -> Path:
 def test_findings_name_file_id_path_and_rule(broken: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["chain", str(broken)]) == 1
     name = f"{broken}{os.sep}"
-    assert capsys.readouterr().out.splitlines() == [
+    captured = capsys.readouterr()
+    assert captured.err == "cmp: chain: 4 packets, 2 roots, 1 head, 1 cycle, 4 findings, 0 left out\n"
+    assert captured.out.splitlines() == [
         f"packet-root  2026-01-01T10:00:00Z  {name}a-root.json",
         f"  packet-child  2026-01-01T11:00:00+02:00  {name}b-child.json",
         f"packet-root  2026-01-01T12:00:00Z  {name}c-copy.json",
         f"packet-self  2026-01-01T10:00:00Z  {name}sub/d-self.json  (in a cycle)",
         f"{name}b-child.json:1:60: (id packet-child) $.created_at: created_at is not later than the parent's "
-        f"('packet-root'): 3,600 s earlier [not-newer; see {name}a-root.json]",
+        f"('packet-root'): 1 hour earlier [not-newer; see {name}a-root.json]",
         f"{name}b-child.json:1:254: (id packet-child) $.methods[0].name: method 'replay' is renamed 'replay-load'; "
         f"its how is the parent's, unchanged [method-renamed; see {name}a-root.json]",
         f"{name}c-copy.json:1:30: (id packet-root) $.id: id 'packet-root' is also the id of an earlier packet "
         f"[duplicate-id; see {name}a-root.json]",
         f"{name}sub/d-self.json:1:212: (id packet-self) $.parent_id: parent_id names the packet itself, "
         "so it is its own ancestor [cycle]",
-        "chain: 4 packets, 2 roots, 1 head, 1 cycle, 4 findings, 0 left out",
     ]
 
 
@@ -170,11 +171,13 @@ def test_a_packet_that_does_not_conform_is_one_line_and_left_out(
     good = write(tmp_path, "good.json", packet("good"))
     bad = write(tmp_path, "bad.json", packet("bad", tags=["Bad", "Worse", "X Y", "no_underscore"], goal=""))
     assert main(["chain", str(good), str(bad)]) == 1
-    out = capsys.readouterr().out.splitlines()
+    captured = capsys.readouterr()
+    out = captured.out.splitlines()
     assert out[0] == f"packet-good  2026-01-01T10:00:00Z  {good}"
     assert out[1].startswith(f"{bad}:1:90: not a conforming packet, left out of the chain: $.goal: ")
     assert out[1].endswith(" (and 2 more)") and out[1].count("; ") == 2
-    assert out[2] == "chain: 1 packet, 1 root, 1 head, 0 cycles, 0 findings, 1 left out"
+    assert len(out) == 2
+    assert captured.err == "cmp: chain: 1 packet, 1 root, 1 head, 0 cycles, 0 findings, 1 left out\n"
 
 
 def test_redaction_hits_do_not_leave_a_packet_out(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -189,9 +192,11 @@ def test_an_unreadable_source_is_one_line_on_stderr_and_exit_2(
     missing = tmp_path / "missing.json"
     assert main(["chain", str(missing), str(good)]) == 2
     captured = capsys.readouterr()
-    assert captured.err == f"cmp: {missing}: cannot open: No such file or directory\n"
-    assert captured.out.splitlines()[0] == f"packet-good  2026-01-01T10:00:00Z  {good}"
-    assert captured.out.splitlines()[-1].endswith(", 1 left out")
+    assert captured.err.splitlines() == [
+        f"cmp: {missing}: cannot open: No such file or directory",
+        "cmp: chain: 1 packet, 1 root, 1 head, 0 cycles, 0 findings, 1 left out",
+    ]
+    assert captured.out.splitlines() == [f"packet-good  2026-01-01T10:00:00Z  {good}"]
 
 
 def test_a_fifo_in_a_folder_is_refused_not_waited_on(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -229,14 +234,16 @@ def test_jsonl_names_each_line_and_indentation_stops_growing(
     stream = tmp_path / "chain.jsonl"
     stream.write_bytes(b"\n".join(lines[:10]) + b"\n\n" + b"\n".join(lines[10:]) + b"\n")  # a blank line 11
     assert main(["chain", "--jsonl", str(stream)]) == 0
-    out = capsys.readouterr().out.splitlines()
+    captured = capsys.readouterr()
+    out = captured.out.splitlines()
     assert out[0] == f"packet-0000  2026-01-01T10:00:00Z  {stream}:1"
     assert out[1] == f"  packet-0001  2026-01-01T10:00:01Z  {stream}:2"
     assert out[10] == "  " * 10 + f"packet-0010  2026-01-01T10:00:10Z  {stream}:12"
     assert out[32] == "  " * 32 + f"packet-0032  2026-01-01T10:00:32Z  {stream}:34"
     assert out[33] == "  " * 32 + f"[33] packet-0033  2026-01-01T10:00:33Z  {stream}:35"
     assert out[39] == "  " * 32 + f"[39] packet-0039  2026-01-01T10:00:39Z  {stream}:41"
-    assert out[40] == "chain: 40 packets, 1 root, 1 head, 0 cycles, 0 findings, 0 left out"
+    assert len(out) == 40
+    assert captured.err == "cmp: chain: 40 packets, 1 root, 1 head, 0 cycles, 0 findings, 0 left out\n"
 
 
 def test_jsonl_from_stdin_with_a_line_number_in_json(tmp_path: Path) -> None:

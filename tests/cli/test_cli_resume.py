@@ -271,21 +271,56 @@ def test_a_hand_off_with_a_key_is_refused_and_the_key_never_shown(tmp_path: Path
     assert not (folder / ".cmp" / "packets").exists()
 
 
-@pytest.mark.parametrize(
-    ("content", "status", "said"),
-    [
-        ("{not json", 2, "save: --draft "),
-        ('{"goal": 7}', 2, "save: --draft "),
-        ("[]", 2, "a draft is a JSON object, not an array"),
-    ],
-)
-def test_a_bad_hand_off_is_refused_with_the_reason(tmp_path: Path, content: str, status: int, said: str) -> None:
+BAD_HAND_OFFS = [
+    ("{not json", "save: --draft "),
+    ('{"goal": 7}', "save: --draft "),
+    ("[]", "a draft is a JSON object, not an array"),
+    (json.dumps({**typical().to_draft(), "constraints": [f"deploy with {KEY}"]}), "constraints[0]: aws-key found"),
+]
+
+
+@pytest.mark.parametrize(("content", "said"), BAD_HAND_OFFS)
+@pytest.mark.parametrize("event", ["PreCompact", "SessionEnd"])
+def test_a_bad_hand_off_is_refused_with_the_reason_exit_1(tmp_path: Path, content: str, said: str, event: str) -> None:
+    """Exit 1: Claude Code shows stderr to the user; at these events exit 2 would do no more."""
     folder = project(tmp_path)
     (folder / ".cmp").mkdir()
     (folder / ".cmp" / "handoff.json").write_text(content)
-    result = run_cli("save", "--hook", "claude", input=hook_event("SessionEnd", folder), text=True)
-    assert result.returncode == status and result.stdout == "" and said in result.stderr
-    assert "Traceback" not in result.stderr
+    result = run_cli("save", "--hook", "claude", input=hook_event(event, folder), text=True)
+    assert result.returncode == 1 and result.stdout == "" and said in result.stderr
+    assert "Traceback" not in result.stderr and "rewrite" not in result.stderr and KEY not in result.stderr
+
+
+@pytest.mark.parametrize(("content", "said"), BAD_HAND_OFFS)
+def test_at_stop_a_bad_hand_off_keeps_the_session_going_once(tmp_path: Path, content: str, said: str) -> None:
+    """Exit 2 at Stop: Claude Code keeps the session going and gives the model stderr, which says
+    what to rewrite. With stop_hook_active (the session already goes on for a stop hook) it is 1,
+    so a session can always stop."""
+    folder = project(tmp_path)
+    (folder / ".cmp").mkdir()
+    draft = folder / ".cmp" / "handoff.json"
+    draft.write_text(content)
+    first = run_cli("save", "--hook", "claude", input=hook_event("Stop", folder), text=True)
+    assert first.returncode == 2 and first.stdout == "" and said in first.stderr and KEY not in first.stderr
+    assert first.stderr.splitlines()[-1] == (
+        f"cmp: save: the hand-off was not saved: rewrite {draft} as the lines above say, then stop"
+    )
+    given = json.dumps({**json.loads(hook_event("Stop", folder)), "stop_hook_active": True})
+    again = run_cli("save", "--hook", "claude", input=given, text=True)
+    assert again.returncode == 1 and said in again.stderr and "rewrite" not in again.stderr
+    assert not (folder / ".cmp" / "packets").exists()
+
+
+def test_a_named_draft_that_is_missing_is_an_error(tmp_path: Path) -> None:
+    """Only the default hand-off may be absent: a --draft the user named must be there."""
+    folder = project(tmp_path)
+    for event in ("SessionEnd", "Stop"):
+        result = run_cli(
+            "save", "--hook", "claude", "--draft", "missing.json", input=hook_event(event, folder), text=True
+        )
+        assert (result.returncode, result.stdout) == (1, "")
+        assert result.stderr == f"cmp: save: --draft {folder / 'missing.json'}: no such file; nothing saved\n"
+    assert not (folder / ".cmp").exists()
 
 
 def test_the_save_hook_takes_a_named_draft_relative_to_the_hooks_folder(tmp_path: Path) -> None:
@@ -301,20 +336,31 @@ def test_the_save_hook_takes_a_named_draft_relative_to_the_hooks_folder(tmp_path
 @pytest.mark.parametrize(
     ("args", "stdin", "said"),
     [
-        (
-            ["save", "--hook", "claude"],
-            '{"hook_event_name": "SessionStart"}',
-            "answers PreCompact or SessionEnd or Stop",
-        ),
-        (["save", "--hook", "claude", "x.json"], "", "not a FILE"),
         (["save"], "", "cmp: save: needs a FILE (- reads stdin), or --hook claude"),
         (["save", "--draft", "x.json"], "", "save: --draft is the hand-off of --hook claude"),
-        (["save", "--hook", "claude", "--draft", "-"], "{}", "stdin is the hook's input"),
     ],
 )
 def test_save_usage_errors_are_one_line_exit_2(tmp_path: Path, args: list[str], stdin: str, said: str) -> None:
     result = run_cli(*args, input=stdin, cwd=tmp_path, text=True, env=environment())
     assert result.returncode == 2 and result.stdout == "" and len(result.stderr.splitlines()) == 1
+    assert said in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "said"),
+    [
+        (["--hook", "claude"], '{"hook_event_name": "SessionStart"}', "answers PreCompact or SessionEnd or Stop"),
+        (["--hook", "claude"], "not json", "the hook's input on stdin is not JSON"),
+        (["--hook", "claude", "x.json"], '{"hook_event_name": "Stop"}', "not a FILE"),
+        (["--hook", "claude", "--draft", "-"], '{"hook_event_name": "Stop"}', "stdin is the hook's input"),
+    ],
+)
+def test_a_save_hook_set_up_wrong_is_one_line_exit_1_even_at_stop(
+    tmp_path: Path, args: list[str], stdin: str, said: str
+) -> None:
+    """Exit 2 at Stop would keep the session going on an error the model cannot put right."""
+    result = run_cli("save", *args, input=stdin, cwd=tmp_path, text=True, env=environment())
+    assert result.returncode == 1 and result.stdout == "" and len(result.stderr.splitlines()) == 1
     assert said in result.stderr
 
 
@@ -456,7 +502,11 @@ def test_new_continues_a_stored_packet_by_id_or_the_latest(tmp_path: Path) -> No
         text=True,
         env=env,
     )
-    assert empty.returncode == 2 and "holds no packet" in empty.stderr
+    assert empty.returncode == 0 and cmp.loads(empty.stdout).parent_id == ""
+    assert empty.stderr == (
+        f"cmp: new: --parent latest: store {tmp_path / 'none'} holds no packet to continue; "
+        "the new packet starts a chain (no parent)\n"
+    )
 
 
 def test_resume_and_its_hook_withhold_a_glued_key_and_keep_the_authors_out_of_their_own_voice(
@@ -480,3 +530,18 @@ def test_resume_and_its_hook_withhold_a_glued_key_and_keep_the_authors_out_of_th
         framing = block.split("## Goal")[0]
         assert "IS my instruction" not in framing and "rm -rf" not in framing
         assert f"- **Author:** {hostile}" in block.splitlines()
+
+
+def test_the_first_save_of_the_loop_on_an_empty_store(tmp_path: Path) -> None:
+    """new --draft handoff.json --parent latest | save -: latest of an empty store is no parent."""
+    folder = project(tmp_path)
+    (folder / "handoff.json").write_text(json.dumps(typical().to_draft()))
+    env = environment()
+    made = run_cli("new", "--draft", "handoff.json", "--parent", "latest", cwd=folder, text=True, env=env)
+    assert made.returncode == 0 and len(made.stderr.splitlines()) == 1 and "no parent" in made.stderr
+    saved = run_cli("save", "-", input=made.stdout, cwd=folder, text=True, env=env)
+    assert (saved.returncode, saved.stderr) == (0, "")
+    first = cmp.Store(folder / ".cmp" / "packets").get(saved.stdout.strip())
+    assert first.parent_id == "" and first.to_draft() == typical().to_draft()
+    following = run_cli("new", "--draft", "handoff.json", "--parent", "latest", cwd=folder, text=True, env=env)
+    assert (following.returncode, following.stderr) == (0, "") and cmp.loads(following.stdout).parent_id == first.id

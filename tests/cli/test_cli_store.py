@@ -126,7 +126,9 @@ def test_save_io_errors_are_one_line_exit_2(tmp_path: Path) -> None:
 def test_ls_lists_newest_first_filters_and_reports_problems(tmp_path: Path) -> None:
     store = tmp_path / "store"
     empty = run_cli("ls", "--store", str(store), text=True)
-    assert (empty.returncode, empty.stdout, empty.stderr) == (0, "", "")
+    assert (empty.returncode, empty.stdout, empty.stderr) == (0, "", f"cmp: ls: store {store} holds no packets yet\n")
+    as_json = run_cli("ls", "--store", str(store), "--format", "json", text=True)
+    assert (as_json.returncode, as_json.stderr) == (0, "") and json.loads(as_json.stdout)["packets"] == []
     long_goal = "Make the nightly export finish before the backup window opens at two, every night."
     for number, members in ((1, {"tags": ["export"]}), (2, {"goal": long_goal}), (3, {"tags": ["export"]})):
         assert run_cli("save", str(packet_file(tmp_path, number, **members)), "--store", str(store)).returncode == 0
@@ -139,6 +141,9 @@ def test_ls_lists_newest_first_filters_and_reports_problems(tmp_path: Path) -> N
     ]
     tagged = run_cli("ls", "--store", str(store), "--tag", "export", "--limit", "1", text=True)
     assert tagged.stdout.splitlines() == [f"{ulid(3)}  2026-04-21T10:00:03Z  Ship export fix 3."]
+    unmatched = run_cli("ls", "--store", str(store), "--grep", "no such goal", text=True)
+    assert (unmatched.returncode, unmatched.stdout) == (0, "")
+    assert unmatched.stderr == f"cmp: ls: no packet in store {store} matches\n"
     grepped = run_cli("ls", "--store", str(store), "--grep", "NIGHTLY", "--format", "json", text=True)
     assert json.loads(grepped.stdout) == {
         "packets": [

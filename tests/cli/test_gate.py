@@ -118,9 +118,7 @@ def test_gate_reads_the_repository_settings(tmp_path: Path) -> None:
     strict = run_cli("gate", "packets/advice.json", cwd=repo, text=True)
     assert strict.returncode == 1 and strict.stdout.rstrip().endswith("[sentences]"), strict
     assert run_cli("gate", "--no-strict", "packets/advice.json", cwd=repo).returncode == 0
-    (repo / "pyproject.toml").write_text(
-        '[tool.core-memory-packet]\nlint-strict = true\nignore = ["lint/sentences"]\n'
-    )
+    (repo / "pyproject.toml").write_text('[tool.core-memory-packet]\nlint-strict = true\nignore = ["lint/sentences"]\n')
     assert run_cli("gate", "packets/advice.json", cwd=repo, text=True).stdout == "packets/advice.json: ok\n"
     (repo / "pyproject.toml").write_text("[tool.core-memory-packet]\nlint-strict = 1\n")
     bad = run_cli("gate", "packets/advice.json", cwd=repo, text=True)
@@ -179,3 +177,89 @@ def test_a_key_behind_a_schema_error_is_said_too(tmp_path: Path, capsysbinary: p
         "$.tags[0]" in lines[0] and ": redaction (refused packet) constraints[0]/aws-key: AKIA… (20 chars)" in lines[1]
     )
     assert AWS[4:] not in out.decode()
+
+
+# --format: the formats of check (issue 47, item 14), each finding once as in text.
+
+
+@pytest.fixture
+def mixed(tmp_path: Path, good: Path, leaky: Path) -> list[str]:
+    """A clean file, a leaky one (refused), one not canonical, one lint advises on, one missing."""
+    one_line = _write(tmp_path / "one-line.json", json.dumps(full()).encode())
+    advised = _write(tmp_path / "advice.json", _canonical(put(full(), "goal", "Fix it. Then ship it.")))
+    return [str(good), str(leaky), str(one_line), str(advised), str(tmp_path / "missing.json")]
+
+
+def test_gate_offers_the_formats_check_offers() -> None:
+    from cmp.cli.reporters import offered
+
+    assert offered("gate") == offered("check") == ("text", "json", "github", "sarif")
+    result = run_cli("gate", "--format", "junit", "x.json", text=True)
+    assert result.returncode == 2 and "invalid choice: 'junit'" in result.stderr
+
+
+def test_gate_json_is_lints_results_with_canonical_and_validates(mixed: list[str]) -> None:
+    import jsonschema
+
+    from tests.cli.test_cli_contracts import _report_schema
+
+    result = run_cli("gate", "--format", "json", *mixed, text=True)
+    assert result.returncode == 2 and AWS[4:] not in result.stdout
+    assert result.stderr == f"cmp: {mixed[-1]}: cannot open: No such file or directory\n"  # no summary: a document
+    document = json.loads(result.stdout)
+    jsonschema.Draft202012Validator(_report_schema()).validate(document)
+    found = {
+        Path(r["file"]).name: (r["accepted"], r["canonical"], [f["keyword"] for f in r["lint"]], r["error"] is None)
+        for r in document["results"]
+    }
+    assert found == {
+        "good.json": (True, True, [], True),
+        "leaky.json": (False, None, [], True),
+        "one-line.json": (True, False, [], True),
+        "advice.json": (True, True, ["sentences"], True),
+        "missing.json": (False, None, [], False),
+    }
+
+
+def test_gate_sarif_places_each_result_on_a_catalogued_rule(mixed: list[str]) -> None:
+    import jsonschema
+
+    from tests.cli.test_cli_formats import _sarif_schema
+
+    result = run_cli("gate", "--format", "sarif", *mixed, text=True)
+    assert result.returncode == 2 and AWS[4:] not in result.stdout
+    log = json.loads(result.stdout)
+    jsonschema.Draft4Validator(_sarif_schema()).validate(log)
+    (run,) = log["runs"]
+    rules = run["tool"]["driver"]["rules"]
+    found = []
+    for item in run["results"]:
+        assert rules[item["ruleIndex"]]["id"] == item["ruleId"]
+        location = item["locations"][0]["physicalLocation"]
+        found.append((item["ruleId"], item["level"], Path(location["artifactLocation"]["uri"]).name))
+    assert found == [
+        ("redaction/aws-key", "error", "leaky.json"),
+        ("gate", "error", "one-line.json"),
+        ("lint/sentences", "warning", "advice.json"),
+    ]
+    (formed,) = [item for item in run["results"] if item["ruleId"] == "gate"]
+    assert formed["locations"][0]["physicalLocation"]["region"] == {"startLine": 1, "startColumn": 2}
+    assert formed["properties"] == {"keyword": "not-canonical"}
+    assert run["invocations"][0]["executionSuccessful"] is False
+
+
+def test_gate_github_annotates_each_finding_once(mixed: list[str]) -> None:
+    result = run_cli("gate", "--format", "github", "--strict", *mixed, text=True)
+    assert result.returncode == 2 and AWS[4:] not in result.stdout
+    lines = result.stdout.splitlines()
+    shown = [re.sub(r"file=[^,:]*/", "file=", re.sub(r",line=\d+,col=\d+", "", line)).split("::")[1] for line in lines]
+    assert shown == [
+        "error file=leaky.json,title=cmp redaction (aws-key)",
+        "error file=one-line.json,title=cmp gate (not-canonical)",
+        "error file=advice.json,title=cmp lint (sentences)",
+        "error file=missing.json,title=cmp%3A not checked",
+    ]
+    assert ",line=1,col=2," in lines[1]
+    assert result.stderr.splitlines()[-1] == (
+        "cmp: gate: 4 files, 1 ok, 1 with advice, 1 not canonical, 1 failed; 1 file not read"
+    )

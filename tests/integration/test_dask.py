@@ -140,8 +140,8 @@ def test_audit_on_a_cluster_over_json_lines_shards(scheduler: str, shards: Path)
     local = _cli("audit", str(shards), "--format", "json")
     cluster = _cli("audit", str(shards), "--format", "json", "--dask", scheduler)
     assert (cluster.returncode, cluster.stdout, cluster.stderr) == (1, local.stdout, local.stderr)
-    summary = _cli("audit", str(shards), "--dask", scheduler).stdout.decode().splitlines()[-1]
-    assert summary.startswith("audit: 12000 packets, 4800 with findings: ")
+    summary = _cli("audit", str(shards), "--dask", scheduler).stderr.decode()
+    assert summary.startswith("cmp: audit: 12000 packets, 4800 with findings: ")
 
 
 def _worker_pids(scheduler: str) -> list[int]:

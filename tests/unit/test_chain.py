@@ -270,9 +270,16 @@ def test_messages_quote_at_most_32_characters_of_an_id() -> None:
     ("parent_at", "child_at", "says"),
     [
         (T1, T1, "the same instant"),
-        (T1, T0, "3,600 s earlier"),
-        ("2026-01-01T10:00:00.5Z", "2026-01-01T10:00:00.25Z", "0.25 s earlier"),
-        ("2026-01-01T10:00:00.000000001Z", T0, "0.000000001 s earlier"),
+        (T1, T0, "1 hour earlier"),
+        ("2026-01-01T10:03:00Z", T0, "3 minutes earlier"),
+        ("2026-01-01T10:03:20Z", T0, "about 3.3 minutes earlier"),
+        ("2026-01-01T10:00:01Z", T0, "1 second earlier"),
+        ("2026-01-01T10:00:00.5Z", "2026-01-01T10:00:00.25Z", "0.25 seconds earlier"),
+        ("2026-01-01T10:00:00.000000001Z", T0, "0.000000001 seconds earlier"),
+        ("2026-01-03T10:00:00Z", T0, "2 days earlier"),
+        ("2026-02-15T22:00:00Z", T0, "about 1.5 months earlier"),
+        ("2026-01-01T10:00:00Z", "2019-01-27T01:38:15.912161Z", "about 6.9 years earlier"),
+        ("2126-01-01T10:00:00Z", T0, "about 100 years earlier"),
     ],
 )
 def test_not_newer_says_by_how_much(parent_at: str, child_at: str, says: str) -> None:

@@ -102,3 +102,23 @@ def test_the_link_reader_finds_what_it_must() -> None:
         "docs/a.md#x",
         "b.md",
     ]
+
+
+def test_the_cli_synopsis_names_every_command_with_options_it_has() -> None:
+    """docs/cli.md opens with a synopsis: one line per command, every option on it one the
+    command takes and every choice one it offers (issue 47, item 14)."""
+    from cmp.cli._args import build_parser, subcommand
+
+    page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    synopsis = re.search(r"^```\n(core-memory-packet .*?)^```$", page, re.M | re.S)
+    assert synopsis is not None, "docs/cli.md opens with a synopsis"
+    lines = {line.split()[1]: line for line in synopsis.group(1).splitlines()}
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices  # type: ignore[union-attr]
+    assert set(lines) == set(commands)
+    for name, line in lines.items():
+        actions = {flag: action for action in subcommand(parser, name)._actions for flag in action.option_strings}
+        for flag, values in re.findall(r"(?<![\w-])(--?[a-z][a-z-]*)(?: ([a-z0-9.]+(?:\|[a-z0-9.-]+)+))?", line):
+            assert flag in actions, f"{name} has no {flag}"
+            if values and actions[flag].choices is not None:
+                assert set(values.split("|")) == set(actions[flag].choices), f"{name} {flag}"

@@ -433,6 +433,21 @@ def test_messages_quote_at_most_the_limit() -> None:
         assert "…" in finding.message
 
 
+@pytest.mark.parametrize(
+    ("text", "quoted"),
+    [
+        ("Read ~/notes.txt.", "'~/notes.txt'"),  # the sentence's full stop is not the path's
+        ("Copy /tmp/frames.bin... then reboot.", "'/tmp/frames.bin'"),
+        ("Frames land in ~/captures/today.", "'~/captures/today'"),
+        ("Keep ~/.cache/x as it is.", "'~/.cache/x'"),
+        ("Open ~/a.b/c.d now.", "'~/a.b/c.d'"),
+    ],
+)
+def test_local_path_quotes_the_path_without_the_sentences_punctuation(text: str, quoted: str) -> None:
+    (finding,) = [f for f in cmp.lint(packet_with("goal", text)) if f.keyword == "local-path"]
+    assert finding.message == f"names a path on this machine {quoted} (writing rule 3)"
+
+
 def test_findings_come_in_field_order_then_rule_order_and_cite_their_rule() -> None:
     packet = packet_with("goal", "Open http://localhost:8080 now. Then copy ~/x to $HOME.")
     packet = dataclasses.replace(packet, next_step="Run it. Then stop. Then rest.")

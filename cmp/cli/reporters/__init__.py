@@ -1,4 +1,4 @@
-"""Every output format of the result commands (check, lint, audit), by name: :data:`REPORTERS`.
+"""Every output format of the result commands (check, lint, gate, audit), by name: :data:`REPORTERS`.
 
 A format is one module here, named as the format, whose ``REPORTER`` renders results, and one line in
 :data:`REPORTERS`, which holds no code: it is read at every start-up, and a format's module is imported
@@ -25,7 +25,11 @@ if TYPE_CHECKING:
     from cmp import Report
     from cmp.cli._policy import Judged
     from cmp.cli._render import Line, Tone
-    from cmp.findings import Finding
+    from cmp.findings import Finding, Position
+
+    # Why a file gate accepts is not its packet's canonical file form: where it first differs
+    # (None: the whole file) and what to say; empty for a canonical file.
+    Form = Sequence[tuple[Position | None, str]]
 
     class Audited(Protocol):
         """What a reporter reads of one audited packet (cmp._audit's record of it)."""
@@ -70,6 +74,12 @@ if TYPE_CHECKING:
             """One file's lint results: check's (when check refuses it) and its lint findings, at ``advice``."""
             ...
 
+        def gate(
+            self, file: str, judged: Judged, form: Form, findings: list[Finding], advice: Tone, *, show_found: bool
+        ) -> list[Line]:
+            """One file's gate results: lint's, and where an accepted packet's file is not its canonical form."""
+            ...
+
         def audit(self, item: Audited, *, show_found: bool) -> list[Line]:
             """One audited packet with findings (an audit prints nothing of the others)."""
             ...
@@ -95,7 +105,7 @@ class Format:
     commands: frozenset[str]
 
 
-_RESULTS = frozenset(("check", "lint", "audit"))
+_RESULTS = frozenset(("check", "lint", "gate", "audit"))
 
 # Every format, in the order --format lists them; a new one needs a line here and a module beside this one.
 REPORTERS: Mapping[str, Format] = {
@@ -121,7 +131,7 @@ REPORTERS: Mapping[str, Format] = {
             "one GitHub Actions workflow command (an annotation) per finding",
             "GitHub workflow commands",
             False,
-            frozenset(("check", "lint")),
+            frozenset(("check", "lint", "gate")),
         ),
         Format("sarif", "one SARIF 2.1.0 log for code scanning", "a SARIF 2.1.0 log", True, _RESULTS),
     )

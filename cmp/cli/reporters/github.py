@@ -13,7 +13,7 @@ from cmp.findings import Finding, Position
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from cmp.cli._render import Line, Tone
-    from cmp.cli.reporters import Audited, Reporter
+    from cmp.cli.reporters import Audited, Form, Reporter
 
 _COMMAND: dict[Tone, str] = {"fail": "error", "warn": "warning", "ok": "notice"}
 _IN_MESSAGE = str.maketrans({"%": "%25", "\r": "%0D", "\n": "%0A"})
@@ -79,6 +79,13 @@ class GitHub(LineReporter):
     def lint(self, file: str, judged: Judged, findings: list[Finding], advice: Tone, *, show_found: bool) -> list[Line]:
         checked = report_commands(file, None, judged, show_found=show_found) if not judged.accepted else []
         return checked + lint_commands(file, None, findings, advice)
+
+    def gate(
+        self, file: str, judged: Judged, form: Form, findings: list[Finding], advice: Tone, *, show_found: bool
+    ) -> list[Line]:
+        checked = report_commands(file, None, judged, show_found=show_found) if not judged.accepted else []
+        formed = [_placed("fail", message, "cmp gate (not-canonical)", file, None, at) for at, message in form]
+        return checked + formed + lint_commands(file, None, findings, advice)
 
     def audit(self, item: Audited, *, show_found: bool) -> list[Line]:
         raise NotImplementedError("audit does not offer github: an audited row has no file or line to annotate")

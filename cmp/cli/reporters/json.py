@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from cmp.cli._policy import Judged
     from cmp.cli._render import Line, Tone
-    from cmp.cli.reporters import Audited, Reporter, Sink
+    from cmp.cli.reporters import Audited, Form, Reporter, Sink
     from cmp.findings import Finding
 
 # Changes only when a member's meaning changes or one is removed (schema:
@@ -65,6 +65,14 @@ def report_json(judged: Judged, *, show_found: bool = False) -> dict[str, Any]:
     return result
 
 
+def _linted(file: str, judged: Judged, findings: list[Finding], show_found: bool) -> dict[str, Any]:
+    """A file's check result with its lint findings (``lint``)."""
+    lint = [finding.to_json() for finding in findings]
+    result = report_json(judged, show_found=show_found)
+    result.pop("warnings", None)  # lint's findings begin with them
+    return {**where(file, None), **result, "lint": lint}
+
+
 def _tone(accepted: bool) -> Tone:
     return "ok" if accepted else "fail"
 
@@ -80,10 +88,16 @@ class Json:
         return [(_tone(judged.accepted), json_entry(entry))]
 
     def lint(self, file: str, judged: Judged, findings: list[Finding], advice: Tone, *, show_found: bool) -> list[Line]:
-        result = report_json(judged, show_found=show_found)
-        result.pop("warnings", None)  # lint's findings begin with them
-        lint = [finding.to_json() for finding in findings]
-        return [(_tone(judged.accepted), json_entry({**where(file, None), **result, "lint": lint, "error": None}))]
+        result = _linted(file, judged, findings, show_found)
+        return [(_tone(judged.accepted), json_entry({**result, "error": None}))]
+
+    def gate(
+        self, file: str, judged: Judged, form: Form, findings: list[Finding], advice: Tone, *, show_found: bool
+    ) -> list[Line]:
+        # canonical: null where check refuses the packet, whose form is then not judged.
+        canonical = not form if judged.accepted else None
+        result = {**_linted(file, judged, findings, show_found), "canonical": canonical, "error": None}
+        return [(_tone(judged.accepted and not form), json_entry(result))]
 
     def audit(self, item: Audited, *, show_found: bool) -> list[Line]:
         found = [finding.to_json() for finding in item.found]

@@ -25,7 +25,7 @@ from cmp.findings import Finding, Position
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from cmp.cli._render import Line, Tone
-    from cmp.cli.reporters import Audited, Reporter, Sink
+    from cmp.cli.reporters import Audited, Form, Reporter, Sink
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 TOOL_NAME = "core-memory-packet"
@@ -307,6 +307,18 @@ class Sarif:
         # check's results only for a file check refuses, as in every format.
         checked = report_results(file, None, judged, show_found=show_found) if not judged.accepted else []
         return _pieces([*checked, *lint_results(file, None, findings, advice)])
+
+    def gate(
+        self, file: str, judged: Judged, form: Form, findings: list[Finding], advice: Tone, *, show_found: bool
+    ) -> list[Line]:
+        checked = report_results(file, None, judged, show_found=show_found) if not judged.accepted else []
+        formed = [
+            json.dumps(
+                _result("gate", "fail", message, file, None, at, keyword="not-canonical"), ensure_ascii=False, indent=2
+            )
+            for at, message in form
+        ]
+        return _pieces([*checked, *formed, *lint_results(file, None, findings, advice)])
 
     def audit(self, item: Audited, *, show_found: bool) -> list[Line]:
         # A row of a store has no lines: its results are placed on the packet's id in the store.

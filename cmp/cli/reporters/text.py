@@ -10,7 +10,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from cmp.cli._policy import Judged
     from cmp.cli._render import Line, Tone
-    from cmp.cli.reporters import Audited, Reporter
+    from cmp.cli.reporters import Audited, Form, Reporter
     from cmp.findings import Finding
 
 
@@ -32,6 +32,18 @@ class Text(LineReporter):
         lines = report_lines(file, None, judged, show_found=show_found) if not judged.accepted else []
         lines += [(advice, advice_line(file, finding)) for finding in findings]
         if judged.accepted and not findings:
+            lines.append(("ok", f"{file}: ok"))
+        return lines
+
+    def gate(
+        self, file: str, judged: Judged, form: Form, findings: list[Finding], advice: Tone, *, show_found: bool
+    ) -> list[Line]:
+        lines = report_lines(file, None, judged, show_found=show_found)
+        if judged.accepted:
+            lines = lines[:-1]  # report_lines ends an accepted report with its "ok" line: it waits for the rest
+        lines += [("fail", f"{place(file, None, position)}: {message}") for position, message in form]
+        lines += [(advice, advice_line(file, finding)) for finding in findings]
+        if judged.accepted and not form and not findings:
             lines.append(("ok", f"{file}: ok"))
         return lines
 
