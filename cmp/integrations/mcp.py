@@ -219,10 +219,19 @@ def _bounds(node: Mapping[str, Any]) -> str:
 
 
 def _judged(
-    packet: str | dict[str, Any], *, lenient: bool = False, rule_set: str = "default", allow_unredacted: bool = False
+    packet: str | dict[str, Any],
+    *,
+    lenient: bool = False,
+    rule_set: str = "default",
+    allow_unredacted: bool = False,
+    writer: bool = False,
 ) -> cmp.Report:
     judge = functools.partial(
-        cmp.check, lenient=lenient, rule_set=checked_rule_set(rule_set), allow_unredacted=allow_unredacted
+        cmp.check,
+        lenient=lenient,
+        rule_set=checked_rule_set(rule_set),
+        allow_unredacted=allow_unredacted,
+        writer=writer,
     )
     if isinstance(packet, dict):
         # Positions would point into a text the caller never saw: paths only.
@@ -396,7 +405,7 @@ def _new(store: cmp.Store, arguments: Mapping[str, Any]) -> _Answer:
     version = arguments.get("version", "0.2")
     parent_packet, note = _parent(store, arguments["parent"]) if "parent" in arguments else (None, None)
     fresh = cmp.Packet.from_draft(draft, version=version, parent=parent_packet)
-    hits = cmp.redact(fresh)
+    hits = cmp.redact(fresh, writer=True)  # the writer's rule: a credential in any string
     if hits:
         raise _Refused(
             f"the packet would hold {len(hits)} redaction finding(s): remove them",
@@ -453,7 +462,7 @@ def _stored(store: cmp.Store, packet_id: Any) -> cmp.Packet:
 
 def _save(store: cmp.Store, arguments: Mapping[str, Any]) -> _Answer:
     allow = arguments.get("allow_unredacted", False)
-    report = _judged(arguments["packet"], allow_unredacted=allow)
+    report = _judged(arguments["packet"], allow_unredacted=allow, writer=True)
     if not report.ok or report.packet is None:
         raise _refuse_report(report)
     try:

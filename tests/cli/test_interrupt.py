@@ -35,11 +35,11 @@ if moment.startswith("import "):
     sys.meta_path.insert(0, InterruptOnImport())
 elif moment.startswith("parse"):
     import argparse
-    parse = argparse.ArgumentParser.parse_args
+    parse = argparse.ArgumentParser.parse_known_args  # what every parse_args calls, the CLI's own too
     def interrupted_parse(self, *args, **kwargs):
         interrupt()
         return parse(self, *args, **kwargs)
-    argparse.ArgumentParser.parse_args = interrupted_parse
+    argparse.ArgumentParser.parse_known_args = interrupted_parse
 
 options = ["--quiet"] if moment == "parse with an option" else []
 sys.argv = ["core-memory-packet", "check", *options, path]

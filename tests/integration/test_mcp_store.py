@@ -345,3 +345,35 @@ def test_a_store_that_is_a_file_stops_the_server_before_it_serves(tmp_path: Path
     )
     assert done.returncode == 2 and done.stdout == b""
     assert done.stderr.decode().splitlines() == [f"cmp: --store {where}: not a folder"]
+
+
+def test_new_and_save_refuse_a_key_outside_the_scanned_fields_and_check_warns(tmp_path: Path) -> None:
+    """The writer's rule (issue #47, A1): a key as provenance.author_human conforms, and still
+    neither `new` nor `save` writes it unless asked; `check` keeps the verdict and warns, masked."""
+    store = tmp_path / "packets"
+    leaky = cmp.Packet.new(goal="Rotate the key.", next_step="Revoke it.", provenance=cmp.Provenance(author_human=AWS))
+    text = cmp.dumps(leaky).decode()
+    answers: list[str] = []
+
+    async def steps(client: Any) -> None:
+        async def call(name: str, arguments: dict[str, Any]) -> Any:
+            result = await client.call_tool(name, arguments)
+            answers.append(text_of(result) + json.dumps(result.structured_content))
+            return result
+
+        refused = refusal(await call("save", {"packet": text}))
+        assert [(hit["field"], hit["category"], hit["found"]) for hit in refused["redactions"]] == [
+            ("provenance.author_human", "aws-key", "AKIA…")
+        ]
+        assert stored(store) == []
+        tag = "xoxb-4815162342-synthetic"  # a slack token that is a valid tag
+        made = refusal(await call("new", {"goal": "Rotate the key.", "next_step": "Revoke it.", "tags": [tag]}))
+        assert [(hit["field"], hit["category"]) for hit in made["redactions"]] == [("tags[0]", "slack-token")]
+        checked = json.loads(answer(await call("check", {"packet": text})))
+        assert checked["ok"] is True and [w["path"] for w in checked["warnings"]] == ["$.provenance.author_human"]
+        kept = await call("save", {"packet": text, "allow_unredacted": True})
+        assert kept.structured_content["written"] is True
+
+    session(steps, store=store)
+    assert all(AWS[4:] not in text and "4815162342-synthetic" not in text for text in answers)
+    assert stored(store) == [f"{leaky.id}.json"]
