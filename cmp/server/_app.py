@@ -1,0 +1,459 @@
+"""The HTTP side: every route of the reference ltm server, on Starlette, over :class:`Storage`.
+
+Paths, methods, statuses and JSON members are the reference's (REFERENCE-SERVER.md); where it
+is unsafe this server answers otherwise, each difference in docs/server.md. Every push is
+judged by :func:`cmp.check` on the bytes as they came, read no further than the packet limit.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+import anyio.to_thread
+from sqlalchemy.exc import SQLAlchemyError
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+import cmp
+from cmp._toolkit import instant
+from cmp.findings import first_of
+from cmp.integrations.starlette import BODY_DEADLINE, PacketRejected, read_body
+from cmp.server._storage import (
+    Storage,
+    StorageError,
+    Team,
+    created_key,
+    decode_cursor,
+    encode_cursor,
+    seconds,
+    stamp,
+)
+
+Redaction = Literal["on", "off"]
+REDACTION_MODES: tuple[Redaction, ...] = ("on", "off")
+SPEC_VERSION = "0.2"  # healthz's "version": the newest packet version, as the reference answers
+DEFAULT_LIMIT, MAX_LIMIT = 50, 500
+TEAM_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
+TEAM_NAME_RULE = "team name must match ^[a-z0-9][a-z0-9_-]{0,39}$"
+SMALL_BODY = 4096  # a team's name, a move: the reference reads 4,096 bytes of them
+ACCEPT_BODY = 1024  # an invite acceptance's optional {"display": …}
+MAX_DISPLAY = 100
+_DIGITS = re.compile(r"[+-]?[0-9]{1,18}")
+_INVITE_PATH = re.compile(r"^(/v1/invites/)[^/]+")
+
+access_log = logging.getLogger("cmp.server.access")
+error_log = logging.getLogger("cmp.server")
+
+
+class Answer(Exception):
+    """A JSON error answer: ``{"error": message}`` with ``status``."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def json_response(status: int, data: Any) -> Response:
+    """The reference's layout: keys sorted, two-space indent, a final newline, ``<>&`` escaped as Go does."""
+    try:
+        text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)
+        body = text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: escaped, as JSON allows
+        text = json.dumps(data, indent=2, sort_keys=True)
+        body = text.encode("ascii")
+    for raw, escaped in ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026")):
+        body = body.replace(raw, escaped)
+    body = body.replace("\u2028".encode(), b"\\u2028").replace("\u2029".encode(), b"\\u2029")
+    return Response(body + b"\n", status, media_type="application/json")
+
+
+def _error(status: int, message: str) -> Response:
+    return json_response(status, {"error": message})
+
+
+def _writer_refusal(report: cmp.Report) -> str | None:
+    """The writer-side rule's one plug-in place: why a packet that check accepted may still not be
+    stored (a credential in any of its strings, which check reports as warnings and which blocks
+    writers unless allowed). None: nothing against it.
+
+    When ``cmp.Report`` gains the ``writable`` property, this returns its refusal for a report that
+    is not writable; until then check's own verdict (redactions on by default) is the whole rule.
+    """
+    writable = getattr(report, "writable", True)
+    if writable:
+        return None
+    warnings = getattr(report, "warnings", ())
+    return "packet holds a credential: " + (first_of(warnings) or "refused by the writer-side rule")
+
+
+class Server:
+    """The routes over one storage; :func:`create_app` makes its Starlette app."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        *,
+        external_url: str | None = None,
+        trust_proxy: bool = False,
+        redaction: Redaction = "on",
+        body_deadline: float | None = BODY_DEADLINE,
+    ) -> None:
+        if redaction not in REDACTION_MODES:
+            raise ValueError(f"redaction is one of {', '.join(REDACTION_MODES)}, not {redaction!r}")
+        self.storage = storage
+        self.external_url = (external_url or "").rstrip("/") or None
+        self.trust_proxy = trust_proxy
+        self.redaction = redaction
+        self.body_deadline = body_deadline
+
+    async def _run(self, function: Callable[..., Any], *args: Any) -> Any:
+        return await anyio.to_thread.run_sync(function, *args)
+
+    # -- auth ----------------------------------------------------------------------------------
+
+    async def _caller(self, request: Request) -> str:
+        """The user a request's bearer token names; 401 for none or a bad one."""
+        return await self._bearer(request.headers.get("authorization"))
+
+    async def _bearer(self, header: str | None) -> str:
+        scheme, _, token = (header or "").partition(" ")
+        if scheme.lower() != "bearer" or not token:
+            raise Answer(401, "missing bearer token")
+        user_id: str | None = await self._run(self.storage.user_for_token, token)
+        if user_id is None:
+            raise Answer(401, "invalid token")
+        return user_id
+
+    async def _team(self, user_id: str, name: str) -> tuple[Team, str]:
+        found: tuple[Team, str] | None = await self._run(self.storage.team_for, user_id, name)
+        if found is None:
+            raise Answer(404, "team not found")  # missing and not-a-member alike
+        return found
+
+    async def _scope(self, request: Request, user_id: str) -> str | None:
+        name = request.query_params.get("team", "")
+        return (await self._team(user_id, name))[0].id if name else None
+
+    async def _small_json(self, request: Request, limit: int) -> Any:
+        """A small JSON body, parsed; 413 past ``limit`` bytes, the intake's 400 and 408 as they are."""
+        try:
+            body = await read_body(request, limit, deadline=self.body_deadline)
+        except PacketRejected as exc:
+            if exc.status == 413:
+                raise Answer(413, f"body is larger than {limit} bytes") from None
+            raise Answer(exc.status, str(exc.problem["detail"])) from None
+        try:
+            return json.loads(body) if body.strip() else None
+        except (ValueError, RecursionError):
+            raise Answer(400, "invalid body: not JSON") from None
+
+    # -- routes --------------------------------------------------------------------------------
+
+    async def healthz(self, request: Request) -> Response:
+        return json_response(200, {"ok": True, "version": SPEC_VERSION})
+
+    async def readyz(self, request: Request) -> Response:
+        if await self._run(self.storage.ping):
+            return json_response(200, {"ok": True})
+        return _error(503, "database unavailable")
+
+    async def packets(self, request: Request) -> Response:
+        user_id = await self._caller(request)
+        team_id = await self._scope(request, user_id)
+        if request.method == "POST":
+            return await self._push(request, user_id, team_id)
+        limit = _limit(request.query_params.get("limit"))
+        cursor = request.query_params.get("cursor")
+        after = None
+        if cursor:
+            after = decode_cursor(cursor)
+            if after is None:
+                raise Answer(400, "invalid cursor")
+        rows = await self._run(self.storage.list_packets, user_id, team_id, limit, after)
+        listed = [{"created_at": seconds(key), "goal": goal, "id": packet_id} for packet_id, key, goal in rows[:limit]]
+        answer: dict[str, Any] = {"packets": listed}
+        if len(rows) > limit:
+            last_id, last_key, _ = rows[limit - 1]
+            answer["next_cursor"] = encode_cursor(last_key, last_id)
+        return json_response(200, answer)
+
+    async def _push(self, request: Request, user_id: str, team_id: str | None) -> Response:
+        try:
+            body = await read_body(request, cmp.MAX_PACKET_BYTES, deadline=self.body_deadline)
+        except PacketRejected as exc:
+            if exc.status == 413:  # read no further, never cut and then judged
+                raise Answer(413, f"packet is larger than {cmp.MAX_PACKET_BYTES} bytes") from None
+            raise Answer(exc.status, str(exc.problem["detail"])) from None
+        report = cmp.check(body, allow_unredacted=self.redaction == "off")
+        if report.errors:
+            raise Answer(400, first_of(report.errors, more="more findings"))
+        if report.blocked:
+            # As the CLI shows a hit: field/category and the masked finding, never what was found.
+            hits = "; ".join(hit.line() for hit in report.redactions)
+            raise Answer(422, f"packet contains redactable content: {hits}")
+        refusal = _writer_refusal(report)
+        if refusal is not None:
+            raise Answer(422, refusal)
+        packet = report.packet
+        assert packet is not None
+        moment = instant(packet.created_at)
+        assert moment is not None  # a conforming packet's created_at is valid
+        outcome = await self._run(
+            self.storage.push, user_id, team_id, packet.id, created_key(moment), packet.goal, cmp.dumps(packet)
+        )
+        if outcome == "different":
+            raise Answer(409, "a different packet is already stored under this id")
+        if outcome == "taken":
+            raise Answer(409, "packet id already taken")
+        return json_response(201, {"id": packet.id})
+
+    async def packet(self, request: Request) -> Response:
+        user_id = await self._caller(request)
+        packet_id = request.path_params["id"]
+        if request.method == "DELETE":
+            if not await self._run(self.storage.delete_packet, user_id, packet_id):
+                raise Answer(404, "not found")
+            return Response(status_code=204)
+        body = await self._run(self.storage.get_packet, user_id, packet_id)
+        if body is None:
+            raise Answer(404, "not found")
+        return Response(body, 200, media_type="application/json")
+
+    async def packet_scope(self, request: Request) -> Response:
+        """Move a packet between personal and team scope: metadata only, the packet unchanged."""
+        user_id = await self._caller(request)
+        data = await self._small_json(request, SMALL_BODY)
+        if not isinstance(data, dict) or set(data) != {"team"} or not isinstance(data["team"], (str, type(None))):
+            raise Answer(400, 'invalid body: send {"team": "<name>"} or {"team": null} for personal scope')
+        name = data["team"]
+        team_id = (await self._team(user_id, name))[0].id if name else None
+        outcome = await self._run(self.storage.move_packet, user_id, request.path_params["id"], team_id)
+        if outcome == "not found":
+            raise Answer(404, "not found")
+        if outcome == "not pusher":
+            raise Answer(403, "only the packet's pusher can move it")
+        return json_response(200, {"id": request.path_params["id"], "team": name or None})
+
+    async def teams(self, request: Request) -> Response:
+        user_id = await self._caller(request)
+        if request.method == "GET":
+            found: list[Team] = await self._run(self.storage.list_teams, user_id)
+            listed = [
+                {"created_at": seconds(t.created_at), "id": t.id, "name": t.name, "owner_id": t.owner_id} for t in found
+            ]
+            return json_response(200, {"teams": listed})
+        data = await self._small_json(request, SMALL_BODY)
+        if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+            raise Answer(400, 'invalid body: send {"name": "<team name>"}')
+        name = data["name"].strip()
+        if not TEAM_NAME.fullmatch(name):
+            raise Answer(400, TEAM_NAME_RULE)
+        team = await self._run(self.storage.create_team, user_id, name)
+        if team is None:
+            raise Answer(409, "team name already taken")
+        return json_response(201, {"team": {"id": team.id, "name": team.name, "owner_id": team.owner_id}})
+
+    async def team(self, request: Request) -> Response:
+        user_id = await self._caller(request)
+        team, role = await self._team(user_id, request.path_params["name"])
+        if role != "owner":
+            raise Answer(403, "only the team owner can delete a team")
+        await self._run(self.storage.delete_team, team.id)
+        return Response(status_code=204)
+
+    async def members(self, request: Request) -> Response:
+        user_id = await self._caller(request)
+        team, _ = await self._team(user_id, request.path_params["name"])
+        return json_response(200, {"members": await self._run(self.storage.members, team.id)})
+
+    async def member(self, request: Request) -> Response:
+        user_id = await self._caller(request)
+        team, role = await self._team(user_id, request.path_params["name"])
+        if role != "owner":
+            raise Answer(403, "only the team owner can remove members")
+        target = request.path_params["user_id"]
+        if target == team.owner_id:
+            raise Answer(400, "owner cannot be removed; transfer ownership or delete the team")
+        if not await self._run(self.storage.remove_member, team.id, target):
+            raise Answer(404, "not a member")
+        return Response(status_code=204)
+
+    async def leave(self, request: Request) -> Response:
+        user_id = await self._caller(request)
+        team, _ = await self._team(user_id, request.path_params["name"])
+        if team.owner_id == user_id:
+            raise Answer(400, "owner cannot leave; transfer ownership or delete the team")
+        if not await self._run(self.storage.remove_member, team.id, user_id):
+            raise Answer(404, "not a member")
+        return Response(status_code=204)
+
+    async def invites(self, request: Request) -> Response:
+        user_id = await self._caller(request)
+        team, _ = await self._team(user_id, request.path_params["name"])  # any member may invite
+        code, expires = await self._run(self.storage.create_invite, team.id, user_id)
+        return json_response(
+            201,
+            {"code": code, "expires_at": seconds(stamp(expires)), "url": f"{self._base(request)}/v1/invites/{code}"},
+        )
+
+    def _base(self, request: Request) -> str:
+        """Where invite links point: the configured external URL; else, only behind a proxy the operator
+        named, its X-Forwarded-Proto and -Host; else this request's own scheme and Host."""
+        if self.external_url:
+            return self.external_url
+        scheme, host = request.url.scheme, request.headers.get("host", "")
+        if self.trust_proxy:
+            scheme = request.headers.get("x-forwarded-proto", scheme).split(",")[0].strip() or scheme
+            host = request.headers.get("x-forwarded-host", host).split(",")[0].strip() or host
+        return f"{scheme}://{host}{request.scope.get('root_path', '')}"
+
+    async def accept(self, request: Request) -> Response:
+        """Join a team by invite: as the bearer's user, or with no Authorization header as a new user with
+        a new token. A bad bearer is 401 (never a new identity in place of the caller's)."""
+        header = request.headers.get("authorization")
+        user_id = None if header is None else await self._bearer(header)
+        data = await self._small_json_lenient(request)
+        code = request.path_params["code"]
+        if user_id is not None:
+            team = await self._run(self.storage.accept_invite, code, user_id)
+            if team is None:
+                raise Answer(410, "invite expired or already consumed")
+            display = None
+            token = None
+        else:
+            display = data.get("display") if isinstance(data, dict) else None
+            display = display.strip() if isinstance(display, str) else ""
+            if len(display) > MAX_DISPLAY:
+                raise Answer(400, f"display is longer than {MAX_DISPLAY} characters")
+            made = await self._run(self.storage.accept_invite_as_new_user, code, display)
+            if made is None:
+                raise Answer(410, "invite expired or already consumed")
+            user_id, display, team, token = made
+        if display is None:
+            display = await self._run(self.storage.display, user_id)
+        answer: dict[str, Any] = {
+            "team": {"id": team.id, "name": team.name},
+            "user": {"display": display, "id": user_id},
+        }
+        if token is not None:
+            answer["token"] = token
+        return json_response(201, answer)
+
+    async def _small_json_lenient(self, request: Request) -> Any:
+        """The acceptance's optional body: unparseable is as none (the reference's), too long is 413."""
+        try:
+            return await self._small_json(request, ACCEPT_BODY)
+        except Answer as exc:
+            if exc.status == 400 and exc.message.startswith("invalid body"):
+                return None
+            raise
+
+
+def _limit(text: str | None) -> int:
+    """``limit``: unparseable or below 1 is the default, above the maximum is the maximum (capped, not reset)."""
+    if text is None or not _DIGITS.fullmatch(text):
+        return DEFAULT_LIMIT
+    value = int(text)
+    return DEFAULT_LIMIT if value < 1 else min(value, MAX_LIMIT)
+
+
+def _endpoint(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    async def answered(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except Answer as exc:
+            return _error(exc.status, exc.message)
+        except (SQLAlchemyError, StorageError) as exc:
+            # The type alone: a driver's message can quote the statement's parameters (packet text).
+            error_log.error("database error: %s", type(exc).__name__)
+            return _error(500, "internal error")
+
+    return answered
+
+
+async def _not_found(scope: Scope, receive: Receive, send: Send) -> None:
+    await PlainTextResponse("404 page not found\n", 404)(scope, receive, send)
+
+
+class AccessLog:
+    """One line per request: method, path (an invite code withheld), status, milliseconds. No query
+    string, header or body: nothing of a token, a credential or a packet's text."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 0
+
+        async def sending(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            path = _INVITE_PATH.sub(r"\1…", scope.get("path", ""))
+            access_log.info(
+                "%s %s %d %.1fms",
+                scope.get("method"),
+                json.dumps(path)[1:-1],
+                status,
+                (time.perf_counter() - started) * 1000,
+            )
+
+
+def create_app(
+    db: str | Storage | None = None,
+    *,
+    external_url: str | None = None,
+    trust_proxy: bool = False,
+    redaction: Redaction = "on",
+    body_deadline: float | None = BODY_DEADLINE,
+) -> Starlette:
+    """The server as an ASGI app, to serve or mount in a Starlette or FastAPI app.
+
+    ``db``: a :class:`Storage`, a file path, ``sqlite:///PATH`` or ``postgresql://…`` (default: the
+    file in the user's data folder). :class:`StorageError` when the database needs migrating.
+    ``external_url``: the base of invite links; ``trust_proxy``: read X-Forwarded-Proto and -Host
+    (only behind a proxy that sets them); ``redaction``: ``on`` refuses a packet with a hit."""
+    storage = db if isinstance(db, Storage) else Storage(db)
+    storage.check_ready()
+    server = Server(
+        storage, external_url=external_url, trust_proxy=trust_proxy, redaction=redaction, body_deadline=body_deadline
+    )
+    table: list[tuple[str, Callable[[Request], Awaitable[Response]], list[str]]] = [
+        ("/v1/healthz", server.healthz, ["GET"]),
+        ("/v1/readyz", server.readyz, ["GET"]),
+        ("/v1/packets", server.packets, ["GET", "POST"]),
+        ("/v1/packets/{id}", server.packet, ["GET", "DELETE"]),
+        ("/v1/packets/{id}/scope", server.packet_scope, ["PUT"]),
+        ("/v1/teams", server.teams, ["GET", "POST"]),
+        ("/v1/teams/{name}", server.team, ["DELETE"]),
+        ("/v1/teams/{name}/members", server.members, ["GET"]),
+        ("/v1/teams/{name}/members/{user_id}", server.member, ["DELETE"]),
+        ("/v1/teams/{name}/leave", server.leave, ["POST"]),
+        ("/v1/teams/{name}/invites", server.invites, ["POST"]),
+        ("/v1/invites/{code}/accept", server.accept, ["POST"]),
+    ]
+    routes = [Route(path, _endpoint(handler), methods=methods) for path, handler, methods in table]
+    app = Starlette(routes=routes)
+    app.router.redirect_slashes = False  # /v1/packets/ is another path: 404, as the reference
+    app.router.default = _not_found
+    app.state.storage = storage
+    app.add_middleware(AccessLog)
+    return app
