@@ -133,6 +133,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "cmp.cli._hooks",  # Claude Code hooks: their input, and the hand-off saved at PreCompact or SessionEnd
         "cmp.cli._resume",  # resume: the block, and a Claude Code SessionStart hook's answer
         "cmp.cli._rules",  # rules: the rule catalog as text, JSON or docs/rules.md
+        "cmp.cli._server",  # server: serve the team server, and administer its database
     ),
     ("cmp.cli._main",),  # parse, run the command, exit status
     ("cmp.cli", "cmp.__main__"),  # the entry points: main, main_exit; python -m cmp
