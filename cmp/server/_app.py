@@ -47,6 +47,7 @@ SMALL_BODY = 4096  # a team's name, a move: the reference reads 4,096 bytes of t
 ACCEPT_BODY = 1024  # an invite acceptance's optional {"display": …}
 MAX_DISPLAY = 100
 _DIGITS = re.compile(r"[+-]?[0-9]{1,18}")
+_INVITE_CODE = re.compile(r"[0-9a-f]{48}")
 _INVITE_PATH = re.compile(r"^(/v1/invites/)[^/]+")
 
 access_log = logging.getLogger("cmp.server.access")
@@ -134,7 +135,8 @@ class Server:
         return user_id
 
     async def _team(self, user_id: str, name: str) -> tuple[Team, str]:
-        found: tuple[Team, str] | None = await self._run(self.storage.team_for, user_id, name)
+        # A name no team can have is not looked up (PostgreSQL cannot even compare one with a NUL).
+        found: tuple[Team, str] | None = await self._run(self.storage.team_for, user_id, name) if TEAM_NAME.fullmatch(name) else None
         if found is None:
             raise Answer(404, "team not found")  # missing and not-a-member alike
         return found
@@ -205,10 +207,18 @@ class Server:
             raise Answer(422, refusal)
         packet = report.packet
         assert packet is not None
+        if "\x00" in packet.id:  # a text column cannot hold it on PostgreSQL, nor a URL path well
+            raise Answer(400, "packet id holds a NUL character, which this server cannot store")
         moment = instant(packet.created_at)
         assert moment is not None  # a conforming packet's created_at is valid
         outcome = await self._run(
-            self.storage.push, user_id, team_id, packet.id, created_key(moment), packet.goal, cmp.dumps(packet)
+            self.storage.push,
+            user_id,
+            team_id,
+            packet.id,
+            created_key(moment),
+            packet.goal.replace("\x00", "\ufffd"),  # the listing's copy only: the packet keeps its goal
+            cmp.dumps(packet),
         )
         if outcome == "different":
             raise Answer(409, "a different packet is already stored under this id")
@@ -218,7 +228,7 @@ class Server:
 
     async def packet(self, request: Request) -> Response:
         user_id = await self._caller(request)
-        packet_id = request.path_params["id"]
+        packet_id = _packet_id(request)
         if request.method == "DELETE":
             if not await self._run(self.storage.delete_packet, user_id, packet_id):
                 raise Answer(404, "not found")
@@ -236,7 +246,7 @@ class Server:
             raise Answer(400, 'invalid body: send {"team": "<name>"} or {"team": null} for personal scope')
         name = data["team"]
         team_id = (await self._team(user_id, name))[0].id if name else None
-        outcome = await self._run(self.storage.move_packet, user_id, request.path_params["id"], team_id)
+        outcome = await self._run(self.storage.move_packet, user_id, _packet_id(request), team_id)
         if outcome == "not found":
             raise Answer(404, "not found")
         if outcome == "not pusher":
@@ -283,7 +293,7 @@ class Server:
         target = request.path_params["user_id"]
         if target == team.owner_id:
             raise Answer(400, "owner cannot be removed; transfer ownership or delete the team")
-        if not await self._run(self.storage.remove_member, team.id, target):
+        if "\x00" in target or not await self._run(self.storage.remove_member, team.id, target):
             raise Answer(404, "not a member")
         return Response(status_code=204)
 
@@ -323,6 +333,8 @@ class Server:
         user_id = None if header is None else await self._bearer(header)
         data = await self._small_json_lenient(request)
         code = request.path_params["code"]
+        if not _INVITE_CODE.fullmatch(code):  # not one this server made: gone, as an unknown one is
+            raise Answer(410, "invite expired or already consumed")
         if user_id is not None:
             team = await self._run(self.storage.accept_invite, code, user_id)
             if team is None:
@@ -334,6 +346,8 @@ class Server:
             display = display.strip() if isinstance(display, str) else ""
             if len(display) > MAX_DISPLAY:
                 raise Answer(400, f"display is longer than {MAX_DISPLAY} characters")
+            if any(ord(c) < 0x20 or c == "\x7f" for c in display):
+                raise Answer(400, "display holds control characters")
             made = await self._run(self.storage.accept_invite_as_new_user, code, display)
             if made is None:
                 raise Answer(410, "invite expired or already consumed")
@@ -356,6 +370,14 @@ class Server:
             if exc.status == 400 and exc.message.startswith("invalid body"):
                 return None
             raise
+
+
+def _packet_id(request: Request) -> str:
+    """The path's packet id; 404 for one no packet can have (longer than 64, or holding a NUL)."""
+    packet_id: str = request.path_params["id"]
+    if len(packet_id) > 64 or "\x00" in packet_id:
+        raise Answer(404, "not found")
+    return packet_id
 
 
 def _limit(text: str | None) -> int:
@@ -407,7 +429,7 @@ class AccessLog:
         try:
             await self.app(scope, receive, sending)
         finally:
-            path = _INVITE_PATH.sub(r"\1…", scope.get("path", ""))
+            path = _INVITE_PATH.sub(r"\1{code}", scope.get("path", ""))
             access_log.info(
                 "%s %s %d %.1fms",
                 scope.get("method"),
