@@ -57,10 +57,11 @@ error_log = logging.getLogger("cmp.server")
 class Answer(Exception):
     """A JSON error answer: ``{"error": message}`` with ``status``."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, *, close: bool = False) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.close = close  # the body was left unread: the connection closes, or it would be read on
 
 
 def json_response(status: int, data: Any) -> Response:
@@ -136,7 +137,9 @@ class Server:
 
     async def _team(self, user_id: str, name: str) -> tuple[Team, str]:
         # A name no team can have is not looked up (PostgreSQL cannot even compare one with a NUL).
-        found: tuple[Team, str] | None = await self._run(self.storage.team_for, user_id, name) if TEAM_NAME.fullmatch(name) else None
+        found: tuple[Team, str] | None = (
+            await self._run(self.storage.team_for, user_id, name) if TEAM_NAME.fullmatch(name) else None
+        )
         if found is None:
             raise Answer(404, "team not found")  # missing and not-a-member alike
         return found
@@ -151,8 +154,8 @@ class Server:
             body = await read_body(request, limit, deadline=self.body_deadline)
         except PacketRejected as exc:
             if exc.status == 413:
-                raise Answer(413, f"body is larger than {limit} bytes") from None
-            raise Answer(exc.status, str(exc.problem["detail"])) from None
+                raise Answer(413, f"body is larger than {limit} bytes", close=True) from None
+            raise Answer(exc.status, str(exc.problem["detail"]), close=exc.body_unread) from None
         try:
             return json.loads(body) if body.strip() else None
         except (ValueError, RecursionError):
@@ -193,8 +196,8 @@ class Server:
             body = await read_body(request, cmp.MAX_PACKET_BYTES, deadline=self.body_deadline)
         except PacketRejected as exc:
             if exc.status == 413:  # read no further, never cut and then judged
-                raise Answer(413, f"packet is larger than {cmp.MAX_PACKET_BYTES} bytes") from None
-            raise Answer(exc.status, str(exc.problem["detail"])) from None
+                raise Answer(413, f"packet is larger than {cmp.MAX_PACKET_BYTES} bytes", close=True) from None
+            raise Answer(exc.status, str(exc.problem["detail"]), close=exc.body_unread) from None
         report = cmp.check(body, allow_unredacted=self.redaction == "off")
         if report.errors:
             raise Answer(400, first_of(report.errors, more="more findings"))
@@ -393,7 +396,10 @@ def _endpoint(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Re
         try:
             return await handler(request)
         except Answer as exc:
-            return _error(exc.status, exc.message)
+            answer = _error(exc.status, exc.message)
+            if exc.close:
+                answer.headers["connection"] = "close"
+            return answer
         except (SQLAlchemyError, StorageError) as exc:
             # The type alone: a driver's message can quote the statement's parameters (packet text).
             error_log.error("database error: %s", type(exc).__name__)

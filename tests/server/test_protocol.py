@@ -190,6 +190,7 @@ def test_flaw4_a_body_over_the_limit_is_413_unread_and_the_canonical_form_counts
     assert len(huge) > cmp.MAX_PACKET_BYTES
     answer = push(alice, huge)
     assert (answer.status_code, error(answer)) == (413, "packet is larger than 32768 bytes")
+    assert answer.headers["connection"] == "close"  # the rest of the body is never read
     # Within the limit as written, over it canonically (each < is \\u003c there): refused, not stored.
     grown = packet(constraints=["<" * 1000] * 6)
     assert len(grown) <= cmp.MAX_PACKET_BYTES

@@ -1,0 +1,123 @@
+"""The operator's settings, each on a server of its own (SQLite, uvicorn in a thread, real HTTP):
+invite links from the external URL or, only behind a trusted proxy, the forwarded headers (flaw 8);
+redaction off; the body deadline; the app mounted in another app; a start refused on an old schema."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+from starlette.routing import Mount
+
+from cmp.server import Storage, StorageError, create_app
+from tests.server.conftest import cli, free_port
+
+AKIA = "AKIAIOSFODNN7EXAMPLE"
+
+
+@contextmanager
+def serving(app: Any) -> Iterator[str]:
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", proxy_headers=False))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def storage(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Storage]:
+    made = Storage(tmp_path_factory.mktemp("settings") / "server.db")
+    made.migrate()
+    made.init()
+    yield made
+    made.close()
+
+
+def owner_and_team(storage: Storage, name: str) -> dict[str, str]:
+    user_id = storage.create_user(name)
+    assert storage.create_team(user_id, name) is not None
+    return {"Authorization": "Bearer " + storage.issue_token(user_id, name)}
+
+
+def test_flaw8_invite_links_from_the_external_url_or_a_trusted_proxy(storage: Storage) -> None:
+    forwarded = {"X-Forwarded-Host": "packets.example.org", "X-Forwarded-Proto": "https"}
+    headers = owner_and_team(storage, "links")
+    with serving(create_app(storage, external_url="https://team.example.com/ltm/")) as base:
+        url = httpx.post(f"{base}/v1/teams/links/invites", headers={**headers, **forwarded}).json()["url"]
+        assert url.startswith("https://team.example.com/ltm/v1/invites/")
+    with serving(create_app(storage)) as base:
+        url = httpx.post(f"{base}/v1/teams/links/invites", headers={**headers, **forwarded}).json()["url"]
+        assert url.startswith(f"{base}/v1/invites/")
+    with serving(create_app(storage, trust_proxy=True)) as base:
+        url = httpx.post(f"{base}/v1/teams/links/invites", headers={**headers, **forwarded}).json()["url"]
+        assert url.startswith("https://packets.example.org/v1/invites/")
+
+
+def test_redaction_off_stores_what_on_refuses(storage: Storage) -> None:
+    headers = owner_and_team(storage, "redaction")
+    body = json.dumps(
+        {
+            "ltm_version": "0.2",
+            "id": "01JREDACTIONOFF000000000001",
+            "created_at": "2026-04-21T10:00:00Z",
+            "goal": "Rotate the key.",
+            "next_step": f"Replace {AKIA} in the vault.",
+        }
+    ).encode()
+    with serving(create_app(storage)) as base:
+        assert httpx.post(f"{base}/v1/packets", content=body, headers=headers).status_code == 422
+    with serving(create_app(storage, redaction="off")) as base:
+        assert httpx.post(f"{base}/v1/packets", content=body, headers=headers).status_code == 201
+
+
+def test_a_slow_body_is_408(storage: Storage) -> None:
+    headers = owner_and_team(storage, "slow")
+    with serving(create_app(storage, body_deadline=0.5)) as base:
+        port = int(base.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            head = (
+                f"POST /v1/packets HTTP/1.1\r\nHost: x\r\nAuthorization: {headers['Authorization']}\r\n"
+                "Content-Length: 100\r\n\r\n{"
+            )
+            sock.sendall(head.encode())
+            answer = sock.recv(4096).decode()
+        assert answer.startswith("HTTP/1.1 408")
+
+
+def test_the_app_mounts_in_another_app(storage: Storage) -> None:
+    headers = owner_and_team(storage, "mounted")
+    outer = Starlette(routes=[Mount("/ltm", app=create_app(storage))])
+    with serving(outer) as base:
+        assert httpx.get(f"{base}/ltm/v1/healthz").json() == {"ok": True, "version": "0.2"}
+        url = httpx.post(f"{base}/ltm/v1/teams/mounted/invites", headers=headers).json()["url"]
+        assert url.startswith(f"{base}/ltm/v1/invites/")
+        assert httpx.post(url + "/accept").status_code == 201
+
+
+def test_a_database_needing_migration_is_refused(tmp_path: Path) -> None:
+    empty = tmp_path / "old.db"
+    Storage(empty).revision()  # an empty file: no schema at all
+    with pytest.raises(StorageError, match="server migrate"):
+        create_app(empty.as_posix())
+    refused = cli("server", "--db", str(empty), "--addr", f"127.0.0.1:{free_port()}", check=False)
+    assert refused.returncode == 1 and "run 'core-memory-packet server migrate' first" in refused.stderr
+    assert "no database at" in cli("server", "--db", str(tmp_path / "none.db"), check=False).stderr
+    assert not (tmp_path / "none.db").exists()
