@@ -47,7 +47,14 @@ def run_server(args: argparse.Namespace, out: Output) -> int:
     except ImportError:
         error_line(_HINT)
         return EXIT_USAGE
+    from sqlalchemy.exc import SQLAlchemyError
+
     action = args.action or "serve"
+    try:  # a usage error before any database is touched
+        address = parse_addr(args.addr or DEFAULT_ADDR)
+    except ValueError as exc:
+        error_line(str(exc))
+        return EXIT_USAGE
     try:
         storage = server.Storage(args.db or os.environ.get("CMP_SERVER_DB") or None)
     except server.StorageError as exc:
@@ -87,10 +94,16 @@ def run_server(args: argparse.Namespace, out: Output) -> int:
                 return EXIT_FAIL
             _note("revoked 1 token")
             return 0
-        return _serve(args, storage)
+        return _serve(args, storage, address)
+    except server.DatabaseUnavailable as exc:
+        error_line(str(exc))
+        return EXIT_USAGE
     except server.StorageError as exc:
         error_line(str(exc))
         return EXIT_FAIL
+    except SQLAlchemyError as exc:  # the database went away under a command
+        error_line(f"the database {storage.shown} failed: {type(exc).__name__}")
+        return EXIT_USAGE
     finally:
         storage.close()
 
@@ -115,16 +128,12 @@ def _issue_token(args: argparse.Namespace, out: Output, storage: Storage) -> int
     return 0
 
 
-def _serve(args: argparse.Namespace, storage: Storage) -> int:
+def _serve(args: argparse.Namespace, storage: Storage, address: tuple[str, int]) -> int:
     import uvicorn
 
     from cmp.server import create_app
 
-    try:
-        host, port = parse_addr(args.addr or DEFAULT_ADDR)
-    except ValueError as exc:
-        error_line(str(exc))
-        return EXIT_USAGE
+    host, port = address
     if not storage.has_users():
         error_line("the database has no users: run 'core-memory-packet server init' first")
         return EXIT_FAIL

@@ -14,7 +14,15 @@ from __future__ import annotations
 
 try:
     from cmp.server._app import REDACTION_MODES, create_app
-    from cmp.server._storage import Storage, StorageError, TokenRow, database_url, default_database, shown_url
+    from cmp.server._storage import (
+        DatabaseUnavailable,
+        Storage,
+        StorageError,
+        TokenRow,
+        database_url,
+        default_database,
+        shown_url,
+    )
 except ImportError as exc:  # pragma: no cover - the extra is installed where this is tested
     raise ImportError(
         "cmp.server needs its libraries "
@@ -23,6 +31,7 @@ except ImportError as exc:  # pragma: no cover - the extra is installed where th
 
 __all__ = [
     "REDACTION_MODES",
+    "DatabaseUnavailable",
     "Storage",
     "StorageError",
     "TokenRow",

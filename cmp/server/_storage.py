@@ -38,7 +38,11 @@ MoveOutcome = Literal["moved", "not found", "not pusher"]
 
 
 class StorageError(Exception):
-    """The database cannot be opened or used as asked; the message is one line and holds no password."""
+    """The database cannot be used as asked; the message is one line and holds no password."""
+
+
+class DatabaseUnavailable(StorageError):
+    """The database cannot be reached, read or written at all (a path, a connection, permissions)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +236,7 @@ class Storage:
                 current: str | None = MigrationContext.configure(conn).get_current_revision()
                 return current
         except SQLAlchemyError as exc:
-            raise StorageError(f"cannot read {self.shown}: {_reason(exc)}") from None
+            raise DatabaseUnavailable(f"cannot read {self.shown}: {_reason(exc)}") from None
 
     def needs_migration(self) -> bool:
         return self.revision() != self.head()
@@ -242,7 +246,10 @@ class Storage:
         from alembic import command
 
         if self.path is not None:
-            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            try:
+                self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            except OSError as exc:
+                raise DatabaseUnavailable(f"cannot make the folder of {self.path}: {exc.strerror}") from None
         before = self.revision()
         config = self._alembic()
         try:
@@ -250,7 +257,7 @@ class Storage:
                 config.attributes["connection"] = conn
                 command.upgrade(config, "head")
         except SQLAlchemyError as exc:
-            raise StorageError(f"cannot migrate {self.shown}: {_reason(exc)}") from None
+            raise DatabaseUnavailable(f"cannot migrate {self.shown}: {_reason(exc)}") from None
         return before, self.head()
 
     def check_ready(self) -> None:
@@ -597,9 +604,6 @@ class Storage:
     def accept_invite_as_new_user(self, code: str, display: str) -> tuple[str, str, Team, str] | None:
         """A new user, their token and their membership, all or nothing: (user id, display, team, token)."""
 
-        class _Gone(Exception):
-            pass
-
         user_id = new_id()
         display = display or "invited-" + user_id[-6:]
         try:
@@ -607,11 +611,15 @@ class Storage:
                 conn.execute(users.insert().values(id=user_id, email=None, display=display, created_at=stamp(now())))
                 team = self._consume(conn, code, user_id)
                 if team is None:
-                    raise _Gone
+                    raise _InviteGone  # rolls the new user back
                 token = self._issue(conn, user_id, display, None)
-        except _Gone:
+        except _InviteGone:
             return None
         return user_id, display, team, token
+
+
+class _InviteGone(Exception):
+    pass
 
 
 def _sqlite_connected(dbapi_connection: Any, _record: Any) -> None:

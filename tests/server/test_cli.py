@@ -1,0 +1,59 @@
+"""The server's administration commands as a user runs them: tokens per user, named, listed, revoked,
+expiring, stored only as hashes; one-line errors, never a traceback."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from cmp.server import Storage
+from cmp.server._schema import tokens
+from tests.server.conftest import cli
+
+
+def test_tokens_issued_listed_and_revoked(tmp_path: Path) -> None:
+    db = str(tmp_path / "admin" / "server.db")
+    root = cli("server", "init", "--db", db).stdout.strip()
+    laptop = cli("server", "issue-token", "laptop", "--user", "root", "--expires-in", "30", "--db", db).stdout.strip()
+    alice = cli("server", "issue-token", "alice", "--email", "alice@example.org", "--db", db).stdout.strip()
+    again = cli("server", "issue-token", "alice-ci", "--email", "alice@example.org", "--db", db).stdout.strip()
+    storage = Storage(db)
+    try:
+        assert storage.user_for_token(laptop) == storage.user_for_token(root)  # a second token, one user
+        assert storage.user_for_token(again) == storage.user_for_token(alice) != storage.user_for_token(root)
+        with storage.engine.connect() as conn:
+            stored = set(conn.execute(select(tokens.c.token_hash)).scalars())
+        assert stored == {hashlib.sha256(t.encode()).hexdigest() for t in (root, laptop, alice, again)}
+        listed = cli("server", "tokens", "--db", db).stdout
+        assert all(t not in listed for t in (root, laptop, alice, again))
+        assert "laptop" in listed and "expires 20" in listed and "expires never" in listed
+        prefix = hashlib.sha256(laptop.encode()).hexdigest()[:8]
+        assert prefix in listed
+        assert cli("server", "revoke-token", prefix, "--db", db).returncode == 0
+        assert storage.user_for_token(laptop) is None and storage.user_for_token(root) is not None
+        assert cli("server", "revoke-token", "alice-ci", "--db", db).returncode == 0
+        assert storage.user_for_token(again) is None
+        missing = cli("server", "revoke-token", "nosuchlabel", "--db", db, check=False)
+        assert missing.returncode == 1 and missing.stderr.count("\n") == 1
+        unknown = cli("server", "issue-token", "x", "--user", "nobody", "--db", db, check=False)
+        assert unknown.returncode == 1 and unknown.stdout == ""
+    finally:
+        storage.close()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["server", "migrate", "--db", "/proc/no-such-folder/server.db"],
+        ["server", "--db", "postgresql://cmp:synthetic-password@127.0.0.1:1/none"],
+        ["server", "--db", "mysql://host/name"],
+        ["server", "--addr", "nowhere", "--db", "/proc/no-such-folder/server.db"],
+    ],
+)
+def test_a_database_or_address_that_cannot_be_used_is_one_line_exit_2(args: list[str]) -> None:
+    done = cli(*args, check=False)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert "synthetic-password" not in done.stderr
