@@ -861,6 +861,8 @@ def _server_command(commands: argparse._SubParsersAction[_Parser], prog: str) ->
         ("issue-token", "print a new token: for a new user NAME, or with --user for an existing one"),
         ("tokens", "list the tokens: hash prefix, user, display, label, created, expiry (never the token)"),
         ("revoke-token", "revoke a token by its hash prefix (8+ hex digits) or its label"),
+        ("export", "print the whole database as JSON Lines (a backup, or the way to another engine)"),
+        ("import", "load an export into a new database (migrated, no users yet): all rows or none"),
     )
     made = {
         name: actions.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
@@ -875,6 +877,7 @@ def _server_command(commands: argparse._SubParsersAction[_Parser], prog: str) ->
     issue.add_argument("--user", metavar="USER", help="an existing user (id, email or display name) gets the token")
     issue.add_argument("--label", metavar="LABEL", help="the token's name in 'server tokens' (default: NAME)")
     issue.add_argument("--expires-in", type=_positive_int, metavar="DAYS", help="the token stops working after DAYS")
+    made["import"].add_argument("file", metavar="FILE", help="the export, as server export wrote it")
     made["revoke-token"].add_argument("ref", metavar="REF", help="the token's hash prefix or its label")
 
 

@@ -2,12 +2,13 @@
 
 ``server`` serves; ``server migrate`` brings the schema up to date; ``server init`` makes the
 first user and token (once); ``server issue-token``, ``server tokens``, ``server revoke-token``
-manage tokens. A token is printed once, alone on stdout; everything else goes to stderr.
+manage tokens; ``server export`` and ``server import`` move a whole server as JSON Lines. A token is printed once, alone on stdout; everything else goes to stderr.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
@@ -88,6 +89,12 @@ def run_server(args: argparse.Namespace, out: Output) -> int:
                     f"{row.created_at[:19]}Z  expires {expires}"
                 )
             return 0
+        if action == "export":
+            for record in storage.export():
+                out.line(json.dumps(record, ensure_ascii=False, sort_keys=True))
+            return 0
+        if action == "import":
+            return _import(args, storage)
         if action == "revoke-token":
             if storage.revoke_token(args.ref) == 0:
                 error_line("no token has that hash prefix or label ('server tokens' lists them)")
@@ -106,6 +113,20 @@ def run_server(args: argparse.Namespace, out: Output) -> int:
         return EXIT_USAGE
     finally:
         storage.close()
+
+
+def _import(args: argparse.Namespace, storage: Storage) -> int:
+    try:
+        with open(args.file, encoding="utf-8") as lines:
+            count = storage.import_(json.loads(line) for line in lines if line.strip())
+    except OSError as exc:
+        error_line(f"cannot read {visible(args.file)}: {exc.strerror}")
+        return EXIT_USAGE
+    except (ValueError, RecursionError):
+        error_line(f"{visible(args.file)} is not JSON Lines")
+        return EXIT_USAGE
+    _note(f"imported {count} rows into {storage.shown}")
+    return 0
 
 
 def _issue_token(args: argparse.Namespace, out: Output, storage: Storage) -> int:

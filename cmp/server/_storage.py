@@ -28,6 +28,10 @@ from ulid import ULID
 
 from cmp.server._schema import invites, packets, team_members, teams, tokens, users
 
+# Export's order: each table after the tables its rows point to.
+TABLES = (users, tokens, teams, team_members, invites, packets)
+EXPORT_FORMAT = "core-memory-packet server export"
+
 INVITE_TTL = timedelta(days=7)
 TOKEN_ALPHABET = string.digits + string.ascii_letters  # the reference's: 48 of [0-9a-zA-Z]
 TOKEN_LENGTH = 48
@@ -279,6 +283,50 @@ class Storage:
             return True
         except SQLAlchemyError:
             return False
+
+    # -- export and import ---------------------------------------------------------------------
+
+    def export(self) -> Iterator[dict[str, Any]]:
+        """The whole database as JSON-ready records: a header, then one record a row, each table in
+        dependency order and by primary key (a packet's body as base64: its exact bytes)."""
+        yield {"format": EXPORT_FORMAT, "version": 1, "schema": self.revision()}
+        with self._read() as conn:
+            for table in TABLES:
+                for row in conn.execute(select(table).order_by(*table.primary_key.columns)).mappings():
+                    record = dict(row)
+                    if table is packets:
+                        record["body"] = base64.b64encode(record["body"]).decode()
+                    yield {"table": table.name, "row": record}
+
+    def import_(self, records: Iterator[dict[str, Any]]) -> int:
+        """Load an export into this database, which must be at the same schema and hold no users:
+        all rows or none. The number of rows; StorageError for a record this schema has no place for."""
+        header = next(records, None)
+        if not isinstance(header, dict) or header.get("format") != EXPORT_FORMAT or header.get("version") != 1:
+            raise StorageError("not a server export (its first line is not an export header)")
+        if header.get("schema") != self.revision():
+            raise StorageError(f"the export is of schema {header.get('schema')}, this database of {self.revision()}")
+        by_name = {table.name: table for table in TABLES}
+        count = 0
+        with self._write() as conn:
+            if conn.execute(select(users.c.id).limit(1)).first() is not None:
+                raise StorageError(f"{self.shown} holds users already: import into a new database")
+            for number, record in enumerate(records, start=2):
+                table = by_name.get(str(record.get("table"))) if isinstance(record, dict) else None
+                row = record.get("row") if table is not None else None
+                if table is None or not isinstance(row, dict) or not set(row) <= set(table.columns.keys()):
+                    raise StorageError(f"line {number}: not a row of this schema")
+                if table is packets:
+                    try:
+                        row = {**row, "body": base64.b64decode(row["body"], validate=True)}
+                    except (ValueError, TypeError, KeyError):
+                        raise StorageError(f"line {number}: a packet's body is not base64") from None
+                try:
+                    conn.execute(table.insert().values(row))
+                except SQLAlchemyError as exc:
+                    raise StorageError(f"line {number}: {type(exc).__name__}") from None
+                count += 1
+        return count
 
     # -- users and tokens ----------------------------------------------------------------------
 

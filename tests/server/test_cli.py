@@ -57,3 +57,40 @@ def test_a_database_or_address_that_cannot_be_used_is_one_line_exit_2(args: list
     done = cli(*args, check=False)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert "synthetic-password" not in done.stderr
+
+
+def test_export_then_import_into_the_other_engine_keeps_every_row(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """A whole server as JSON Lines, from SQLite into a new PostgreSQL database: the same export
+    back, and the tokens still work; a second import is refused, all or nothing."""
+    source = str(tmp_path / "source.db")
+    root = cli("server", "init", "--db", source).stdout.strip()
+    storage = Storage(source)
+    user_id = storage.user_for_token(root)
+    assert user_id is not None
+    team = storage.create_team(user_id, "backup")
+    assert team is not None
+    storage.create_invite(team.id, user_id)
+    storage.push(user_id, team.id, "01JEXPORT00000000000000001", "2026-04-21T10:00:00.000000000Z", "Goal.", b'{"x":1}')
+    storage.close()
+    exported = cli("server", "export", "--db", source).stdout
+    (tmp_path / "dump.jsonl").write_text(exported, encoding="utf-8")
+    base = request.getfixturevalue("postgres").url.rsplit("/", 1)[0]
+    admin = Storage(base + "/postgres")
+    with admin.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.exec_driver_sql("CREATE DATABASE restored")
+    admin.close()
+    target = base + "/restored"
+    cli("server", "migrate", "--db", target)
+    imported = cli("server", "import", str(tmp_path / "dump.jsonl"), "--db", target)
+    assert "imported 6 rows" in imported.stderr
+    assert cli("server", "export", "--db", target).stdout == exported
+    restored = Storage(target)
+    try:
+        assert restored.user_for_token(root) == user_id
+        assert restored.get_packet(user_id, "01JEXPORT00000000000000001") == b'{"x":1}'
+    finally:
+        restored.close()
+    again = cli("server", "import", str(tmp_path / "dump.jsonl"), "--db", target, check=False)
+    assert again.returncode == 1 and "holds users already" in again.stderr
