@@ -850,9 +850,15 @@ def _server_command(commands: argparse._SubParsersAction[_Parser], prog: str) ->
     )
     server_cmd.add_argument(
         "--redaction",
-        choices=("on", "off"),
+        choices=("on", "flag", "off"),
         default="on",
-        help="on (default): refuse a packet with a redaction hit, the hit masked in the answer; off: store it",
+        help="on (default): refuse a packet with a redaction hit, the hit masked in the answer; flag: store it "
+        "flagged (clients read the flag); off: store it",
+    )
+    server_cmd.add_argument(
+        "--lenient",
+        action="store_true",
+        help="store a packet whose only errors are schema errors, as it came, flagged not-conforming",
     )
     actions = server_cmd.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
     described = (

@@ -2,7 +2,8 @@
 
 ``server`` serves; ``server migrate`` brings the schema up to date; ``server init`` makes the
 first user and token (once); ``server issue-token``, ``server tokens``, ``server revoke-token``
-manage tokens; ``server export`` and ``server import`` move a whole server as JSON Lines. A token is printed once, alone on stdout; everything else goes to stderr.
+manage tokens; ``server export`` and ``server import`` move a whole server as JSON Lines.
+A token is printed once, alone on stdout; everything else goes to stderr.
 """
 
 from __future__ import annotations
@@ -159,7 +160,9 @@ def _serve(args: argparse.Namespace, storage: Storage, address: tuple[str, int])
         error_line("the database has no users: run 'core-memory-packet server init' first")
         return EXIT_FAIL
     external = args.external_url or os.environ.get("CMP_SERVER_EXTERNAL_URL") or None
-    app = create_app(storage, external_url=external, trust_proxy=args.trust_proxy, redaction=args.redaction)
+    app = create_app(
+        storage, external_url=external, trust_proxy=args.trust_proxy, redaction=args.redaction, lenient=args.lenient
+    )
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
     logger = logging.getLogger("cmp.server")  # the access log's parent too

@@ -37,8 +37,9 @@ from cmp.server._storage import (
     stamp,
 )
 
-Redaction = Literal["on", "off"]
-REDACTION_MODES: tuple[Redaction, ...] = ("on", "off")
+Redaction = Literal["on", "flag", "off"]
+REDACTION_MODES: tuple[Redaction, ...] = ("on", "flag", "off")
+FLAGS_HEADER = "X-CMP-Flags"  # a flagged packet's flags on GET; a listing item carries "flags"
 SPEC_VERSION = "0.2"  # healthz's "version": the newest packet version, as the reference answers
 DEFAULT_LIMIT, MAX_LIMIT = 50, 500
 TEAM_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
@@ -107,6 +108,7 @@ class Server:
         external_url: str | None = None,
         trust_proxy: bool = False,
         redaction: Redaction = "on",
+        lenient: bool = False,
         body_deadline: float | None = BODY_DEADLINE,
     ) -> None:
         if redaction not in REDACTION_MODES:
@@ -115,6 +117,7 @@ class Server:
         self.external_url = (external_url or "").rstrip("/") or None
         self.trust_proxy = trust_proxy
         self.redaction = redaction
+        self.lenient = lenient
         self.body_deadline = body_deadline
 
     async def _run(self, function: Callable[..., Any], *args: Any) -> Any:
@@ -184,10 +187,15 @@ class Server:
             if after is None:
                 raise Answer(400, "invalid cursor")
         rows = await self._run(self.storage.list_packets, user_id, team_id, limit, after)
-        listed = [{"created_at": seconds(key), "goal": goal, "id": packet_id} for packet_id, key, goal in rows[:limit]]
+        listed = []
+        for packet_id, key, goal, flags in rows[:limit]:
+            item = {"created_at": seconds(key), "goal": goal, "id": packet_id}
+            if flags:  # only on a flagged packet: a listing of strict pushes is the reference's
+                item["flags"] = flags.split(",")
+            listed.append(item)
         answer: dict[str, Any] = {"packets": listed}
         if len(rows) > limit:
-            last_id, last_key, _ = rows[limit - 1]
+            last_id, last_key, _, _ = rows[limit - 1]
             answer["next_cursor"] = encode_cursor(last_key, last_id)
         return json_response(200, answer)
 
@@ -198,36 +206,45 @@ class Server:
             if exc.status == 413:  # read no further, never cut and then judged
                 raise Answer(413, f"packet is larger than {cmp.MAX_PACKET_BYTES} bytes", close=True) from None
             raise Answer(exc.status, str(exc.problem["detail"]), close=exc.body_unread) from None
-        report = cmp.check(body, allow_unredacted=self.redaction == "off")
-        if report.errors:
-            raise Answer(400, first_of(report.errors, more="more findings"))
+        report = cmp.check(body, lenient=self.lenient, allow_unredacted=self.redaction != "on")
         if report.blocked:
             # As the CLI shows a hit: field/category and the masked finding, never what was found.
             hits = "; ".join(hit.line() for hit in report.redactions)
             raise Answer(422, f"packet contains redactable content: {hits}")
+        if not report.accepted:
+            raise Answer(400, first_of(report.errors, more="more findings"))
         refusal = _writer_refusal(report)
         if refusal is not None:
             raise Answer(422, refusal)
-        packet = report.packet
-        assert packet is not None
-        if "\x00" in packet.id:  # a text column cannot hold it on PostgreSQL, nor a URL path well
+        flags = [
+            name
+            for name, on in (
+                ("not-conforming", not report.conforming),
+                ("redaction", self.redaction == "flag" and bool(report.redactions)),
+            )
+            if on
+        ]
+        packet_id, created_at, goal, stored = _stored_form(report, body)
+        if "\x00" in packet_id:  # a text column cannot hold it on PostgreSQL, nor a URL path well
             raise Answer(400, "packet id holds a NUL character, which this server cannot store")
-        moment = instant(packet.created_at)
-        assert moment is not None  # a conforming packet's created_at is valid
+        moment = instant(created_at) if isinstance(created_at, str) else None
+        # A lenient packet without a valid created_at is listed at the instant it arrived.
+        key = created_key(moment) if moment is not None else created_key(time.time_ns())
         outcome = await self._run(
             self.storage.push,
             user_id,
             team_id,
-            packet.id,
-            created_key(moment),
-            packet.goal.replace("\x00", "\ufffd"),  # the listing's copy only: the packet keeps its goal
-            cmp.dumps(packet),
+            packet_id,
+            key,
+            goal.replace("\x00", "\ufffd"),  # the listing's copy only: the packet keeps its goal
+            stored,
+            ",".join(flags),
         )
         if outcome == "different":
             raise Answer(409, "a different packet is already stored under this id")
         if outcome == "taken":
             raise Answer(409, "packet id already taken")
-        return json_response(201, {"id": packet.id})
+        return json_response(201, {"id": packet_id})
 
     async def packet(self, request: Request) -> Response:
         user_id = await self._caller(request)
@@ -236,10 +253,11 @@ class Server:
             if not await self._run(self.storage.delete_packet, user_id, packet_id):
                 raise Answer(404, "not found")
             return Response(status_code=204)
-        body = await self._run(self.storage.get_packet, user_id, packet_id)
-        if body is None:
+        found = await self._run(self.storage.get_flagged, user_id, packet_id)
+        if found is None:
             raise Answer(404, "not found")
-        return Response(body, 200, media_type="application/json")
+        body, flags = found
+        return Response(body, 200, media_type="application/json", headers={FLAGS_HEADER: flags} if flags else None)
 
     async def packet_scope(self, request: Request) -> Response:
         """Move a packet between personal and team scope: metadata only, the packet unchanged."""
@@ -375,6 +393,19 @@ class Server:
             raise
 
 
+def _stored_form(report: cmp.Report, body: bytes) -> tuple[str, Any, str, bytes]:
+    """(id, created_at, goal, bytes to store) of an accepted packet: a conforming one's canonical
+    bytes; one lenient mode let in as it came (it has no canonical form), 400 without a usable id."""
+    packet = report.packet
+    if packet is not None:
+        return packet.id, packet.created_at, packet.goal, cmp.dumps(packet)
+    data = json.loads(body)  # lenient mode lets in only an object that parsed
+    packet_id, goal = data.get("id"), data.get("goal")
+    if not isinstance(packet_id, str) or not 0 < len(packet_id) <= 64:
+        raise Answer(400, "a packet let in leniently still needs an id: a string of 1 to 64 characters")
+    return packet_id, data.get("created_at"), goal if isinstance(goal, str) else "", body
+
+
 def _packet_id(request: Request) -> str:
     """The path's packet id; 404 for one no packet can have (longer than 64, or holding a NUL)."""
     packet_id: str = request.path_params["id"]
@@ -451,6 +482,7 @@ def create_app(
     external_url: str | None = None,
     trust_proxy: bool = False,
     redaction: Redaction = "on",
+    lenient: bool = False,
     body_deadline: float | None = BODY_DEADLINE,
 ) -> Starlette:
     """The server as an ASGI app, to serve or mount in a Starlette or FastAPI app.
@@ -458,11 +490,18 @@ def create_app(
     ``db``: a :class:`Storage`, a file path, ``sqlite:///PATH`` or ``postgresql://…`` (default: the
     file in the user's data folder). :class:`StorageError` when the database needs migrating.
     ``external_url``: the base of invite links; ``trust_proxy``: read X-Forwarded-Proto and -Host
-    (only behind a proxy that sets them); ``redaction``: ``on`` refuses a packet with a hit."""
+    (only behind a proxy that sets them); ``redaction``: ``on`` refuses a packet with a hit, ``flag``
+    stores it flagged, ``off`` stores it; ``lenient``: a packet whose only errors are schema errors
+    is stored as it came, flagged ``not-conforming`` (the specification's lenient mode)."""
     storage = db if isinstance(db, Storage) else Storage(db)
     storage.check_ready()
     server = Server(
-        storage, external_url=external_url, trust_proxy=trust_proxy, redaction=redaction, body_deadline=body_deadline
+        storage,
+        external_url=external_url,
+        trust_proxy=trust_proxy,
+        redaction=redaction,
+        lenient=lenient,
+        body_deadline=body_deadline,
     )
     table: list[tuple[str, Callable[[Request], Awaitable[Response]], list[str]]] = [
         ("/v1/healthz", server.healthz, ["GET"]),

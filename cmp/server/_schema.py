@@ -76,6 +76,9 @@ packets = Table(
     Column("team_id", Text, ForeignKey("teams.id", ondelete="SET NULL")),
     # The instant of created_at, UTC with all nine fraction digits: listing order (then id).
     Column("created_key", ORDERED_TEXT, nullable=False),
+    # What the server let in that a strict one would refuse, comma-separated (migration v2):
+    # "not-conforming" (lenient mode), "redaction" (redaction's flag mode). Clients read them.
+    Column("flags", Text, nullable=False, server_default=""),
 )
 
 Index("idx_packets_owner_order", packets.c.owner_id, packets.c.created_key, packets.c.id)

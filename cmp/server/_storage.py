@@ -245,8 +245,9 @@ class Storage:
     def needs_migration(self) -> bool:
         return self.revision() != self.head()
 
-    def migrate(self) -> tuple[str | None, str]:
-        """Apply every migration not applied yet: (the revision before, the revision now)."""
+    def migrate(self, target: str = "head") -> tuple[str | None, str | None]:
+        """Apply every migration not applied yet, up to ``target`` (a revision, or the newest):
+        (the revision before, the revision now)."""
         from alembic import command
 
         if self.path is not None:
@@ -259,10 +260,10 @@ class Storage:
         try:
             with self._write() as conn:
                 config.attributes["connection"] = conn
-                command.upgrade(config, "head")
+                command.upgrade(config, target)
         except SQLAlchemyError as exc:
             raise DatabaseUnavailable(f"cannot migrate {self.shown}: {_reason(exc)}") from None
-        return before, self.head()
+        return before, self.revision()
 
     def check_ready(self) -> None:
         """StorageError unless the database is at the newest schema (a server refuses to start otherwise)."""
@@ -426,7 +427,9 @@ class Storage:
 
     # -- packets -------------------------------------------------------------------------------
 
-    def push(self, user_id: str, team_id: str | None, packet_id: str, key: str, goal: str, body: bytes) -> PushOutcome:
+    def push(
+        self, user_id: str, team_id: str | None, packet_id: str, key: str, goal: str, body: bytes, flags: str = ""
+    ) -> PushOutcome:
         """Store a judged packet's canonical ``body`` under its id, in the caller's scope (``team_id`` None:
         personal). ``stored`` when new or when it brings back the caller's own deleted packet; ``same``
         when those bytes are there already; ``different`` when other bytes are, in the caller's scope;
@@ -439,6 +442,7 @@ class Storage:
             "owner_id": user_id,
             "team_id": team_id,
             "created_key": key,
+            "flags": flags,
         }
         with self._write() as conn:
             if conn.execute(self._insert_ignoring(packets, values)).rowcount == 1:
@@ -476,27 +480,34 @@ class Storage:
 
     def get_packet(self, user_id: str, packet_id: str) -> bytes | None:
         """The canonical bytes of a live packet the caller may read; None otherwise (whatever the reason)."""
-        query = select(packets.c.body).where(packets.c.id == packet_id, self._readable(user_id))
+        found = self.get_flagged(user_id, packet_id)
+        return None if found is None else found[0]
+
+    def get_flagged(self, user_id: str, packet_id: str) -> tuple[bytes, str] | None:
+        """:meth:`get_packet`'s bytes, and the packet's flags."""
+        query = select(packets.c.body, packets.c.flags).where(packets.c.id == packet_id, self._readable(user_id))
         with self._read() as conn:
-            found = conn.execute(query).scalar()
-        return None if found is None else bytes(found)
+            row = conn.execute(query).first()
+        return None if row is None else (bytes(row.body), row.flags)
 
     def list_packets(
         self, user_id: str, team_id: str | None, limit: int, after: tuple[str, str] | None
-    ) -> list[tuple[str, str, str]]:
-        """(id, created_key, goal) of live packets in one scope, newest instant first, then id; ``after``
+    ) -> list[tuple[str, str, str, str]]:
+        """(id, created_key, goal, flags) of live packets in one scope, newest instant first, then id; ``after``
         a (key, id) the listing goes on past. One more row than ``limit`` tells that more follow."""
         scope = (
             packets.c.team_id == team_id
             if team_id is not None
             else and_(packets.c.team_id.is_(None), packets.c.owner_id == user_id)
         )
-        query = select(packets.c.id, packets.c.created_key, packets.c.goal).where(scope, packets.c.deleted_at.is_(None))
+        query = select(packets.c.id, packets.c.created_key, packets.c.goal, packets.c.flags).where(
+            scope, packets.c.deleted_at.is_(None)
+        )
         if after is not None:
             query = query.where(tuple_(packets.c.created_key, packets.c.id) < tuple_(*after))
         query = query.order_by(packets.c.created_key.desc(), packets.c.id.desc()).limit(limit + 1)
         with self._read() as conn:
-            return [(row.id, row.created_key, row.goal) for row in conn.execute(query)]
+            return [(row.id, row.created_key, row.goal, row.flags) for row in conn.execute(query)]
 
     def delete_packet(self, user_id: str, packet_id: str) -> bool:
         """Soft-delete: a personal packet by its owner, a team packet by its pusher or the team's owner."""

@@ -121,3 +121,55 @@ def test_a_database_needing_migration_is_refused(tmp_path: Path) -> None:
     assert refused.returncode == 1 and "run 'core-memory-packet server migrate' first" in refused.stderr
     assert "no database at" in cli("server", "--db", str(tmp_path / "none.db"), check=False).stderr
     assert not (tmp_path / "none.db").exists()
+
+
+def _raw(packet_id: str, **members: object) -> bytes:
+    return json.dumps({"ltm_version": "0.2", "id": packet_id, "created_at": "2026-04-21T10:00:00Z", **members}).encode()
+
+
+def test_lenient_mode_and_redaction_flag_mode_store_flagged_packets(storage: Storage) -> None:
+    headers = owner_and_team(storage, "flags")
+    loose = _raw("01JLENIENT0000000000000001", goal="No next step.")  # schema error: next_step missing
+    leaky = _raw("01JFLAGGED0000000000000001", goal="Rotate the key.", next_step=f"Replace {AKIA}.")
+    with serving(create_app(storage)) as base:  # strict: both refused
+        assert httpx.post(f"{base}/v1/packets", content=loose, headers=headers).status_code == 400
+        assert httpx.post(f"{base}/v1/packets", content=leaky, headers=headers).status_code == 422
+    with serving(create_app(storage, lenient=True, redaction="flag")) as base:
+        assert httpx.post(f"{base}/v1/packets", content=loose, headers=headers).status_code == 201
+        assert httpx.post(f"{base}/v1/packets", content=leaky, headers=headers).status_code == 201
+        got = httpx.get(f"{base}/v1/packets/01JLENIENT0000000000000001", headers=headers)
+        assert got.content == loose and got.headers["x-cmp-flags"] == "not-conforming"  # as it came
+        assert httpx.get(f"{base}/v1/packets/01JFLAGGED0000000000000001", headers=headers).headers["x-cmp-flags"] == (
+            "redaction"
+        )
+        listed = {p["id"]: p.get("flags") for p in httpx.get(f"{base}/v1/packets", headers=headers).json()["packets"]}
+        assert listed == {"01JLENIENT0000000000000001": ["not-conforming"], "01JFLAGGED0000000000000001": ["redaction"]}
+        no_id = httpx.post(f"{base}/v1/packets", content=b'{"ltm_version": "0.2", "goal": 5}', headers=headers)
+        assert no_id.status_code == 400 and "needs an id" in no_id.json()["error"]
+        assert httpx.post(f"{base}/v1/packets", content=b"{bad", headers=headers).status_code == 400  # not schema
+
+
+def test_a_database_at_an_older_schema_is_refused_until_migrated(tmp_path: Path) -> None:
+    db = tmp_path / "old.db"
+    old = Storage(db)
+    assert old.migrate("v1") == (None, "v1")
+    with old.engine.begin() as conn:  # a v1 row: no flags column yet
+        conn.exec_driver_sql("INSERT INTO users VALUES ('U1', NULL, 'root', '2026-01-01T00:00:00.000000Z')")
+        conn.exec_driver_sql(
+            "INSERT INTO packets (id, created_at, goal, body, owner_id, created_key) VALUES "
+            "('01JOLD00000000000000000001', '2026-01-01T00:00:00Z', 'Old.', X'7B7D', 'U1', "
+            "'2026-01-01T00:00:00.000000000Z')"
+        )
+    old.close()
+    refused = cli("server", "--db", str(db), check=False)
+    assert refused.returncode == 1 and "is at schema v1 and this server needs v2" in refused.stderr
+    migrated = cli("server", "migrate", "--db", str(db))
+    assert "schema v1 → v2" in migrated.stderr
+    new = Storage(db)
+    try:
+        new.check_ready()
+        assert new.list_packets("U1", None, 5, None) == [
+            ("01JOLD00000000000000000001", "2026-01-01T00:00:00.000000000Z", "Old.", "")
+        ]
+    finally:
+        new.close()

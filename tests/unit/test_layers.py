@@ -77,6 +77,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "cmp.server.migrations.env",
         "cmp.server.migrations.versions",
         "cmp.server.migrations.versions.v1_schema",
+        "cmp.server.migrations.versions.v2_flags",
     ),
     ("cmp.server._storage",),
     ("cmp.server._app",),
