@@ -856,6 +856,11 @@ def _server_command(commands: argparse._SubParsersAction[_Parser], prog: str) ->
         "flagged (clients read the flag); off: store it",
     )
     server_cmd.add_argument(
+        "--metrics",
+        action="store_true",
+        help="serve Prometheus metrics at GET /metrics (no auth: expose it to the scraper alone)",
+    )
+    server_cmd.add_argument(
         "--lenient",
         action="store_true",
         help="store a packet whose only errors are schema errors, as it came, flagged not-conforming",

@@ -161,7 +161,12 @@ def _serve(args: argparse.Namespace, storage: Storage, address: tuple[str, int])
         return EXIT_FAIL
     external = args.external_url or os.environ.get("CMP_SERVER_EXTERNAL_URL") or None
     app = create_app(
-        storage, external_url=external, trust_proxy=args.trust_proxy, redaction=args.redaction, lenient=args.lenient
+        storage,
+        external_url=external,
+        trust_proxy=args.trust_proxy,
+        redaction=args.redaction,
+        lenient=args.lenient,
+        metrics=args.metrics,
     )
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))

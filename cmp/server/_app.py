@@ -19,13 +19,15 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
-from starlette.routing import Route
+from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import cmp
 from cmp._toolkit import instant
 from cmp.findings import first_of
 from cmp.integrations.starlette import BODY_DEADLINE, PacketRejected, read_body
+from cmp.server._metrics import CONTENT_TYPE as METRICS_TYPE
+from cmp.server._metrics import Metrics
 from cmp.server._storage import (
     Storage,
     StorageError,
@@ -445,10 +447,13 @@ async def _not_found(scope: Scope, receive: Receive, send: Send) -> None:
 
 class AccessLog:
     """One line per request: method, path (an invite code withheld), status, milliseconds. No query
-    string, header or body: nothing of a token, a credential or a packet's text."""
+    string, header or body: nothing of a token, a credential or a packet's text. With ``metrics``,
+    each request is counted too, under its route's template."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, routes: list[Route], metrics: Metrics | None = None) -> None:
         self.app = app
+        self.routes = routes
+        self.metrics = metrics
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -466,6 +471,9 @@ class AccessLog:
         try:
             await self.app(scope, receive, sending)
         finally:
+            if self.metrics is not None:
+                route = next((r.path for r in self.routes if r.matches(scope)[0] != Match.NONE), "other")
+                self.metrics.observe(scope["method"], route, status, time.perf_counter() - started)
             path = _INVITE_PATH.sub(r"\1{code}", scope.get("path", ""))
             access_log.info(
                 "%s %s %d %.1fms",
@@ -483,6 +491,7 @@ def create_app(
     trust_proxy: bool = False,
     redaction: Redaction = "on",
     lenient: bool = False,
+    metrics: bool = False,
     body_deadline: float | None = BODY_DEADLINE,
 ) -> Starlette:
     """The server as an ASGI app, to serve or mount in a Starlette or FastAPI app.
@@ -492,7 +501,8 @@ def create_app(
     ``external_url``: the base of invite links; ``trust_proxy``: read X-Forwarded-Proto and -Host
     (only behind a proxy that sets them); ``redaction``: ``on`` refuses a packet with a hit, ``flag``
     stores it flagged, ``off`` stores it; ``lenient``: a packet whose only errors are schema errors
-    is stored as it came, flagged ``not-conforming`` (the specification's lenient mode)."""
+    is stored as it came, flagged ``not-conforming`` (the specification's lenient mode); ``metrics``:
+    serve Prometheus metrics at ``GET /metrics`` (no auth: expose it to the scraper alone)."""
     storage = db if isinstance(db, Storage) else Storage(db)
     storage.check_ready()
     server = Server(
@@ -518,9 +528,16 @@ def create_app(
         ("/v1/invites/{code}/accept", server.accept, ["POST"]),
     ]
     routes = [Route(path, _endpoint(handler), methods=methods) for path, handler, methods in table]
+    counted = Metrics() if metrics else None
+    if counted is not None:
+
+        async def scraped(request: Request) -> Response:
+            return Response(counted.render(), media_type=METRICS_TYPE)
+
+        routes.append(Route("/metrics", scraped, methods=["GET"]))
     app = Starlette(routes=routes)
     app.router.redirect_slashes = False  # /v1/packets/ is another path: 404, as the reference
     app.router.default = _not_found
     app.state.storage = storage
-    app.add_middleware(AccessLog)
+    app.add_middleware(AccessLog, routes=routes, metrics=counted)
     return app

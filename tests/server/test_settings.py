@@ -173,3 +173,21 @@ def test_a_database_at_an_older_schema_is_refused_until_migrated(tmp_path: Path)
         ]
     finally:
         new.close()
+
+
+def test_metrics_only_when_asked_counted_by_route_template(storage: Storage) -> None:
+    headers = owner_and_team(storage, "metrics")
+    with serving(create_app(storage)) as base:
+        assert httpx.get(f"{base}/metrics").status_code == 404
+    with serving(create_app(storage, metrics=True)) as base:
+        httpx.get(f"{base}/v1/packets/01JSECRETID000000000000001", headers=headers)
+        httpx.post(f"{base}/v1/invites/{'a' * 48}/accept")
+        httpx.request("BREW", f"{base}/v1/healthz")
+        scraped = httpx.get(f"{base}/metrics")
+        assert scraped.headers["content-type"].startswith("text/plain; version=0.0.4")
+        text = scraped.text
+        assert 'cmp_server_requests_total{method="GET",route="/v1/packets/{id}",status="404"} 1' in text
+        assert 'cmp_server_requests_total{method="POST",route="/v1/invites/{code}/accept",status="410"} 1' in text
+        assert 'method="other",route="/v1/healthz",status="405"' in text
+        assert 'cmp_server_request_duration_seconds_count{method="GET",route="/v1/packets/{id}"} 1' in text
+        assert "01JSECRETID" not in text and "a" * 48 not in text

@@ -79,7 +79,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "cmp.server.migrations.versions.v1_schema",
         "cmp.server.migrations.versions.v2_flags",
     ),
-    ("cmp.server._storage",),
+    ("cmp.server._storage", "cmp.server._metrics"),
     ("cmp.server._app",),
     ("cmp.server",),
     # programs: the conformance runner (a library the adapter and the CLI use), lowest first
