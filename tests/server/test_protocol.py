@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import httpx
 import pytest
@@ -19,7 +23,7 @@ from ulid import ULID
 
 import cmp
 from cmp.server._schema import invites, packets, team_members, users
-from tests.server.conftest import Running, cli
+from tests.server.conftest import Running, cli, free_port, wait_until_up
 
 AKIA = "AKIAIOSFODNN7EXAMPLE"
 HEX48 = re.compile(r"[0-9a-f]{48}")
@@ -558,3 +562,53 @@ def test_server_init_twice_refuses(server: Running) -> None:
     again = cli("server", "init", "--db", server.db, check=False)
     assert again.returncode == 1 and "initialized already" in again.stderr and again.stdout == ""
     assert row_count(server, users) == users_before
+
+
+def test_two_server_processes_on_one_postgresql_agree(server: Running, tmp_path: Path) -> None:
+    """Several processes serve one team on PostgreSQL: an invite accepted through both is one member,
+    one id pushed through both is one packet, a move made through one is what the other answers."""
+    if server.engine != "postgresql":
+        pytest.skip("SQLite serves one process")
+    port = free_port()
+    with (tmp_path / "second.log").open("wb") as log:
+        second = subprocess.Popen(
+            [sys.executable, "-m", "cmp", "server", "--db", server.db, "--addr", f"127.0.0.1:{port}"],
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
+    try:
+        wait_until_up(f"http://127.0.0.1:{port}", second, tmp_path / "second.log")
+        owner = server.user("owner")
+        other_base = f"http://127.0.0.1:{port}"
+        bases = [server.base, other_base] * 8
+        name = team(owner)
+        code = owner.post(f"/v1/teams/{name}/invites", json={}).json()["code"]
+        with ThreadPoolExecutor(16) as pool:
+            accepted = list(pool.map(lambda base: httpx.post(f"{base}/v1/invites/{code}/accept", timeout=30), bases))
+        assert sorted(a.status_code for a in accepted) == [201] + [410] * 15
+        token = next(a.json()["token"] for a in accepted if a.status_code == 201)
+        racers = [server.user(f"racer{n}") for n in range(16)]
+        one_id = new_id()
+        with ThreadPoolExecutor(16) as pool:
+            pushed = list(
+                pool.map(
+                    lambda n: httpx.post(
+                        f"{bases[n]}/v1/packets",
+                        content=packet(one_id, goal=f"Racer {n}."),
+                        headers=racers[n].headers,
+                        timeout=30,
+                    ),
+                    range(16),
+                )
+            )
+        assert sorted(p.status_code for p in pushed) == [201] + [409] * 15
+        assert row_count(server, packets, packets.c.id == one_id) == 1
+        body = packet()
+        assert push(owner, body).status_code == 201
+        newcomer = {"Authorization": f"Bearer {token}"}
+        assert httpx.get(f"{other_base}/v1/packets/{id_of(body)}", headers=newcomer).status_code == 404
+        assert owner.put(f"/v1/packets/{id_of(body)}/scope", json={"team": name}).status_code == 200
+        assert httpx.get(f"{other_base}/v1/packets/{id_of(body)}", headers=newcomer).status_code == 200
+    finally:
+        second.send_signal(signal.SIGTERM)
+        second.wait(timeout=15)
