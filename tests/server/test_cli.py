@@ -4,6 +4,8 @@ expiring, stored only as hashes; one-line errors, never a traceback."""
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -94,3 +96,13 @@ def test_export_then_import_into_the_other_engine_keeps_every_row(
         restored.close()
     again = cli("server", "import", str(tmp_path / "dump.jsonl"), "--db", target, check=False)
     assert again.returncode == 1 and "holds users already" in again.stderr
+
+
+def test_the_core_library_loads_none_of_the_servers_libraries() -> None:
+    code = (
+        "import sys, cmp, cmp.cli; cmp.check(b'{}'); cmp.Store('.'); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('sqlalchemy', 'alembic', 'psycopg', 'starlette', 'uvicorn') or m.startswith('cmp.server')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert done.stdout.strip() == "[]"
