@@ -20,6 +20,7 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from cmp.server import Storage, StorageError, create_app
+from cmp.server._app import WRITER_RULE
 from tests.server.conftest import cli, free_port
 
 AKIA = "AKIAIOSFODNN7EXAMPLE"
@@ -191,3 +192,27 @@ def test_metrics_only_when_asked_counted_by_route_template(storage: Storage) -> 
         assert 'method="other",route="/v1/healthz",status="405"' in text
         assert 'cmp_server_request_duration_seconds_count{method="GET",route="/v1/packets/{id}"} 1' in text
         assert "01JSECRETID" not in text and "a" * 48 not in text
+
+
+GHP = "ghp_" + "Zq3xW8vB2nM6kL1pR9tY4uI7oA5sD0fG3hJ2"
+
+
+@pytest.mark.skipif(not WRITER_RULE, reason="this checkout predates the writer's rule (cmp.check(writer=True))")
+def test_the_writer_rule_refuses_a_credential_in_any_string(storage: Storage) -> None:
+    headers = owner_and_team(storage, "writer")
+    body = json.dumps(
+        {
+            "ltm_version": "0.2",
+            "id": "01JWRITERRULE0000000000001",
+            "created_at": "2026-04-21T10:00:00Z",
+            "project": {"name": "repo", "ref": f"https://x-access-token:{GHP}@github.com/example/repo"},
+            "goal": "Fix the export.",
+            "next_step": "Time it.",
+        }
+    ).encode()
+    with serving(create_app(storage)) as base:
+        refused = httpx.post(f"{base}/v1/packets", content=body, headers=headers)
+        assert refused.status_code == 422 and "project.ref/gh-token: ghp_…" in refused.json()["error"]
+        assert GHP not in refused.text
+    with serving(create_app(storage, redaction="off")) as base:
+        assert httpx.post(f"{base}/v1/packets", content=body, headers=headers).status_code == 201
