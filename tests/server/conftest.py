@@ -79,6 +79,17 @@ class Postgres:
     bin: Path
     user: str | None
 
+    def new_database(self) -> str:
+        """The URL of a new, empty database on this PostgreSQL."""
+        name = "cmp_" + uuid.uuid4().hex[:12]
+        admin = Storage(self.url)
+        try:
+            with admin.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+                conn.exec_driver_sql(f"CREATE DATABASE {name}")
+        finally:
+            admin.close()
+        return self.url.rsplit("/", 1)[0] + "/" + name
+
     def stop(self) -> None:
         command = [str(self.bin / "pg_ctl"), "-D", str(self.folder / "data"), "-m", "immediate", "stop"]
         subprocess.run(_as(self.user, command), capture_output=True, timeout=60, check=False)
@@ -163,8 +174,8 @@ def postgres() -> Iterator[Postgres]:
 def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     if request.param == "sqlite":
         db = str(tmp_path_factory.mktemp("server") / "server.db")
-    else:
-        db = request.getfixturevalue("postgres").url
+    else:  # a database of its own: pytest may make this fixture again when test order switches engines
+        db = request.getfixturevalue("postgres").new_database()
     token = cli("server", "init", "--db", db).stdout.strip()
     port = free_port()
     log = tmp_path_factory.mktemp("log") / "server.log"

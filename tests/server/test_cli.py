@@ -78,12 +78,7 @@ def test_export_then_import_into_the_other_engine_keeps_every_row(
     storage.close()
     exported = cli("server", "export", "--db", source).stdout
     (tmp_path / "dump.jsonl").write_text(exported, encoding="utf-8")
-    base = request.getfixturevalue("postgres").url.rsplit("/", 1)[0]
-    admin = Storage(base + "/postgres")
-    with admin.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-        conn.exec_driver_sql("CREATE DATABASE restored")
-    admin.close()
-    target = base + "/restored"
+    target = request.getfixturevalue("postgres").new_database()
     cli("server", "migrate", "--db", target)
     imported = cli("server", "import", str(tmp_path / "dump.jsonl"), "--db", target)
     assert "imported 6 rows" in imported.stderr
