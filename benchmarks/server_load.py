@@ -161,6 +161,7 @@ def main() -> int:
         assert user_id is not None
         started = time.perf_counter()
         fill(storage, user_id, args.packets)
+        storage.analyze()  # as autovacuum would, in time, on a server that grew to this size
         print(f"{args.packets:,} packets stored in {time.perf_counter() - started:.1f} s", file=sys.stderr)
         storage.close()
         servers, bases = [], []

@@ -327,7 +327,14 @@ class Storage:
                 except SQLAlchemyError as exc:
                     raise StorageError(f"line {number}: {type(exc).__name__}") from None
                 count += 1
+        self.analyze()
         return count
+
+    def analyze(self) -> None:
+        """Refresh the planner's statistics: after a bulk load, PostgreSQL plans listings without its
+        indexes until autovacuum has come by (a list of 50 took 130 ms in place of 0.1 ms)."""
+        with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            conn.exec_driver_sql("ANALYZE")
 
     # -- users and tokens ----------------------------------------------------------------------
 
