@@ -568,7 +568,7 @@ def test_two_server_processes_on_one_postgresql_agree(server: Running, tmp_path:
     """Several processes serve one team on PostgreSQL: an invite accepted through both is one member,
     one id pushed through both is one packet, a move made through one is what the other answers."""
     if server.engine != "postgresql":
-        pytest.skip("SQLite serves one process")
+        pytest.skip("several machines share PostgreSQL, not an SQLite file")
     port = free_port()
     with (tmp_path / "second.log").open("wb") as log:
         second = subprocess.Popen(
