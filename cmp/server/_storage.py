@@ -291,7 +291,10 @@ class Storage:
         """The whole database as JSON-ready records: a header, then one record a row, each table in
         dependency order and by primary key (a packet's body as base64: its exact bytes)."""
         yield {"format": EXPORT_FORMAT, "version": 1, "schema": self.revision()}
-        with self._read() as conn:
+        # One transaction, one snapshot of every table while servers write on (SQLite's read
+        # transaction in WAL mode is one already).
+        snapshot = {"isolation_level": "REPEATABLE READ"} if self.dialect == "postgresql" else {}
+        with self.engine.connect().execution_options(**snapshot) as conn:
             for table in TABLES:
                 for row in conn.execute(select(table).order_by(*table.primary_key.columns)).mappings():
                     record = dict(row)
