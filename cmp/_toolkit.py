@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from cmp._redaction._rules import RuleSetName as RuleSetName  # a type: mypy's alone
     from cmp._redaction._scan import replace_matches, scan
     from cmp._resume import STYLES, escaped_line, estimate_tokens, left_out
+    from cmp._timestamps import instant
 
 # Each name: the module that defines it, and its name there.
 _DEFINED_IN: dict[str, tuple[str, str]] = {
@@ -90,6 +91,7 @@ _DEFINED_IN: dict[str, tuple[str, str]] = {
     },
     **{name: ("cmp._redaction._scan", name) for name in ("replace_matches", "scan")},
     **{name: ("cmp._resume", name) for name in ("STYLES", "escaped_line", "estimate_tokens", "left_out")},
+    "instant": ("cmp._timestamps", "instant"),
 }
 
 
@@ -134,6 +136,7 @@ __all__ = [
     "file_bytes",
     "file_kind",
     "finder",
+    "instant",
     "judge",
     "left_out",
     "locate_both",

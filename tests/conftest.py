@@ -11,7 +11,8 @@ of each count (``CMP_TEST_EXAMPLE_SHARE``, :mod:`tests.support.examples`).
 The markers (registered in pyproject.toml, where ``--strict-markers`` refuses others):
 
 - ``slow``: given here to every test in ``tests/cli/`` (the command line, run mostly as
-  subprocesses: pipes, worker pools, signals, terminals) and ``tests/integration/``; written
+  subprocesses: pipes, worker pools, signals, terminals), ``tests/server/`` (a real server on
+  SQLite and PostgreSQL) and ``tests/integration/``; written
   in the other folders on the tests that start the conformance runner or an implementation
   in a subprocess, and on the property tests whose examples take a second or more.
   ``python -m pytest -m "not slow"`` is the quick subset: the unit, property and
@@ -47,7 +48,7 @@ if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) and "PYTHONPYCACHEPREFIX" not
     os.environ["PYTHONPYCACHEPREFIX"] = _BYTECODE
 
 HERE = Path(__file__).resolve().parent
-CLI, INTEGRATION = HERE / "cli", HERE / "integration"
+CLI, INTEGRATION, SERVER = HERE / "cli", HERE / "integration", HERE / "server"
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
@@ -57,7 +58,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         found = folders.get(item.path)
         if found is None:
             parents = item.path.parents
-            found = folders[item.path] = (INTEGRATION in parents, CLI in parents)
+            found = folders[item.path] = (INTEGRATION in parents, CLI in parents or SERVER in parents)
         in_integration, in_cli = found
         if in_integration:
             item.add_marker(pytest.mark.integration)
@@ -81,7 +82,9 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     """
     if (config.getoption("markexpr") or "").strip() != QUICK_SUBSET:
         return None
-    if collection_path in (CLI, INTEGRATION) or not {CLI, INTEGRATION}.isdisjoint(collection_path.parents):
+    if collection_path in (CLI, INTEGRATION, SERVER) or not {CLI, INTEGRATION, SERVER}.isdisjoint(
+        collection_path.parents
+    ):
         return True
     return None
 

@@ -860,6 +860,88 @@ def _mcp_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> No
     mcp_cmd.add_argument("--store", metavar="PATH", help=_STORE_HELP + "; for save, ls, show, resume")
 
 
+_SERVER_EXAMPLES = (
+    ("{prog} server init", "make the database and its first user, root; print root's token (once)"),
+    ("{prog} server --addr :8080 --external-url https://packets.example.org", "serve every interface"),
+    ("{prog} server --db postgresql://cmp@db.internal/cmp migrate", "bring a PostgreSQL schema up to date"),
+    ("{prog} server issue-token laptop --user root --expires-in 90", "a second token for root"),
+)
+_SERVER_DB_HELP = (
+    "the database: a file path or sqlite:///PATH (default: $CMP_SERVER_DB, else server.db in the user's data "
+    "folder, e.g. ~/.local/share/core-memory-packet), or postgresql://USER:PASSWORD@HOST/NAME"
+)
+
+
+def _server_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
+    server_cmd = commands.add_parser(
+        "server",
+        help="serve packets to a team: the ltm protocol on SQLite or PostgreSQL",
+        description="Serve the ltm HTTP protocol (what the reference ltm server serves: push, pull, list, "
+        "delete, teams, invites), every push judged by check. Without an action it serves; the database must "
+        "be initialized (server init) and at the newest schema (server migrate). Needs the server extra. "
+        "See docs/server.md.",
+        epilog=_examples(prog, _SERVER_EXAMPLES),
+        formatter_class=_HelpFormatter,
+    )
+    server_cmd.add_argument("--db", metavar="DB", help=_SERVER_DB_HELP)
+    server_cmd.add_argument(
+        "--addr", metavar="HOST:PORT", help="where to listen (default 127.0.0.1:8080; :8080 listens on every interface)"
+    )
+    server_cmd.add_argument(
+        "--external-url",
+        metavar="URL",
+        help="the server's public base URL, for invite links (default: $CMP_SERVER_EXTERNAL_URL, else the "
+        "request's own scheme and Host)",
+    )
+    server_cmd.add_argument(
+        "--trust-proxy",
+        action="store_true",
+        help="read X-Forwarded-Proto and X-Forwarded-Host (only behind a reverse proxy that sets them)",
+    )
+    server_cmd.add_argument(
+        "--redaction",
+        choices=("on", "flag", "off"),
+        default="on",
+        help="on (default): refuse a packet with a redaction hit, the hit masked in the answer; flag: store it "
+        "flagged (clients read the flag); off: store it",
+    )
+    server_cmd.add_argument(
+        "--metrics",
+        action="store_true",
+        help="serve Prometheus metrics at GET /metrics (no auth: expose it to the scraper alone)",
+    )
+    server_cmd.add_argument(
+        "--lenient",
+        action="store_true",
+        help="store a packet whose only errors are schema errors, as it came, flagged not-conforming",
+    )
+    actions = server_cmd.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+    described = (
+        ("migrate", "apply the schema migrations the database lacks"),
+        ("init", "migrate, then make the first user, root, and print its token (refused once the database has users)"),
+        ("issue-token", "print a new token: for a new user NAME, or with --user for an existing one"),
+        ("tokens", "list the tokens: hash prefix, user, display, label, created, expiry (never the token)"),
+        ("revoke-token", "revoke a token by its hash prefix (8+ hex digits) or its label"),
+        ("export", "print the whole database as JSON Lines (a backup, or the way to another engine)"),
+        ("import", "load an export into a new database (migrated, no users yet): all rows or none"),
+    )
+    made = {
+        name: actions.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+        for name, text in described
+    }
+    for action in made.values():
+        # SUPPRESS: a --db given before the action is not reset by the action's default.
+        action.add_argument("--db", metavar="DB", default=argparse.SUPPRESS, help=_SERVER_DB_HELP)
+    issue = made["issue-token"]
+    issue.add_argument("name", metavar="NAME", help="the new user's display name, and the token's label")
+    issue.add_argument("--email", metavar="EMAIL", help="the user with this email gets the token (made if none has it)")
+    issue.add_argument("--user", metavar="USER", help="an existing user (id, email or display name) gets the token")
+    issue.add_argument("--label", metavar="LABEL", help="the token's name in 'server tokens' (default: NAME)")
+    issue.add_argument("--expires-in", type=_positive_int, metavar="DAYS", help="the token stops working after DAYS")
+    made["import"].add_argument("file", metavar="FILE", help="the export, as server export wrote it")
+    made["revoke-token"].add_argument("ref", metavar="REF", help="the token's hash prefix or its label")
+
+
 # A run makes only the parser of the command it runs (see build_parser): all of them
 # would slow every CLI start-up.
 _PARSERS: dict[str, Callable[[argparse._SubParsersAction[_Parser], str], None]] = {
@@ -882,6 +964,7 @@ _PARSERS: dict[str, Callable[[argparse._SubParsersAction[_Parser], str], None]] 
     "ls": _ls_command,
     "show": _show_command,
     "mcp": _mcp_command,
+    "server": _server_command,
 }
 
 

@@ -34,6 +34,7 @@ _COMMANDS: dict[str, str] = {
     "save": "cmp.cli._hooks:run_save",  # a packet, or a Claude Code hook's hand-off (--hook)
     "ls": "cmp.cli._store:run_ls",
     "show": "cmp.cli._store:run_show",
+    "server": "cmp.cli._server:run_server",
 }
 
 

@@ -69,6 +69,19 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "cmp.integrations._mcp_stdio",  # the MCP server's bounded stdio transport
         "cmp.integrations.mcp",  # the MCP server's tools, for an agent that writes packets
     ),
+    # the team server, over the public API and the Starlette intake, lowest first: its tables and migrations;
+    # its storage (SQLite or PostgreSQL); its HTTP routes; its public names
+    (
+        "cmp.server._schema",
+        "cmp.server.migrations",
+        "cmp.server.migrations.env",
+        "cmp.server.migrations.versions",
+        "cmp.server.migrations.versions.v1_schema",
+        "cmp.server.migrations.versions.v2_flags",
+    ),
+    ("cmp.server._storage", "cmp.server._metrics"),
+    ("cmp.server._app",),
+    ("cmp.server",),
     # programs: the conformance runner (a library the adapter and the CLI use), lowest first
     ("cmp.conformance._protocol",),  # the messages: a request, this library's answer, reading another's
     ("cmp.conformance._compare",),  # an answer against a vector's expectation
@@ -121,6 +134,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "cmp.cli._hooks",  # Claude Code hooks: their input, and the hand-off saved at PreCompact or SessionEnd
         "cmp.cli._resume",  # resume: the block, and a Claude Code SessionStart hook's answer
         "cmp.cli._rules",  # rules: the rule catalog as text, JSON or docs/rules.md
+        "cmp.cli._server",  # server: serve the team server, and administer its database
     ),
     ("cmp.cli._main",),  # parse, run the command, exit status
     ("cmp.cli", "cmp.__main__"),  # the entry points: main, main_exit; python -m cmp
@@ -207,12 +221,16 @@ def test_the_import_graph_has_no_cycle() -> None:
 def _private_core(module: str) -> bool:
     """A module of the core (not of the command line or the integrations) whose name has a
     private part: cmp._intake, cmp._redaction._scan, cmp.conformance._runner."""
-    own = module.startswith(("cmp.cli", "cmp.integrations"))
+    own = module.startswith(("cmp.cli", "cmp.integrations", "cmp.server"))
     return not own and any(part.startswith("_") for part in module.split(".")[1:])
 
 
-@pytest.mark.parametrize("module", sorted(m for m in _modules() if m.startswith(("cmp.cli", "cmp.integrations"))))
-def test_the_cli_and_the_integrations_reach_the_core_through_public_names_and_the_toolkit(module: str) -> None:
+@pytest.mark.parametrize(
+    "module", sorted(m for m in _modules() if m.startswith(("cmp.cli", "cmp.integrations", "cmp.server")))
+)
+def test_the_cli_the_integrations_and_the_server_reach_the_core_through_public_names_and_the_toolkit(
+    module: str,
+) -> None:
     """What they use beyond the public API is declared once, in cmp._toolkit."""
     private = {target for target in _graph()[module] if _private_core(target)}
     assert private <= {"cmp._toolkit"}, f"{module} imports {sorted(private - {'cmp._toolkit'})}: add it to cmp._toolkit"

@@ -1,0 +1,1 @@
+"""One migration a file, applied in order from the empty database (Alembic skips this file)."""
