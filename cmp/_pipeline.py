@@ -24,35 +24,41 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, slots=True)
 class Policy:
     """How :func:`check` judges: ``lenient`` (schema errors do not refuse the packet; its raw
-    data is scanned), ``allow_unredacted`` (redaction findings do not block it) and
-    ``rule_set`` ("default" or "extended"; unknown: ValueError, not a string: TypeError)."""
+    data is scanned), ``allow_unredacted`` (redaction findings do not block it),
+    ``rule_set`` ("default" or "extended"; unknown: ValueError, not a string: TypeError) and
+    ``writer`` (the writer's rule: a credential in a string the rule set does not scan is a
+    redaction finding too, where a reader gets a warning; see :attr:`Report.warnings`)."""
 
     lenient: bool = False
     allow_unredacted: bool = False
     rule_set: RuleSetName = "default"
+    writer: bool = False
     rules: RuleSet = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "rules", rule_set_named(self.rule_set))
 
 
-# A check names its policy by three values; the eight that are valid are made once, so a
+# A check names its policy by four values; the sixteen that are valid are made once, so a
 # check looks its policy up instead of building and validating one (about 1 µs).
-_POLICIES: dict[tuple[object, object, object], Policy] = {
-    (lenient, allow, name): Policy(lenient, allow, name)
+_POLICIES: dict[tuple[object, object, object, object], Policy] = {
+    (lenient, allow, name, writer): Policy(lenient, allow, name, writer)
     for lenient in (False, True)
     for allow in (False, True)
     for name in RULE_SETS
+    for writer in (False, True)
 }
 DEFAULT_POLICY = Policy()
 
 
-def policy_of(lenient: bool = False, allow_unredacted: bool = False, rule_set: RuleSetName = "default") -> Policy:
+def policy_of(
+    lenient: bool = False, allow_unredacted: bool = False, rule_set: RuleSetName = "default", writer: bool = False
+) -> Policy:
     """The :class:`Policy` of these values (one object for each valid combination)."""
     try:
-        return _POLICIES[lenient, allow_unredacted, rule_set]
+        return _POLICIES[lenient, allow_unredacted, rule_set, writer]
     except (KeyError, TypeError):  # not a bool, or not a rule set's name: Policy says what
-        return Policy(lenient, allow_unredacted, rule_set)
+        return Policy(lenient, allow_unredacted, rule_set, writer)
 
 
 @dataclass(frozen=True, slots=True, repr=False, kw_only=True)
@@ -117,6 +123,23 @@ class Report:
             return False
         return self.conforming or (self.policy.lenient and self.schema_only)
 
+    @property
+    def warnings(self) -> tuple[Finding, ...]:
+        """Advice that never changes the verdict: each credential the rule set's patterns find in
+        a string of the packet that its pre-flight does not read (``project.ref``, ``tags[0]``,
+        ``provenance.author_human``), code ``credential``, masked and located. A check with
+        ``writer=True`` reports these as redaction findings instead, and has none."""
+        if self.packet is None or self.policy.writer:
+            return ()
+        found = self.policy.rules.unscanned(self.packet)
+        if not found:
+            return ()
+        if self.source is not None:
+            from cmp._positions import locate_both
+
+            found = locate_both(self.source, (), found)[1]
+        return tuple(_credential_warning(hit) for hit in found)
+
     def __repr__(self) -> str:
         # The packet is left out: a report may be logged, and the packet may hold secrets.
         return (
@@ -148,7 +171,16 @@ class Report:
         named = self.policy.rules.named
         if named is not None:  # default output stays as the reference's
             out["rule_set"] = named
+        warnings = self.warnings
+        if warnings:  # as is a packet's that has none
+            out["warnings"] = [finding.to_json() for finding in warnings]
         return out
+
+
+def _credential_warning(hit: Redaction) -> Finding:
+    """A reader's warning of a credential the format's pre-flight does not look for: masked, as every finding."""
+    message = f"{hit.category} {hit.masked}: a credential outside the fields the pre-flight reads; writers refuse it"
+    return Finding("credential", f"$.{hit.field}", message, hit.category, hit.position)
 
 
 def check(
@@ -157,10 +189,13 @@ def check(
     lenient: bool = False,
     allow_unredacted: bool = False,
     rule_set: RuleSetName = "default",
+    writer: bool = False,
 ) -> Report:
     """Judge raw packet bytes (or text). Never raises for bad packet content; an unknown
-    ``rule_set`` is a ValueError. :mod:`cmp._quick` answers when it can, else :func:`check_long`."""
-    return judge(data, policy_of(lenient, allow_unredacted, rule_set))
+    ``rule_set`` is a ValueError. ``writer=True`` for a program about to write or send the
+    packet: a credential anywhere in it blocks it too (:class:`Policy`). :mod:`cmp._quick`
+    answers when it can, else :func:`check_long`."""
+    return judge(data, policy_of(lenient, allow_unredacted, rule_set, writer))
 
 
 def judge(data: bytes | bytearray | memoryview | str, policy: Policy) -> Report:
@@ -184,12 +219,13 @@ def check_long(
     lenient: bool = False,
     allow_unredacted: bool = False,
     rule_set: RuleSetName = "default",
+    writer: bool = False,
 ) -> Report:
     """The long way: every check in order, writing findings; the same report check() gives
     (for the same inputs: a bytearray or memoryview is read as its bytes)."""
     data = _readable(data)
     raw = _utf8_or_none(data) if isinstance(data, str) else data
-    return _long(data, data if raw is None else raw, policy_of(lenient, allow_unredacted, rule_set))
+    return _long(data, data if raw is None else raw, policy_of(lenient, allow_unredacted, rule_set, writer))
 
 
 def _long(source: bytes | str, data: bytes | str, policy: Policy, read: dict[str, Any] | None = None) -> Report:
@@ -225,6 +261,8 @@ def _conforming_report(
     """The report of a conforming packet, made from a draft (cmp._codegen.draft_class) for a third
     of __init__'s cost: about 1 us that keeps a typical check+dumps within its floor, 5x
     json.loads. The tests hold it to the constructor's report, field by field."""
+    if policy.writer:
+        redactions = (*redactions, *policy.rules.unscanned(packet))
     made: Any = _new(_REPORT_DRAFT)
     made.version, made.errors, made.redactions, made.packet = version, (), redactions, packet
     made.policy, made.source = policy, source
@@ -237,10 +275,15 @@ _REPORT_DRAFT = draft_class(Report)
 _new = object.__new__
 
 
-def redact(packet: Packet, *, rule_set: RuleSetName = "default") -> list[Redaction]:
+def redact(packet: Packet, *, rule_set: RuleSetName = "default", writer: bool = False) -> list[Redaction]:
     """Redaction findings for a typed :class:`cmp.Packet`, in the reference's order; with
-    ``rule_set="extended"``, the extended rule set's findings follow (``profile="extended"``)."""
-    return rule_set_named(rule_set).redact(packet)
+    ``rule_set="extended"``, the extended rule set's findings follow (``profile="extended"``);
+    with ``writer=True``, the credentials in the strings the rule set does not scan last."""
+    if not isinstance(packet, Packet):
+        raise TypeError(f"redact() takes a cmp.Packet, not {type(packet).__name__}")
+    rules = rule_set_named(rule_set)
+    found = rules.redact(packet)
+    return [*found, *rules.unscanned(packet)] if writer else found
 
 
 def _readable(data: object) -> bytes | str:

@@ -4,8 +4,9 @@ Each match becomes a placeholder naming its category (``[redacted:aws-key]``), p
 pass until no pattern matches. That ends: no placeholder matches any pattern (asserted by
 cmp._redaction._rules), so every match consumes a character of the writer's text.
 
-With ``rule_set="extended"`` the extended rules' matches are replaced too, also in the
-fields only they read, where a placeholder can break the schema (a tag allows no brackets).
+The default rules' credential matches are replaced in the strings the format does not scan
+too (the writer's rule: project, tags, provenance); with ``rule_set="extended"``, the extended
+rules' matches as well. A tag holding a match becomes a tag placeholder whole (``redacted-aws-key``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 from cmp._authoring import from_dict
 from cmp._patterns import Pattern
 from cmp._redaction._hit import Redaction
-from cmp._redaction._rules import Replacer, RuleSet, placeholder, rule_set_named
+from cmp._redaction._rules import Replacer, RuleSet, placeholder, placeholder_in, rule_set_named
 from cmp.model import Packet, to_obj
 
 TYPE_CHECKING = False
@@ -46,9 +47,10 @@ def scrubbed_data(packet: Packet, rule_set: RuleSetName = "default") -> tuple[di
     replaced: list[Redaction] = []
     for fields, replacers in rule_set_named(rule_set).scrub_passes(data):
         for name, text in fields:
+            first = len(replaced)
             clean = _scrubbed(name, text, replaced, replacers)
             if clean != text:
-                _put(data, name, clean)
+                _put(data, name, placeholder_in(name, replaced[first].category) if name.startswith("tags[") else clean)
     return data, replaced
 
 

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         checked_rule_set,
         finder,
         placeholder,
+        placeholder_in,
     )
     from cmp._redaction._rules import RuleSetName as RuleSetName  # a type: mypy's alone
     from cmp._redaction._scan import replace_matches, scan
@@ -83,7 +84,7 @@ _DEFINED_IN: dict[str, tuple[str, str]] = {
     "pattern_of": ("cmp._redaction._hit", "pattern_of"),
     **{
         name: ("cmp._redaction._rules", name)
-        for name in ("DEFAULT", "EXTENDED", "RuleSet", "checked_rule_set", "finder", "placeholder")
+        for name in ("DEFAULT", "EXTENDED", "RuleSet", "checked_rule_set", "finder", "placeholder", "placeholder_in")
     },
     **{name: ("cmp._redaction._scan", name) for name in ("replace_matches", "scan")},
     **{name: ("cmp._resume", name) for name in ("STYLES", "escaped_line", "estimate_tokens", "left_out")},
@@ -144,6 +145,7 @@ __all__ = [
     "parse_packet",
     "pattern_of",
     "placeholder",
+    "placeholder_in",
     "policy_of",
     "quote",
     "replace_matches",

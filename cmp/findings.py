@@ -30,11 +30,13 @@ CODES: dict[Code, str] = {
 
 # Codes of advice beyond the format, which never change check's verdict; ``keyword`` names the rule.
 if TYPE_CHECKING:
-    AdviceCode = Literal["lint", "chain", "audit"]
+    AdviceCode = Literal["lint", "chain", "audit", "credential"]
 ADVICE_CODES: dict[AdviceCode, str] = {
     "lint": "the packet breaks a writing rule (see keyword); advice, not a verdict",
     "chain": "packets do not link up through parent_id as a chain should (see keyword)",
     "audit": "a stored packet's row or body is not what the store should hold (see keyword)",
+    "credential": "a credential pattern matches a string the pre-flight does not read (keyword: its category); "
+    "a warning to readers, a redaction finding to writers",
 }
 
 # The echo cut (specification 8.5): a finding's echo holds at most this many code points.

@@ -178,18 +178,19 @@ class Store:
         """Store a :class:`cmp.Packet`, or its bytes or text (judged by :func:`cmp.check`).
 
         Raises :class:`cmp.PacketError` for a packet that does not conform,
-        :class:`UnredactedPacket` for redaction hits (unless ``allow_unredacted``),
+        :class:`UnredactedPacket` for redaction hits, a credential in any of its strings
+        included (the writer's rule; unless ``allow_unredacted``),
         :class:`PacketConflict` when another packet with the id is stored, and
         :class:`StoreError` for an id that is no ULID or a folder that cannot be written.
         """
         if isinstance(packet_or_bytes, Packet):
             packet = packet_or_bytes
             canonical = dumps(packet)
-            found = redact(packet)
+            found = redact(packet, writer=True)
             if found and not allow_unredacted:
                 raise UnredactedPacket(found)
         elif isinstance(packet_or_bytes, (bytes, str)):
-            report = check(packet_or_bytes, allow_unredacted=True)
+            report = check(packet_or_bytes, allow_unredacted=True, writer=True)
             if report.packet is None or report.errors:
                 raise PacketError(report.errors)
             if report.redactions and not allow_unredacted:

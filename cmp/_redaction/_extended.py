@@ -16,27 +16,13 @@ from cmp._extended_patterns import EXTENDED_PATTERNS, JOIN, SET, matches, screen
 from cmp._matcher import without_lone_surrogates
 from cmp._patterns import Pattern
 from cmp._redaction._hit import Redaction
-from cmp._redaction._scan import credentials, is_dataclass_instance, lenient_texts, member_of, other_texts, texts
+from cmp._redaction._scan import credentials, extra_texts, lenient_texts, other_texts, texts
 
 if TYPE_CHECKING:
     from cmp.model import Packet
 
 # The name its findings carry (Redaction.profile) and that ``rules=`` takes.
 NAME = "extended"
-
-# The string members the reference leaves out, but the version and the timestamp, which the
-# schema holds to a fixed form. abs-path stays on the default fields.
-EXTRA_FIELDS: tuple[str, ...] = (
-    "id",
-    "parent_id",
-    "project.name",
-    "project.ref",
-    "methods[].name",
-    "tags[]",
-    "provenance.author_model",
-    "provenance.author_human",
-    "provenance.source_hash",
-)
 
 
 def scan(fields: list[tuple[str, str]]) -> list[Redaction]:
@@ -63,37 +49,6 @@ def scan(fields: list[tuple[str, str]]) -> list[Redaction]:
 
 
 # --- the fields ------------------------------------------------------------------------------
-
-
-def extra_texts(packet: Any) -> Iterator[tuple[str, str]]:
-    """(name, text) for every string in :data:`EXTRA_FIELDS`, typed packet or parsed JSON alike."""
-    for spec in EXTRA_FIELDS:
-        if spec.endswith("[]"):
-            top = spec[:-2]
-            items = member_of(packet, top)
-            if isinstance(items, (list, tuple)):
-                for index, item in enumerate(items):
-                    if isinstance(item, str):
-                        yield f"{top}[{index}]", item
-            continue
-        top, _, member = spec.partition("[].") if "[]." in spec else spec.partition(".")
-        value = member_of(packet, top)
-        if not member:  # id, parent_id
-            if isinstance(value, str):
-                yield spec, value
-            continue
-        if "[]." in spec:
-            if isinstance(value, (list, tuple)):
-                for index, item in enumerate(value):
-                    if isinstance(item, Mapping) or is_dataclass_instance(item):
-                        text = member_of(item, member)
-                        if isinstance(text, str):
-                            yield f"{top}[{index}].{member}", text
-            continue
-        if isinstance(value, Mapping) or is_dataclass_instance(value):
-            text = member_of(value, member)
-            if isinstance(text, str):
-                yield spec, text
 
 
 def extended_texts(packet: Any) -> list[tuple[str, str]]:

@@ -43,6 +43,19 @@ def placeholder(category: str) -> str:
     return f"[redacted:{category}]"
 
 
+# A tag's syntax (^[a-z0-9][a-z0-9-]{0,31}$) takes no brackets and is a label, not prose:
+# a tag holding a match gives way whole to a placeholder that is itself a tag.
+TAG_LIMIT = 32
+
+
+def placeholder_in(field: str, category: str) -> str:
+    """What scrub writes for a match of ``category`` in ``field``: :func:`placeholder`, but for
+    a tag (``tags[0]``) the whole tag becomes ``redacted-slack-token`` (cut to a tag's 32 characters)."""
+    if field.startswith("tags["):
+        return f"redacted-{category}"[:TAG_LIMIT]
+    return placeholder(category)
+
+
 def _unanchored(patterns: Iterable[Pattern]) -> None:
     found = [p.category for p in patterns if anchored(p.regex) or anchored(p.screened_by)]
     if found:  # pragma: no cover - a change to a pattern table would have to cause it
@@ -51,7 +64,7 @@ def _unanchored(patterns: Iterable[Pattern]) -> None:
 
 def _placeholders_match_nothing(categories: Iterable[str], matches_anywhere: Iterable[Callable[[str], bool]]) -> None:
     tests = list(matches_anywhere)
-    found = [c for c in categories if any(test(placeholder(c)) for test in tests)]
+    found = [c for c in categories if any(test(placeholder(c)) or test(placeholder_in("tags[0]", c)) for test in tests)]
     if found:  # pragma: no cover - a change to a pattern table would have to cause it
         raise AssertionError(f"scrub's placeholders must match no pattern; these do: {found}")
 
@@ -84,6 +97,11 @@ class RuleSet:
 
     def redact_quick(self, raw: bytes, packet: Packet, plain: bool) -> tuple[Redaction, ...]:
         """The findings for ``packet`` read from ``raw``; ``plain``: no escape, so fact 3 holds."""
+        raise NotImplementedError
+
+    def unscanned(self, packet: Packet) -> list[Redaction]:
+        """The credential findings in the strings of a typed packet that this rule set does not
+        read: what a writer adds (``writer=True``), and what a reader warns of."""
         raise NotImplementedError
 
     def scan(self, fields: list[tuple[str, str]]) -> list[Redaction]:
@@ -136,11 +154,19 @@ class _Default(RuleSet):
             return ()
         return tuple(_scan.redact(packet))
 
+    def unscanned(self, packet: Packet) -> list[Redaction]:
+        return _scan.unscanned_credentials(packet)
+
     def scan(self, fields: list[tuple[str, str]]) -> list[Redaction]:
         return _scan.scan(fields)
 
     def scrub_passes(self, data: Mapping[str, Any]) -> list[ScrubPass]:
-        return [(list(_scan.texts(data)), [(self, _scan.replace_matches)])]
+        # The writer's rule too: the credential patterns over the strings the format does not scan.
+        credentials: list[tuple[RuleSet, Replacer]] = [(self, _scan.replace_credentials)]
+        return [
+            (list(_scan.texts(data)), [(self, _scan.replace_matches)]),
+            (list(_scan.extra_texts(data)), credentials),
+        ]
 
     def replacer(self) -> Replacer:
         return _scan.replace_matches
@@ -182,6 +208,10 @@ class _Extended(RuleSet):
             return tuple(found)
         return (*found, *table.walks.redact_extended(packet))
 
+    def unscanned(self, packet: Packet) -> list[Redaction]:
+        # It reads every string a conforming packet can hold (its member names are the schema's).
+        return []
+
     def scan(self, fields: list[tuple[str, str]]) -> list[Redaction]:
         return _extended_table().walks.scan(fields)  # type: ignore[no-any-return]
 
@@ -194,7 +224,7 @@ class _Extended(RuleSet):
         both: list[tuple[RuleSet, Replacer]] = [(DEFAULT, _scan.replace_matches), (self, walks.replace_matches)]
         # abs-path stays on the default fields: over the extra ones, the default credential patterns.
         extra: list[tuple[RuleSet, Replacer]] = [(self, _scan.replace_credentials), (self, walks.replace_matches)]
-        return [(list(_scan.texts(data)), both), (list(walks.extra_texts(data)), extra)]
+        return [(list(_scan.texts(data)), both), (list(_scan.extra_texts(data)), extra)]
 
 
 @dataclass(frozen=True, slots=True)

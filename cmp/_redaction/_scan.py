@@ -137,6 +137,62 @@ def texts(packet: Any) -> Iterator[tuple[str, str]]:
                         yield f"{top}[{index}].{member}", text
 
 
+# The string members the format's scan leaves out, but the version and the timestamp, which the
+# schema holds to a fixed form: the extended rules read them, and a writer (check's ``writer=True``)
+# holds them to the credential patterns. abs-path stays on SCANNED_FIELDS.
+EXTRA_FIELDS: tuple[str, ...] = (
+    "id",
+    "parent_id",
+    "project.name",
+    "project.ref",
+    "methods[].name",
+    "tags[]",
+    "provenance.author_model",
+    "provenance.author_human",
+    "provenance.source_hash",
+)
+
+
+def extra_texts(packet: Any) -> Iterator[tuple[str, str]]:
+    """(name, text) for every string in :data:`EXTRA_FIELDS`, typed packet or parsed JSON alike."""
+    for spec in EXTRA_FIELDS:
+        if spec.endswith("[]"):
+            top = spec[:-2]
+            items = member_of(packet, top)
+            if isinstance(items, (list, tuple)):
+                for index, item in enumerate(items):
+                    if isinstance(item, str):
+                        yield f"{top}[{index}]", item
+            continue
+        top, _, member = spec.partition("[].") if "[]." in spec else spec.partition(".")
+        value = member_of(packet, top)
+        if not member:  # id, parent_id
+            if isinstance(value, str):
+                yield spec, value
+            continue
+        if "[]." in spec:
+            if isinstance(value, (list, tuple)):
+                for index, item in enumerate(value):
+                    if isinstance(item, Mapping) or is_dataclass_instance(item):
+                        text = member_of(item, member)
+                        if isinstance(text, str):
+                            yield f"{top}[{index}].{member}", text
+            continue
+        if isinstance(value, Mapping) or is_dataclass_instance(value):
+            text = member_of(value, member)
+            if isinstance(text, str):
+                yield spec, text
+
+
+def unscanned_credentials(packet: Any) -> list[Redaction]:
+    """The credential patterns' findings (abs-path left out) over :data:`EXTRA_FIELDS`: what a
+    writer refuses beyond the format's scan. One screen pass rules a clean packet out."""
+    fields = list(extra_texts(packet))
+    if not _credential_anywhere([text for _, text in fields]):
+        return []
+    return credentials(fields)
+
+
 def scan(fields: list[tuple[str, str]]) -> list[Redaction]:
     """Findings for (name, text) pairs: per field, per pattern, the leftmost match."""
     if not fields:
@@ -149,9 +205,7 @@ def scan(fields: list[tuple[str, str]]) -> list[Redaction]:
         return scan(fields)
 
 
-def _findings(
-    names: Sequence[str] | Callable[[], Sequence[str]], values: list[str]
-) -> list[Redaction]:
+def _findings(names: Sequence[str] | Callable[[], Sequence[str]], values: list[str]) -> list[Redaction]:
     """The leftmost match of each pattern in each field, in field order, then pattern order.
     ``names`` may be a function, called only when something is found."""
     joined = _FIELD_JOIN.join(values)
@@ -413,11 +467,13 @@ def other_texts(obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
 
 __all__ = [
     "CATEGORIES",
+    "EXTRA_FIELDS",
     "PATTERNS",
     "SCANNED_FIELDS",
     "SCANNED_TOPS",
     "Pattern",
     "credentials",
+    "extra_texts",
     "is_dataclass_instance",
     "lenient_texts",
     "matches_anywhere",
@@ -429,4 +485,5 @@ __all__ = [
     "replace_matches",
     "scan",
     "texts",
+    "unscanned_credentials",
 ]

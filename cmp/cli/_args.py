@@ -349,6 +349,15 @@ def _add_ignore(command: argparse.ArgumentParser, help_text: str = _IGNORE_HELP)
     )
 
 
+def _add_writer(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--writer",
+        action="store_true",
+        help="hold packets to the writer's rule, as new, save and gate do: a credential in any string of a "
+        "packet (id, tags, project, provenance) fails it as a redaction finding, where without it is a warning",
+    )
+
+
 def _check_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
     check_cmd = commands.add_parser(
         "check",
@@ -376,6 +385,7 @@ def _check_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> 
     )
     _show_found(check_cmd)
     _add_rule_set(check_cmd)
+    _add_writer(check_cmd)
     _add_walk(check_cmd)
     _add_ignore(check_cmd)
     check_cmd.add_argument(
@@ -434,6 +444,7 @@ def _lint_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> N
     _add_lint_rules(lint_cmd)
     _show_found(lint_cmd)
     _add_rule_set(lint_cmd)
+    _add_writer(lint_cmd)
     _add_walk(lint_cmd)
     _add_ignore(lint_cmd, _IGNORE_LINT_HELP)
     _add_exit_zero(lint_cmd)

@@ -116,6 +116,11 @@ _ADVICE_HELP: dict[AdviceCode, str] = {
     "audit": "From the `audit` command: a stored packet's row or body is not what the store should hold "
     "(the keyword says what disagrees: not-canonical, row-id, row-goal, row-created_at, row-body, row-text). "
     "Rewrite the body with its canonical bytes, or fix the row.",
+    "credential": "From `check` and `lint`: a credential pattern of the rule set matches a string its pre-flight "
+    "does not read (id, project, tags, provenance, method names); the keyword names the category. The packet "
+    "still conforms, but the commands that write or send a packet (new, save, gate, fmt, the hooks, MCP's new "
+    "and save; `check --writer`, `lint --writer`) refuse it unless --allow-unredacted. Move the secret out of "
+    "the packet and rotate it; `core-memory-packet scrub` replaces it with a placeholder.",
 }
 
 

@@ -42,7 +42,7 @@ def run_check(args: argparse.Namespace, out: Output) -> int:
     progress = Progress(None if args.jsonl else len(args.files), quiet=out.is_terminal)
     results = Results(out, progress, format=args.format)
     options = CheckOptions(
-        policy_of(args.lenient, args.allow_unredacted, args.rule_set),
+        policy_of(args.lenient, args.allow_unredacted, args.rule_set, args.writer),
         format=args.format,
         show_found=args.show_found,
         quiet=args.quiet,

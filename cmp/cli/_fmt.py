@@ -27,7 +27,7 @@ def _canonical(
     """Canonical bytes of a source, or the one-line reasons it has none, each with where it is.
     For a ``diff``, any redaction finding means none: a diff shows the packet's text, secrets and all."""
     report = check_source(
-        source, policy_of(allow_unredacted=allow_unredacted, rule_set="extended" if diff else rule_set)
+        source, policy_of(allow_unredacted=allow_unredacted, rule_set="extended" if diff else rule_set, writer=True)
     )
     if report.packet is None:
         return None, [(f.position, str(f)) for f in report.located().errors]

@@ -51,7 +51,7 @@ def gate_lines(
 ) -> tuple[str, list[Line], tuple[tuple[str, str, str], ...]]:
     """One file's outcome (one of ``_OUTCOMES``), its lines, and the baseline entries it matched;
     an accepted file's "ok" waits until its form and lint's advice are known."""
-    judged = policy.judge(check_source(source, policy_of(rule_set=args.rule_set)), source.file)
+    judged = policy.judge(check_source(source, policy_of(rule_set=args.rule_set, writer=True)), source.file)
     report = judged.report
     checked = report_lines(source.file, None, judged, show_found=args.show_found)
     if judged.accepted:

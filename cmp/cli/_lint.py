@@ -46,10 +46,10 @@ def run_lint(args: argparse.Namespace, out: Output) -> int:
             summary.unreadable()
             sink.unreadable(source.file, None, source.message, _UNREAD_MEMBERS)
             continue
-        judged = policy.judge(check_source(source, policy_of(rule_set=args.rule_set)), source.file)
+        judged = policy.judge(check_source(source, policy_of(rule_set=args.rule_set, writer=args.writer)), source.file)
         report = judged.report
         advised = [f for f in lint(report.packet) if f.keyword not in disabled] if report.packet is not None else []
-        findings = locate(source.data, advised) if advised else []
+        findings = [*report.warnings, *(locate(source.data, advised) if advised else [])]
         if not judged.accepted or (findings and args.strict):
             run.fail(EXIT_FAIL)
         summary.add("failed" if not judged.accepted else "with advice" if findings else "ok")

@@ -164,7 +164,7 @@ def run_new(args: argparse.Namespace, out: Output) -> int:
         packet = _built(args)
     except _Refused as refused:
         return refused.status
-    found = redact(packet)
+    found = redact(packet, writer=True)
     if found and not args.allow_unredacted:
         for hit in found:  # where and what kind, never the text: it may be a secret
             error_line(f"new: {hit.field}: {hit.category} found; scrub replaces it, --allow-unredacted keeps it")

@@ -78,6 +78,8 @@ def report_lines(file: str, jsonl_line: int | None, report: Report | Judged, *, 
         tone, label = hit_reading(hit, hit_tone)
         text = redaction_text(hit.redaction, show_found=show_found)
         lines.append((tone, f"{place(file, jsonl_line, hit.redaction.position)}: {label} {text}"))
+    for finding in report.warnings:
+        lines.append(("warn", f"{place(file, jsonl_line, finding.position)}: warning: {finding} [{finding.code}]"))
     if judged.accepted:
         name = place(file, jsonl_line, None)
         lines.append(("ok", f"{name}: ok") if report.conforming else ("warn", f"{name}: accepted (not conforming)"))

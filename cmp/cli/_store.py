@@ -40,7 +40,7 @@ def run_save(args: argparse.Namespace, out: Output) -> int:
     except SourceError as exc:
         error_line(f"save: {display_name(args.file)}: {exc}")
         return EXIT_USAGE
-    report = check_source(packet_in_file(source), policy_of(allow_unredacted=args.allow_unredacted))
+    report = check_source(packet_in_file(source), policy_of(allow_unredacted=args.allow_unredacted, writer=True))
     if not report.ok or report.packet is None:
         for _, text in report_lines(source.file, None, report):  # check's lines, redaction hits masked
             error_line(text)

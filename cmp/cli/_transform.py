@@ -12,7 +12,7 @@ import functools
 from collections.abc import Callable
 
 from cmp import Redaction, dumps, locate, migrate, scrub
-from cmp._toolkit import file_bytes, locate_both, placeholder, policy_of
+from cmp._toolkit import file_bytes, locate_both, placeholder_in, policy_of
 from cmp.cli._judge import check_source
 from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, ExitStatus, Output, error_line
 from cmp.cli._render import place
@@ -92,7 +92,7 @@ def run_transform(args: argparse.Namespace, out: Output, command: str, transform
 def _scrubbed(packet: Packet, rule_set: RuleSetName) -> tuple[Packet, list[Change]]:
     clean, replaced = scrub(packet, rule_set=rule_set)
     # What was found is not shown: the point of scrubbing is that it goes nowhere.
-    return clean, [(r, f"{r.field}: {r.category} replaced by {placeholder(r.category)}") for r in replaced]
+    return clean, [(r, f"{r.field}: {r.category} replaced by {placeholder_in(r.field, r.category)}") for r in replaced]
 
 
 def run_scrub(args: argparse.Namespace, out: Output) -> int:

@@ -60,6 +60,8 @@ def report_commands(
         title = f"cmp redaction ({hit.redaction.category}{marks})"
         message = redaction_text(hit.redaction, show_found=show_found)
         lines.append(_placed(tone, message, title, file, jsonl_line, hit.redaction.position))
+    for finding in report.warnings:
+        lines.append(_placed("warn", str(finding), finding_title(finding), file, jsonl_line, finding.position))
     return lines
 
 

@@ -73,7 +73,7 @@ class Json:
     def check(self, file: str, jsonl_line: int | None, judged: Judged, *, show_found: bool) -> list[Line]:
         result = report_json(judged, show_found=show_found)
         if jsonl_line is not None:  # a JSON Lines packet: its positions on the file's own lines
-            for item in (*result["errors"], *result["redactions"]):
+            for item in (*result["errors"], *result["redactions"], *result.get("warnings", ())):
                 if "line" in item:
                     item["line"] = file_line(file, jsonl_line, Position(item["line"], item["column"]))
         entry = {**where(file, jsonl_line), **result, "error": None}
@@ -81,6 +81,7 @@ class Json:
 
     def lint(self, file: str, judged: Judged, findings: list[Finding], advice: Tone, *, show_found: bool) -> list[Line]:
         result = report_json(judged, show_found=show_found)
+        result.pop("warnings", None)  # lint's findings begin with them
         lint = [finding.to_json() for finding in findings]
         return [(_tone(judged.accepted), json_entry({**where(file, None), **result, "lint": lint, "error": None}))]
 

@@ -197,6 +197,20 @@ def _report_results(
             if hit.known:
                 result["suppressions"] = [{"kind": "external", "justification": "in the baseline"}]
         out.append(result)
+    for finding in report.warnings:
+        out.append(
+            _result(
+                finding.code,
+                "warn",
+                str(finding),
+                file,
+                jsonl_line,
+                finding.position,
+                logical,
+                path=finding.path,
+                keyword=finding.keyword,
+            )
+        )
     return out
 
 

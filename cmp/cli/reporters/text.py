@@ -15,8 +15,10 @@ if TYPE_CHECKING:
 
 
 def advice_line(file: str, finding: Finding) -> str:
-    """``file:LINE:COLUMN: $.path: message [rule-id]``: check's line for a finding, with the rule at its end."""
-    return f"{place(file, None, finding.position)}: {finding}" + (f" [{finding.keyword}]" if finding.keyword else "")
+    """``file:LINE:COLUMN: $.path: message [rule-id]``: check's line for a finding, with the rule at its end
+    (a lint finding's keyword, else its code: ``[credential]``)."""
+    rule = finding.keyword if finding.code == "lint" else finding.code
+    return f"{place(file, None, finding.position)}: {finding}" + (f" [{rule}]" if rule else "")
 
 
 class Text(LineReporter):
