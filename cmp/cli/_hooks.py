@@ -165,7 +165,7 @@ def run_save_hook(args: argparse.Namespace, out: Output) -> int:
     except StoreError as exc:
         error_line(f"save: {exc}")
         return EXIT_USAGE
-    return save_and_say(store, packet, args.allow_unredacted, display_name(path), out)
+    return save_and_say(store, packet, args.allow_unredacted, display_name(path), out, args)
 
 
 def warn_of_problems(store: Store, command: str) -> None:
