@@ -30,6 +30,7 @@ from cmp._toolkit import (
     replace_matches,
     scan,
 )
+from cmp.integrations._mcp_remote import RemoteRefused, RemoteTool, remote_tools
 from cmp.schema import annotated_schema
 from cmp.store import PacketConflict, PacketNotFound, is_store_id
 
@@ -685,7 +686,20 @@ def _tools(store: cmp.Store) -> list[_Tool]:
             _schema,
         ),
         *_store_tools(store, refusal),
+        *(_remote(tool) for tool in remote_tools()),
     ]
+
+
+def _remote(tool: RemoteTool) -> _Tool:
+    """A team server tool (cmp.integrations._mcp_remote), its refusal a tool error of one line."""
+
+    def run(arguments: Mapping[str, Any]) -> _Answer:
+        try:
+            return _Answer(*tool.run(arguments))
+        except RemoteRefused as exc:
+            raise _Refused(str(exc)) from None
+
+    return _Tool(tool.name, tool.description, tool.input_schema, run, tool.output_schema, read_only=tool.read_only)
 
 
 def _store_tools(store: cmp.Store, refusal: str) -> list[_Tool]:

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 AWS = "AKIAIOSFODNN7EXAMPLE"
 GOOD = cmp.dumps(cmp.loads(encode(full()))).decode()
 LEAKY = encode(put(full(), "constraints[0]", f"The key {AWS} is old.")).decode()
-TOOLS = ["check", "lint", "scrub", "format", "new", "example", "migrate", "schema", "save", "ls", "show", "resume"]
+TOOLS = ["check", "lint", "scrub", "format", "new", "example", "migrate", "schema", "save", "ls", "show", "resume", "push", "pull", "teams"]
 
 
 def session(

@@ -139,6 +139,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "cmp.cli._resume",  # resume: the block, and a Claude Code SessionStart hook's answer
         "cmp.cli._rules",  # rules: the rule catalog as text, JSON or docs/rules.md
         "cmp.cli._server",  # server: serve the team server, and administer its database
+        "cmp.cli._remote",  # auth, push, pull, ls --remote, rm, teams, invite, join, sync: the team server's client
     ),
     ("cmp.cli._main",),  # parse, run the command, exit status
     ("cmp.cli", "cmp.__main__"),  # the entry points: main, main_exit; python -m cmp
