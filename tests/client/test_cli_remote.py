@@ -12,8 +12,6 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
 import cmp
 from cmp.client import Client
 from tests.client.conftest import RawServer, config_env, http_answer, new_user
@@ -226,4 +224,3 @@ def test_every_new_command_answers_help() -> None:
             [sys.executable, "-m", "cmp", command, "--help"], capture_output=True, text=True, cwd=ROOT, timeout=60
         )
         assert done.returncode == 0 and "CMP_SERVER" in done.stdout, command
-
