@@ -591,6 +591,7 @@ class _Tool:
     # new: the draft schema lists every member as required (strict mode); one left out is null.
     draft: bool = False
     read_only: bool = True  # save alone writes (to the store)
+    open_world: bool = False  # push, pull, teams talk to the team server
 
 
 def _guidance(version: str = "0.2") -> str:
@@ -699,7 +700,15 @@ def _remote(tool: RemoteTool) -> _Tool:
         except RemoteRefused as exc:
             raise _Refused(str(exc)) from None
 
-    return _Tool(tool.name, tool.description, tool.input_schema, run, tool.output_schema, read_only=tool.read_only)
+    return _Tool(
+        tool.name,
+        tool.description,
+        tool.input_schema,
+        run,
+        tool.output_schema,
+        read_only=tool.read_only,
+        open_world=True,
+    )
 
 
 def _store_tools(store: cmp.Store, refusal: str) -> list[_Tool]:
@@ -872,7 +881,7 @@ def build_server(store: cmp.Store | str | os.PathLike[str] | None = None) -> Ser
                         read_only_hint=tool.read_only,
                         destructive_hint=False,  # save adds a file and never replaces one
                         idempotent_hint=True,
-                        open_world_hint=False,
+                        open_world_hint=tool.open_world,
                     ),
                 )
                 for tool in tools.values()
