@@ -105,7 +105,13 @@ def test_the_team_flow_of_two_users_in_two_config_folders(team_server: Running, 
     assert alice("rm", packet.id).stdout == f"deleted {packet.id}\n"  # the team's owner may
     alice("rm", packet.id, status=1)
     assert alice("ls", "--remote", "-t", team).stdout == ""
+    bob("teams", "rm", team, status=1)  # a member, not the owner: 403
+    assert "server returned 403" in transcript[-2]
     bob("teams", "leave", team)
+    listed = json.loads(alice("teams", "members", team, "--json").stdout)["members"]
+    newcomer = next(m["user_id"] for m in listed if m["display"].startswith("invited-"))
+    alice("teams", "remove", team, newcomer)
+    assert [m["role"] for m in json.loads(alice("teams", "members", team, "--json").stdout)["members"]] == ["owner"]
     assert alice("teams", "rm", team).stdout == f"deleted team {team}\n"
 
     text = "\n".join(transcript)
