@@ -2,7 +2,8 @@
 
 ``server`` serves; ``server migrate`` brings the schema up to date; ``server init`` makes the
 first user and token (once); ``server issue-token``, ``server tokens``, ``server revoke-token``
-manage tokens; ``server export`` and ``server import`` move a whole server as JSON Lines. A token is printed once, alone on stdout; everything else goes to stderr.
+manage tokens; ``server export`` and ``server import`` move a whole server as JSON Lines.
+A token is printed once, alone on stdout; everything else goes to stderr.
 """
 
 from __future__ import annotations

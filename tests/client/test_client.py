@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import socket
 import stat
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -370,3 +371,15 @@ def test_the_login_order_and_ltms_files_read_only(tmp_path: Path) -> None:
     assert login({**environ, "CMP_SERVER": "http://127.0.0.1:6"}).token is None
     with pytest.raises(NotConfigured):
         login({"CMP_CONFIG_DIR": str(tmp_path / "none"), "LTM_CONFIG_DIR": str(tmp_path / "none")})
+
+
+def test_httpx_loads_only_with_the_client() -> None:
+    probe = (
+        "import sys, cmp, cmp.cli._main, cmp.cli._store, cmp.integrations.mcp\n"
+        "cmp.check(b'{}')\n"
+        "before = 'httpx' in sys.modules\n"
+        "cmp.Client\n"
+        "print(before, 'httpx' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "False True\n"), done.stderr
