@@ -220,6 +220,9 @@ def test_save_push_push_by_id_and_sync(team_server: Running, tmp_path: Path) -> 
     again = user("sync", "--store", store)
     assert again.stdout == "" and "0 pushed, 0 pulled, 4 on both" in again.stderr
     assert only_there.id in user("ls", "--store", store).stdout
+    other_store = str(user.folder / "other-store")
+    assert user("pull", only_there.id, "--save", "--store", other_store).stdout == cmp.dumps(only_there).decode() + "\n"
+    assert user("ls", "--store", other_store).stdout.startswith(only_there.id)
     user("rm", only_here.id)  # remote only: the store keeps its file
     assert only_here.id in user("ls", "--store", store).stdout
 
