@@ -21,6 +21,8 @@ The public API, all of it:
 - :func:`resume_block` — a packet as a :class:`ResumeBlock` (markdown or xml) for the next session.
 - :class:`RedactionError` — raised by :func:`resume_block` and ``Store.save`` for redaction findings.
 - :func:`draft_schema` — a JSON Schema for a model's strict structured output (see :meth:`Packet.from_draft`).
+- :class:`Client` (:mod:`cmp.client`, needs httpx) — a team server's client: ``push`` (checked first),
+  ``pull`` (checked on arrival), ``ls``, ``rm``, ``move``, teams, invites, ``join``, ``whoami``.
 - :class:`Store` (:mod:`cmp.store`) — a local store: a folder of canonical packet files (``save``, ``get``,
   ``list``, ``heads``, ``latest``, ``problems``); :class:`StoreError` for what it refuses.
 - :data:`SUPPORTED_VERSIONS`, :data:`MAX_PACKET_BYTES`, :data:`SCANNED_FIELDS`,
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
     from cmp._redaction._scan import SCANNED_FIELDS
     from cmp._resume import ResumeBlock, resume_block
     from cmp._scrub import scrub
+    from cmp.client import Client
     from cmp.findings import Finding, PacketError, Position
     from cmp.model import Attempt, Decision, Method, Packet, Project, Provenance
     from cmp.schema import SUPPORTED_VERSIONS
@@ -73,6 +76,7 @@ _DEFINED_IN: dict[str, tuple[str, str]] = {
     **{name: ("cmp._canonical", name) for name in ("dumps", "state_digest")},
     "lint": ("cmp._lint", "lint"),
     **{name: ("cmp.store", name) for name in ("Store", "StoreError")},
+    "Client": ("cmp.client", "Client"),  # loads httpx: only when used
     "locate": ("cmp._positions", "locate"),
     "migrate": ("cmp._migrate", "migrate"),
     "scrub": ("cmp._scrub", "scrub"),
@@ -119,6 +123,7 @@ __all__ = [
     "Attempt",
     "ChainFinding",
     "ChainReport",
+    "Client",
     "Decision",
     "Finding",
     "Method",

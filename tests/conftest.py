@@ -12,7 +12,8 @@ The markers (registered in pyproject.toml, where ``--strict-markers`` refuses ot
 
 - ``slow``: given here to every test in ``tests/cli/`` (the command line, run mostly as
   subprocesses: pipes, worker pools, signals, terminals), ``tests/server/`` (a real server on
-  SQLite and PostgreSQL) and ``tests/integration/``; written
+  SQLite and PostgreSQL), ``tests/client/`` (the client against a real server over HTTP) and
+  ``tests/integration/``; written
   in the other folders on the tests that start the conformance runner or an implementation
   in a subprocess, and on the property tests whose examples take a second or more.
   ``python -m pytest -m "not slow"`` is the quick subset: the unit, property and
@@ -48,7 +49,7 @@ if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) and "PYTHONPYCACHEPREFIX" not
     os.environ["PYTHONPYCACHEPREFIX"] = _BYTECODE
 
 HERE = Path(__file__).resolve().parent
-CLI, INTEGRATION, SERVER = HERE / "cli", HERE / "integration", HERE / "server"
+CLI, INTEGRATION, SERVER, CLIENT = HERE / "cli", HERE / "integration", HERE / "server", HERE / "client"
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
@@ -58,7 +59,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         found = folders.get(item.path)
         if found is None:
             parents = item.path.parents
-            found = folders[item.path] = (INTEGRATION in parents, CLI in parents or SERVER in parents)
+            found = folders[item.path] = (
+                INTEGRATION in parents,
+                CLI in parents or SERVER in parents or CLIENT in parents,
+            )
         in_integration, in_cli = found
         if in_integration:
             item.add_marker(pytest.mark.integration)
@@ -82,7 +86,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     """
     if (config.getoption("markexpr") or "").strip() != QUICK_SUBSET:
         return None
-    if collection_path in (CLI, INTEGRATION, SERVER) or not {CLI, INTEGRATION, SERVER}.isdisjoint(
+    if collection_path in (CLI, INTEGRATION, SERVER, CLIENT) or not {CLI, INTEGRATION, SERVER, CLIENT}.isdisjoint(
         collection_path.parents
     ):
         return True

@@ -815,6 +815,10 @@ def _save_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> N
         help="with --hook claude: the hand-off draft (default: .cmp/handoff.json in the hook's folder)",
     )
     save_cmd.add_argument("--allow-unredacted", action="store_true", help="store the packet despite redaction hits")
+    save_cmd.add_argument(
+        "--push", action="store_true", help="then push it to the team server too (see push; the pre-flight runs first)"
+    )
+    _add_team(save_cmd, "with --push: into this team's scope (default: your personal scope)")
     _add_store(save_cmd)
 
 
@@ -828,8 +832,14 @@ def _ls_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> Non
     )
     ls_cmd.add_argument("--tag", metavar="TAG", help="only packets with this tag")
     ls_cmd.add_argument("--grep", metavar="TEXT", help="only packets whose goal holds TEXT (ignoring case)")
-    ls_cmd.add_argument("--limit", type=int, metavar="N", help="at most N packets")
+    ls_cmd.add_argument("--limit", type=int, metavar="N", help="at most N packets (--remote: 1 to 500, default 50)")
     ls_cmd.add_argument("--format", choices=("text", "json"), default="text", help="text lines, or one JSON document")
+    ls_cmd.add_argument("--json", dest="format", action="store_const", const="json", help="--format json")
+    ls_cmd.add_argument(
+        "--remote", action="store_true", help="list the team server's packets instead (your personal scope, or -t's)"
+    )
+    _add_team(ls_cmd, "with --remote: this team's packets")
+    ls_cmd.add_argument("--cursor", metavar="C", help="with --remote: go on from where a listing said more follow")
     _add_store(ls_cmd)
 
 
@@ -942,6 +952,166 @@ def _server_command(commands: argparse._SubParsersAction[_Parser], prog: str) ->
     made["revoke-token"].add_argument("ref", metavar="REF", help="the token's hash prefix or its label")
 
 
+def _add_team(command: argparse.ArgumentParser, help_text: str, *, required: bool = False) -> None:
+    command.add_argument("-t", "--team", metavar="TEAM", required=required, help=help_text)
+
+
+_REMOTE_EXAMPLES = (
+    ("{prog} auth https://packets.example.org", "read a token on stdin, check it, keep it (mode 0600)"),
+    ("{prog} push next.json -t backend", "check, then send a packet into the team backend"),
+    ("{prog} ls --remote -t backend", "the team's packets on the server"),
+    ("{prog} pull 01J9X8K2QZ7N4M0WXY00000001 -o next.json", "a packet from the server, checked on arrival"),
+    ("{prog} sync -t backend", "push what the store has and the server lacks, pull the team's packets"),
+)
+_SERVER_NOTE = (
+    "The server and token: CMP_SERVER and CMP_TOKEN, else what `auth` kept, else the reference ltm "
+    "client's (read only). See docs/client.md."
+)
+
+
+def _remote_parser(
+    commands: argparse._SubParsersAction[_Parser], prog: str, name: str, summary: str, description: str
+) -> argparse.ArgumentParser:
+    made: argparse.ArgumentParser = commands.add_parser(
+        name,
+        help=summary,
+        description=f"{description} {_SERVER_NOTE}",
+        epilog=_examples(prog, _REMOTE_EXAMPLES),
+        formatter_class=_HelpFormatter,
+    )
+    return made
+
+
+def _auth_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
+    auth = _remote_parser(
+        commands,
+        prog,
+        "auth",
+        "log in to a team server: check the token, keep it",
+        "Check that the server answers and takes the token, then keep the token for that server in the "
+        "credentials file (mode 0600) and make it the default server. Without TOKEN: the token kept for "
+        "that server, else one line read from stdin (a prompt on a terminal), so it is in no shell history. "
+        "The token is never printed.",
+    )
+    auth.add_argument("url", metavar="URL", help="the server's base URL, e.g. https://packets.example.org")
+    auth.add_argument("token", nargs="?", metavar="TOKEN", help="the token (default: read from stdin)")
+
+
+def _whoami_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
+    _remote_parser(
+        commands,
+        prog,
+        "whoami",
+        "the server, and whether it takes the token",
+        "Print the server, where it was configured, and the first 8 hex digits of the token's SHA-256 "
+        "(never the token), once the server has taken the token.",
+    )
+
+
+def _push_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
+    push = _remote_parser(
+        commands,
+        prog,
+        "push",
+        "send a packet to the team server (checked first)",
+        "Check a packet as a writer (check's rules, and a credential in any string blocks it too), then "
+        "send its canonical bytes; nothing is sent when the check refuses (exit 1). Prints the id.",
+    )
+    push.add_argument("source", metavar="FILE|ID|-", help="a packet file, a stored packet's id, or - for stdin")
+    _add_team(push, "into this team's scope (default: your personal scope)")
+    push.add_argument("--allow-unredacted", action="store_true", help="send it despite redaction hits (not advised)")
+    _add_store(push)
+
+
+def _pull_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
+    pull = _remote_parser(
+        commands,
+        prog,
+        "pull",
+        "get a packet from the team server (checked on arrival)",
+        "Get a packet and check it: one that does not conform, is another packet, or holds a redaction "
+        "hit is refused (exit 2). Prints its canonical text, or writes it to -o FILE.",
+    )
+    pull.add_argument("id", metavar="ID", help="the packet's id")
+    pull.add_argument("-o", "--output", metavar="FILE", help="write it to FILE (the canonical bytes and a newline)")
+    pull.add_argument("--save", action="store_true", help="also keep it in the local store")
+    _add_store(pull)
+
+
+def _rm_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
+    rm = _remote_parser(
+        commands,
+        prog,
+        "rm",
+        "delete a packet on the team server",
+        "Delete a packet on the server (yours, or one in a team you own). The local store is not touched: "
+        "its files are never deleted.",
+    )
+    rm.add_argument("id", metavar="ID", help="the packet's id")
+
+
+def _teams_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
+    teams = _remote_parser(
+        commands, prog, "teams", "create, list, delete, leave teams; list members", "Teams on the team server."
+    )
+    actions = teams.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser, required=True)
+    for name, text in (
+        ("create", "create a team; you are its owner"),
+        ("rm", "delete a team and its packets (its owner)"),
+        ("members", "list a team's members: display name, role, joined, user id"),
+        ("leave", "leave a team"),
+    ):
+        actions.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".").add_argument(
+            "name", metavar="NAME", help="the team's name"
+        )
+    listing = actions.add_parser("ls", help="the teams you are in", description="The teams you are in.")
+    for made in (listing, actions.choices["members"]):
+        made.add_argument("--json", action="store_true", help="one JSON document")
+    remove = actions.add_parser("remove", help="remove a member (the owner)", description="Remove a member.")
+    remove.add_argument("name", metavar="NAME", help="the team's name")
+    remove.add_argument("user", metavar="USER_ID", help="the member's user id (teams members lists it)")
+
+
+def _invite_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
+    invite = _remote_parser(
+        commands,
+        prog,
+        "invite",
+        "make an invite into a team",
+        "Make a single-use invite into a team (valid 7 days): its URL on stdout, when it expires on stderr.",
+    )
+    _add_team(invite, "the team", required=True)
+
+
+def _join_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
+    join = _remote_parser(
+        commands,
+        prog,
+        "join",
+        "join a team by invite",
+        "Accept an invite (its URL, or its code for the configured server). A token is sent only to the "
+        "server it is kept for: an invite of another server is refused, unless --new-identity joins there "
+        "as a new user, whose token is then kept for that server (and it becomes the default).",
+    )
+    join.add_argument("invite", metavar="URL|CODE", help="the invite's URL, or its code")
+    join.add_argument("--new-identity", action="store_true", help="join as a new user, without sending any token")
+    join.add_argument("--display", metavar="NAME", help="with a new identity: the new user's display name")
+
+
+def _sync_command(commands: argparse._SubParsersAction[_Parser], prog: str) -> None:
+    sync = _remote_parser(
+        commands,
+        prog,
+        "sync",
+        "push what the local store has and the server lacks, pull what it lacks",
+        "Compare the local store with a scope on the server (your personal scope, or -t's): push each "
+        "stored packet the server lacks (checked first), then pull each of the server's packets the store "
+        "lacks (checked, then saved). One line a packet, then what it did. Exit 1 if any was not moved.",
+    )
+    _add_team(sync, "this team's scope (default: your personal scope)")
+    _add_store(sync)
+
+
 # A run makes only the parser of the command it runs (see build_parser): all of them
 # would slow every CLI start-up.
 _PARSERS: dict[str, Callable[[argparse._SubParsersAction[_Parser], str], None]] = {
@@ -965,6 +1135,15 @@ _PARSERS: dict[str, Callable[[argparse._SubParsersAction[_Parser], str], None]] 
     "show": _show_command,
     "mcp": _mcp_command,
     "server": _server_command,
+    "auth": _auth_command,
+    "whoami": _whoami_command,
+    "push": _push_command,
+    "pull": _pull_command,
+    "rm": _rm_command,
+    "teams": _teams_command,
+    "invite": _invite_command,
+    "join": _join_command,
+    "sync": _sync_command,
 }
 
 

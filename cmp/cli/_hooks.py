@@ -182,7 +182,7 @@ def run_save_hook(args: argparse.Namespace, out: Output) -> int:
     except StoreError as exc:
         error_line(f"save: {exc}")
         return EXIT_FAIL
-    status = save_and_say(store, packet, args.allow_unredacted, display_name(path), out)
+    status = save_and_say(store, packet, args.allow_unredacted, display_name(path), out, args)
     # EXIT_FAIL: the packet was refused (a credential in it); EXIT_USAGE: the store failed.
     return EXIT_OK if status == EXIT_OK else _hook_status(given, path, status == EXIT_FAIL)
 

@@ -35,6 +35,10 @@ _COMMANDS: dict[str, str] = {
     "ls": "cmp.cli._store:run_ls",
     "show": "cmp.cli._store:run_show",
     "server": "cmp.cli._server:run_server",
+    **{
+        name: f"cmp.cli._remote:run_{name}"
+        for name in ("auth", "whoami", "push", "pull", "rm", "teams", "invite", "join", "sync")
+    },
 }
 
 

@@ -46,11 +46,14 @@ def run_save(args: argparse.Namespace, out: Output) -> int:
             error_line(text)
         error_line(f"save: {source.file}: not stored")
         return EXIT_FAIL
-    return save_and_say(_store(args), report.packet, args.allow_unredacted, source.file, out)
+    return save_and_say(_store(args), report.packet, args.allow_unredacted, source.file, out, args)
 
 
-def save_and_say(store: Store, packet: Packet, allow_unredacted: bool, shown: str, out: Output) -> int:
-    """Save ``packet`` (from the file named ``shown``) and print its id; the exit status."""
+def save_and_say(
+    store: Store, packet: Packet, allow_unredacted: bool, shown: str, out: Output, args: argparse.Namespace
+) -> int:
+    """Save ``packet`` (from the file named ``shown``) and print its id; then with ``--push`` push it.
+    The exit status."""
     try:
         saved = store.save(packet, allow_unredacted=allow_unredacted)
     except UnredactedPacket as exc:
@@ -69,6 +72,10 @@ def save_and_say(store: Store, packet: Packet, allow_unredacted: bool, shown: st
         error_line(f"save: {exc}")
         return EXIT_USAGE
     out.line(saved.id)
+    if args.push:
+        from cmp.cli._remote import push_saved
+
+        return push_saved(packet, args.team, allow_unredacted, out)
     return EXIT_OK
 
 
@@ -91,6 +98,16 @@ def _cut(text: str, limit: int) -> str:
 
 
 def run_ls(args: argparse.Namespace, out: Output) -> int:
+    if args.remote:
+        from cmp.cli._remote import run_ls_remote
+
+        if args.tag is not None or args.grep is not None:
+            error_line("ls --remote: --tag and --grep are the local store's; the server lists by scope")
+            return EXIT_USAGE
+        return run_ls_remote(args, out)
+    if args.team is not None or args.cursor is not None:
+        error_line("ls: -t and --cursor list the team server's packets: add --remote")
+        return EXIT_USAGE
     if args.limit is not None and args.limit < 0:
         error_line(f"ls: --limit is a count, not {args.limit}")
         return EXIT_USAGE

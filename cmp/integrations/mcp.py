@@ -36,6 +36,7 @@ from cmp._toolkit import (
     withheld,
 )
 from cmp._toolkit import LINT_RULES as RULES
+from cmp.integrations._mcp_remote import RemoteRefused, RemoteTool, remote_tools
 from cmp.schema import annotated_schema
 from cmp.store import PacketConflict, PacketNotFound, is_store_id
 
@@ -676,6 +677,7 @@ class _Tool:
     # new: the draft schema lists every member as required (strict mode); one left out is null.
     draft: bool = False
     read_only: bool = True  # save alone writes (to the store)
+    open_world: bool = False  # push, pull, teams talk to the team server
 
 
 def _guidance(version: str = "0.2") -> str:
@@ -771,7 +773,28 @@ def _tools(store: cmp.Store) -> list[_Tool]:
             _schema,
         ),
         *_store_tools(store, refusal),
+        *(_remote(tool) for tool in remote_tools()),
     ]
+
+
+def _remote(tool: RemoteTool) -> _Tool:
+    """A team server tool (cmp.integrations._mcp_remote), its refusal a tool error of one line."""
+
+    def run(arguments: Mapping[str, Any]) -> _Answer:
+        try:
+            return _Answer(*tool.run(arguments))
+        except RemoteRefused as exc:
+            raise _Refused(str(exc)) from None
+
+    return _Tool(
+        tool.name,
+        tool.description,
+        tool.input_schema,
+        run,
+        tool.output_schema,
+        read_only=tool.read_only,
+        open_world=True,
+    )
 
 
 def _store_tools(store: cmp.Store, refusal: str) -> list[_Tool]:
@@ -944,7 +967,7 @@ def build_server(store: cmp.Store | str | os.PathLike[str] | None = None) -> Ser
                         read_only_hint=tool.read_only,
                         destructive_hint=False,  # save adds a file and never replaces one
                         idempotent_hint=True,
-                        open_world_hint=False,
+                        open_world_hint=tool.open_world,
                     ),
                 )
                 for tool in tools.values()

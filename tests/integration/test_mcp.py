@@ -22,6 +22,7 @@ AWS = "AKIAIOSFODNN7EXAMPLE"
 GOOD = cmp.dumps(cmp.loads(encode(full()))).decode()
 LEAKY = encode(put(full(), "constraints[0]", f"The key {AWS} is old.")).decode()
 TOOLS = ["check", "lint", "scrub", "format", "new", "example", "migrate", "schema", "save", "ls", "show", "resume"]
+TOOLS += ["push", "pull", "teams"]  # the team server's (cmp.integrations._mcp_remote)
 
 
 def session(

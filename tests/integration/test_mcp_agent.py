@@ -76,9 +76,9 @@ def test_tools_resources_and_prompts_are_listed() -> None:
         assert list(tools) == TOOLS
         for tool in tools.values():
             hints = tool.annotations
-            # save alone writes (to the store), and never replaces a file: not destructive.
-            assert (hints.read_only_hint, hints.destructive_hint) == (tool.name != "save", False)
-            assert (hints.idempotent_hint, hints.open_world_hint) == (True, False)
+            # save and push alone write (to the store, to the team server), and never replace: not destructive.
+            assert (hints.read_only_hint, hints.destructive_hint) == (tool.name not in ("save", "push"), False)
+            assert (hints.idempotent_hint, hints.open_world_hint) == (True, tool.name in ("push", "pull", "teams"))
             assert all(member.get("description") for member in tool.input_schema["properties"].values())
         new = tools["new"]
         draft = cmp.draft_schema("0.2")

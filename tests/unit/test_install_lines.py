@@ -182,7 +182,7 @@ def test_each_hint_installs_exactly_its_extra() -> None:
         for path in sorted((ROOT / "cmp").rglob("*.py"))
         for match in _HINT.finditer(path.read_text(encoding="utf-8"))
     ]
-    assert {extra.group("extra") for _, extra in hints} == {"mcp", "dask", "starlette", "server"}
+    assert {extra.group("extra") for _, extra in hints} == {"mcp", "dask", "starlette", "server", "client"}
     for where, hint in hints:
         named = {str(Requirement(text)) for text in shlex.split(hint.group("requirements"))}
         assert named == {str(Requirement(text)) for text in EXTRAS[hint.group("extra")]}, where

@@ -61,12 +61,17 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cmp._resume",),  # the resume block: a judged, scrubbed packet as the next session's context
     ("cmp.store",),  # the local store: a folder of packet files, checked and chained as they are read
     ("cmp", "cmp._toolkit"),  # the public API; what the CLI and the integrations use beyond it
+    # the team server's client, over the public API: its errors and the login it finds; the HTTP calls; its names
+    ("cmp.client._errors", "cmp.client._credentials"),
+    ("cmp.client._http",),
+    ("cmp.client",),
     # the integrations, over the public API: this library inside other frameworks
     (
         "cmp.integrations",
         "cmp.integrations.pydantic",  # cmp.Packet as a pydantic type (and a FastAPI body)
         "cmp.integrations.starlette",  # the raw-bytes HTTP intake for Starlette and FastAPI apps
         "cmp.integrations._mcp_stdio",  # the MCP server's bounded stdio transport
+        "cmp.integrations._mcp_remote",  # the MCP server's push, pull and teams, over cmp.client
         "cmp.integrations.mcp",  # the MCP server's tools, for an agent that writes packets
     ),
     # the team server, over the public API and the Starlette intake, lowest first: its tables and migrations;
@@ -135,6 +140,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "cmp.cli._resume",  # resume: the block, and a Claude Code SessionStart hook's answer
         "cmp.cli._rules",  # rules: the rule catalog as text, JSON or docs/rules.md
         "cmp.cli._server",  # server: serve the team server, and administer its database
+        "cmp.cli._remote",  # auth, push, pull, ls --remote, rm, teams, invite, join, sync: the team server's client
     ),
     ("cmp.cli._main",),  # parse, run the command, exit status
     ("cmp.cli", "cmp.__main__"),  # the entry points: main, main_exit; python -m cmp
@@ -144,7 +150,13 @@ LAYER_OF = {module: number for number, layer in enumerate(LAYERS) for module in 
 # The upward edges: the typed model's validating methods (Packet.new, from_dict, replace,
 # validate) are a facade over the authoring layer, and its two pydantic hooks one over the
 # pydantic integration, imported inside each method.
-FACADE_EDGES = {("cmp.model", "cmp._authoring"), ("cmp.model", "cmp.integrations.pydantic")}
+# The public API's cmp.Client is the client wing's, loaded on first use (its import under
+# TYPE_CHECKING is for mypy alone).
+FACADE_EDGES = {
+    ("cmp.model", "cmp._authoring"),
+    ("cmp.model", "cmp.integrations.pydantic"),
+    ("cmp", "cmp.client"),
+}
 
 
 def _module_name(path: Path) -> str:
@@ -221,12 +233,13 @@ def test_the_import_graph_has_no_cycle() -> None:
 def _private_core(module: str) -> bool:
     """A module of the core (not of the command line or the integrations) whose name has a
     private part: cmp._intake, cmp._redaction._scan, cmp.conformance._runner."""
-    own = module.startswith(("cmp.cli", "cmp.integrations", "cmp.server"))
+    own = module.startswith(("cmp.cli", "cmp.integrations", "cmp.server", "cmp.client"))
     return not own and any(part.startswith("_") for part in module.split(".")[1:])
 
 
 @pytest.mark.parametrize(
-    "module", sorted(m for m in _modules() if m.startswith(("cmp.cli", "cmp.integrations", "cmp.server")))
+    "module",
+    sorted(m for m in _modules() if m.startswith(("cmp.cli", "cmp.integrations", "cmp.server", "cmp.client"))),
 )
 def test_the_cli_the_integrations_and_the_server_reach_the_core_through_public_names_and_the_toolkit(
     module: str,
