@@ -101,8 +101,11 @@ def test_the_catalog_entry_matches_packet_files_and_names_published_schemas() ->
     assert entry["fileMatch"] == ["*.cmp.json", ".cmp/packets/*.json"]
     assert entry["url"] == entry["versions"]["0.2"]
     for version, url in entry["versions"].items():
-        assert url.startswith(RAW) and (ROOT / url.removeprefix(RAW)).name == f"core-memory.v{version}.json"
-        assert (ROOT / url.removeprefix(RAW)).is_file()
+        # The package's copy: schema/ holds links to it, and a raw URL of a link serves the link's text.
+        assert url == f"{RAW}cmp/schema/core-memory.v{version}.json"
+        published = ROOT / url.removeprefix(RAW)
+        assert published.is_file() and not published.is_symlink()
+        assert json.loads(published.read_bytes())["title"] == f"Core Memory Packet v{version}"
 
 
 @pytest.mark.parametrize("name", ["plugin.json", "marketplace.json"])
