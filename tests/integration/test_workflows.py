@@ -31,6 +31,8 @@ def _lint(folder: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_workflows_pass_actionlint() -> None:
+    workflows = sorted(path.name for path in (ROOT / ".github" / "workflows").iterdir())
+    assert workflows == ["docs.yml", "release.yml", "tests.yml"]
     done = _lint(ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
 
