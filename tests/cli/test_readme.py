@@ -4,7 +4,7 @@ Each ```python block runs on its own, each ```console block command by command t
 shell (``core-memory-packet`` on PATH), in a fresh project holding a copy of ``examples/``;
 a console block's output lines are the commands' stdout and stderr as a terminal shows them,
 read with the ids, the project's own folder and the resume block's size set aside. The
-packet it shows is valid and canonical, and its Claude Code settings are docs/resume.md's.
+packet it shows is valid and canonical, and the Claude Code plugin it installs is the repository's.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ BLOCKS = [(kind, body) for kind, body in _BLOCK.findall(README)]
 PYTHON = [body for kind, body in BLOCKS if kind == "python"]
 CONSOLE = [body for kind, body in BLOCKS if kind == "console"]
 JSON = [json.loads(body) for kind, body in BLOCKS if kind == "json"]
-assert len(PYTHON) >= 2 and len(CONSOLE) >= 2 and len(JSON) == 2, "the README's examples are found"
+assert len(PYTHON) >= 2 and len(CONSOLE) >= 2 and len(JSON) == 1, "the README's examples are found"
 
 _ULID = re.compile(r"\b[0-7][0-9A-HJKMNP-TV-Z]{25}\b")
 
@@ -68,11 +68,15 @@ def test_the_packet_shown_is_valid_canonical_and_check_says_ok(tmp_path: Path) -
     assert cmp.lint(_packet_shown()) == []
 
 
-def test_the_hook_settings_shown_are_the_documented_ones() -> None:
-    (shown,) = [block for block in JSON if "hooks" in block]
-    page = (ROOT / "docs" / "resume.md").read_text(encoding="utf-8")
-    documented = re.search(r'```json\n(\{\n  "hooks".*?)```', page, re.S)
-    assert documented is not None and shown == json.loads(documented.group(1))
+def test_the_plugin_install_shown_is_the_repositorys_plugin_and_marketplace() -> None:
+    (shown,) = [body for kind, body in BLOCKS if kind == "text" and "/plugin install" in body]
+    plugin = json.loads((ROOT / ".claude-plugin" / "plugin.json").read_bytes())
+    marketplace = json.loads((ROOT / ".claude-plugin" / "marketplace.json").read_bytes())
+    assert plugin["name"] in [entry["name"] for entry in marketplace["plugins"]]
+    assert shown.splitlines() == [
+        "/plugin marketplace add /path/to/core-memory-packet",
+        f"/plugin install {plugin['name']}@{marketplace['name']}",
+    ]
 
 
 @pytest.mark.parametrize("number", range(len(PYTHON)))

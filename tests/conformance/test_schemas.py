@@ -55,7 +55,9 @@ def test_the_top_level_schema_files_are_links_to_the_shipped_ones() -> None:
         assert top.is_symlink() and not inside.is_symlink(), name
         assert top.readlink().as_posix() == f"../cmp/schema/{name}"
         assert top.resolve() == inside.resolve()
-    assert sorted(p.name for p in (root / "schema").iterdir()) == [f"core-memory.v{v}.json" for v in BOTH]
+    # Beside them, the catalog entry for editors (tests/unit/test_release.py).
+    schemas = [f"core-memory.v{v}.json" for v in BOTH]
+    assert sorted(p.name for p in (root / "schema").iterdir()) == ["catalog.json", *schemas]
 
 
 def test_every_error_is_reported_not_just_the_first() -> None:

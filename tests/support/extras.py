@@ -9,6 +9,7 @@ by testing less.
 from __future__ import annotations
 
 import os
+import sys
 from types import ModuleType
 
 import pytest
@@ -16,8 +17,11 @@ import pytest
 IN_CI = os.environ.get("CI", "").strip().lower() not in {"", "0", "false", "no"}
 
 
-def require(name: str, minversion: str | None = None) -> ModuleType:
-    """The module ``name`` (at least ``minversion``); without it, a skip of the test or module asking."""
+def require(name: str, minversion: str | None = None, python: tuple[int, int] | None = None) -> ModuleType:
+    """The module ``name`` (at least ``minversion``); without it, a skip of the test or module asking.
+    ``python``: the test extra installs it from that Python on, so below it a skip even under CI."""
+    if python is not None and sys.version_info < python:
+        pytest.skip(f"the test extra installs {name} from Python {python[0]}.{python[1]} on")
     try:
         return pytest.importorskip(name, minversion=minversion)
     except pytest.skip.Exception as missing:
