@@ -57,11 +57,9 @@ class Backing:
         self.allow_unredacted = allow_unredacted
 
     def save(self, packet: cmp.Packet, scope: str | None) -> None:
-        """Keep ``packet`` in ``scope`` (checked first; the same packet again is no error)."""
+        """Keep ``packet`` (in ``scope`` on a server; checked first; the same packet again is no error)."""
         judged(cmp.dumps(packet), allow_unredacted=self.allow_unredacted)
-        if isinstance(self.target, cmp.Store):
-            if scope_of(packet) != scope:
-                raise RefusedPacket(f"the packet's project is not {scope!r}, the scope it is put in")
+        if isinstance(self.target, cmp.Store):  # a local packet's scope is its project: no place to name
             self.target.save(packet, allow_unredacted=self.allow_unredacted)
         else:
             self.target.push(packet, scope, allow_unredacted=self.allow_unredacted)
