@@ -78,6 +78,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "cmp.integrations.langgraph",  # packets as a LangGraph store, and a graph's resume and save nodes
         "cmp.integrations.openai_agents",  # an Agents SDK session that starts from the resume block; the hand-off
+        "cmp.integrations.google_adk",  # an ADK memory service whose entries are packets
     ),
     # the team server, over the public API and the Starlette intake, lowest first: its tables and migrations;
     # its storage (SQLite or PostgreSQL); its HTTP routes; its public names
