@@ -37,8 +37,19 @@ if TYPE_CHECKING:
 
 DEFAULT_NAMESPACE = ("packets",)
 
-State = Mapping[str, Any]
-Node = Callable[[State], dict[str, Any]]
+
+class Node:
+    """A graph node: called with the graph's state (read as a mapping), it returns the state's update.
+
+    A class rather than a function type, so that a type checker takes it for a node of any graph."""
+
+    __slots__ = ("_step",)
+
+    def __init__(self, step: Callable[[Mapping[str, Any]], dict[str, Any]]) -> None:
+        self._step = step
+
+    def __call__(self, state: Any) -> dict[str, Any]:
+        return self._step(state)
 
 
 class PacketStore(BaseStore):
@@ -167,14 +178,14 @@ class PacketStore(BaseStore):
         ``state_key`` (``""`` when it holds none): a graph's first node."""
         scope = self._scope(namespace or self.default_namespace)
 
-        def resume(state: State) -> dict[str, Any]:
+        def resume(state: Mapping[str, Any]) -> dict[str, Any]:
             packet = self._backing.latest(scope)
             if packet is None:
                 return {state_key: ""}
             block = cmp.resume_block(packet, style=style, max_chars=max_chars)
             return {state_key: block.text}
 
-        return resume
+        return Node(resume)
 
     def save_node(
         self,
@@ -190,7 +201,7 @@ class PacketStore(BaseStore):
         chosen = namespace or self.default_namespace
         scope = self._scope(chosen)
 
-        def save(state: State) -> dict[str, Any]:
+        def save(state: Mapping[str, Any]) -> dict[str, Any]:
             draft = state.get(state_key)
             if not isinstance(draft, Mapping):
                 raise RefusedPacket(f"no hand-off to save: the state's {state_key!r} is no draft (a mapping)")
@@ -201,7 +212,7 @@ class PacketStore(BaseStore):
             self.put(chosen, packet.id, packet.to_dict())
             return {id_key: packet.id}
 
-        return save
+        return Node(save)
 
 
 def _matches(packet: cmp.Packet, wanted: Mapping[str, Any] | None) -> bool:
@@ -226,4 +237,4 @@ def _namespace_matches(namespace: tuple[str, ...], condition: MatchCondition) ->
     return all(want in ("*", have) for want, have in zip(path, part, strict=True))
 
 
-__all__ = ["DEFAULT_NAMESPACE", "PacketStore", "RefusedPacket"]
+__all__ = ["DEFAULT_NAMESPACE", "Node", "PacketStore", "RefusedPacket"]

@@ -63,6 +63,8 @@ class ResumeSession:
     ) -> None:
         self.inner = inner
         self.session_id = inner.session_id
+        # An attribute, as the SDK's protocol declares it: the inner session's settings.
+        self.session_settings: SessionSettings | None = inner.session_settings
         self._source = source
         self._scope = scope
         self._role = role
@@ -70,10 +72,6 @@ class ResumeSession:
         self._max_chars = max_chars
         self._block: TResponseInputItem | None = None
         self._read = False
-
-    @property
-    def session_settings(self) -> SessionSettings | None:
-        return self.inner.session_settings
 
     def resume_item(self) -> TResponseInputItem | None:
         """The message that opens an empty conversation; None when there is no packet to resume from.

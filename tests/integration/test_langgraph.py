@@ -1,6 +1,6 @@
 """cmp.integrations.langgraph with the real langgraph package: a StateGraph of plain functions that
 resumes at its start and writes a packet at its end, the BaseStore operations over the local store,
-and the same store over our team server on 127.0.0.1 (issue 50, part 2). docs/langgraph.md's
+(issue 50, part 2; tests/client/test_langgraph_remote.py puts it over a team server). docs/langgraph.md's
 examples run as shown."""
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from langgraph.graph import END, START, StateGraph  # noqa: E402
 from langgraph.store.base import InvalidNamespaceError  # noqa: E402
 
 from cmp.integrations.langgraph import PacketStore, RefusedPacket  # noqa: E402
-from tests.client.conftest import Running, new_user, team_server  # noqa: E402, F401 (a fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "AKIAIOSFODNN7EXAMPLE"
@@ -36,7 +35,7 @@ class State(TypedDict, total=False):
     packet_id: str
 
 
-def _graph(store: PacketStore, namespace: tuple[str, ...], seen: list[str]) -> Any:
+def graph_of(store: PacketStore, namespace: tuple[str, ...], seen: list[str]) -> Any:
     def work(state: State) -> dict[str, Any]:
         seen.append(state["resume"])
         step = f"Step {len(seen)}: time the batched writer."
@@ -59,7 +58,7 @@ def test_a_graph_resumes_from_the_packet_its_last_run_wrote(tmp_path: Path) -> N
     local = cmp.Store(tmp_path / "packets")
     store = PacketStore(local)
     seen: list[str] = []
-    app = _graph(store, ("nightly-export",), seen)
+    app = graph_of(store, ("nightly-export",), seen)
     first = app.invoke({})
     second = app.invoke({})
     assert seen[0] == ""  # nothing to resume from the first time
@@ -168,33 +167,3 @@ def test_the_examples_of_the_page_run_as_shown(tmp_path: Path, monkeypatch: pyte
         "refused by the writer's rule: project.ref/aws-key: AKIA… (20 chars) at 0; cmp.scrub replaces it",
     ]
     assert len(cmp.Store(tmp_path / ".cmp" / "packets").list()) == 3
-
-
-# -- the same store over a team server ------------------------------------------------------------
-
-
-def test_a_team_server_backs_the_store_and_the_graph(team_server: Running) -> None:  # noqa: F811
-    with cmp.Client(team_server.base, new_user(team_server, "graph"), retries=0) as client:
-        client.create_team("graph-team")
-        store = PacketStore(client)
-        seen: list[str] = []
-        app = _graph(store, ("graph-team",), seen)
-        first = app.invoke({})
-        second = app.invoke({})
-        assert "Step 1: time the batched writer." in seen[1]
-        assert client.pull(second["packet_id"]).parent_id == first["packet_id"]
-        assert [listed.id for listed in client.ls("graph-team").packets] == [second["packet_id"], first["packet_id"]]
-        personal = cmp.Packet.new(goal="Mine alone.", next_step="Keep it.", tags=["solo"])
-        store.put(("packets",), personal.id, personal.to_dict())
-        assert store.get(("graph-team",), personal.id) is None  # another scope's packet
-        assert store.get(("packets",), personal.id).value == personal.to_dict()  # type: ignore[union-attr]
-        assert [hit.key for hit in store.search(("packets",), filter={"tags": "solo"})] == [personal.id]
-        assert [hit.key for hit in store.search(("graph-team",), query="NIGHTLY", limit=1)] == [second["packet_id"]]
-        assert {hit.namespace for hit in store.search(())} == {("packets",), ("graph-team",)}
-        assert store.list_namespaces() == [("graph-team",), ("packets",)]
-        leaky = personal.replace(id="01J9X8K2QZ7N4M0WXYZV3R8ABD", project=cmp.Project(name="x", ref=TOKEN))
-        with pytest.raises(RefusedPacket):
-            store.put(("packets",), leaky.id, leaky.to_dict())
-        assert len(client.ls().packets) == 1  # the refused packet was never sent
-        store.delete(("packets",), personal.id)
-        assert store.get(("packets",), personal.id) is None and client.ls().packets == []
