@@ -73,6 +73,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "cmp.integrations._mcp_stdio",  # the MCP server's bounded stdio transport
         "cmp.integrations._mcp_remote",  # the MCP server's push, pull and teams, over cmp.client
         "cmp.integrations.mcp",  # the MCP server's tools, for an agent that writes packets
+        "cmp.integrations._backing",  # a local store or a team server, as the framework integrations keep packets
+    ),
+    (
+        "cmp.integrations.langgraph",  # packets as a LangGraph store, and a graph's resume and save nodes
+        "cmp.integrations.openai_agents",  # an Agents SDK session that starts from the resume block; the hand-off
+        "cmp.integrations.google_adk",  # an ADK memory service whose entries are packets
     ),
     # the team server, over the public API and the Starlette intake, lowest first: its tables and migrations;
     # its storage (SQLite or PostgreSQL); its HTTP routes; its public names
