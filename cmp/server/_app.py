@@ -29,6 +29,7 @@ from cmp.integrations.starlette import BODY_DEADLINE, PacketRejected, read_body
 from cmp.server._metrics import CONTENT_TYPE as METRICS_TYPE
 from cmp.server._metrics import Metrics
 from cmp.server._storage import (
+    Session,
     Storage,
     StorageError,
     Team,
@@ -125,26 +126,20 @@ class Server:
         return await self._bearer(request.headers.get("authorization"))
 
     async def _bearer(self, header: str | None) -> str:
-        scheme, _, token = (header or "").partition(" ")
-        if scheme.lower() != "bearer" or not token:
-            raise Answer(401, "missing bearer token")
-        user_id: str | None = await self._run(self.storage.user_for_token, token)
-        if user_id is None:
-            raise Answer(401, "invalid token")
+        token = _token(header)
+        user_id: str = (await self.storage.batches.read(lambda session: _authorized(session, token, "")))[0]
         return user_id
 
     async def _team(self, user_id: str, name: str) -> tuple[Team, str]:
         # A name no team can have is not looked up (PostgreSQL cannot even compare one with a NUL).
         found: tuple[Team, str] | None = (
-            await self._run(self.storage.team_for, user_id, name) if TEAM_NAME.fullmatch(name) else None
+            await self.storage.batches.read(lambda session: session.team_for(user_id, name))
+            if TEAM_NAME.fullmatch(name)
+            else None
         )
         if found is None:
             raise Answer(404, "team not found")  # missing and not-a-member alike
         return found
-
-    async def _scope(self, request: Request, user_id: str) -> str | None:
-        name = request.query_params.get("team", "")
-        return (await self._team(user_id, name))[0].id if name else None
 
     async def _small_json(self, request: Request, limit: int) -> Any:
         """A small JSON body, parsed; 413 past ``limit`` bytes, the intake's 400 and 408 as they are."""
@@ -170,18 +165,22 @@ class Server:
         return _error(503, "database unavailable")
 
     async def packets(self, request: Request) -> Response:
-        user_id = await self._caller(request)
-        team_id = await self._scope(request, user_id)
+        token = _token(request.headers.get("authorization"))
+        name = request.query_params.get("team", "")
         if request.method == "POST":
+            user_id, team_id = await self.storage.batches.read(lambda session: _authorized(session, token, name))
             return await self._push(request, user_id, team_id)
         limit = _limit(request.query_params.get("limit"))
         cursor = request.query_params.get("cursor")
-        after = None
-        if cursor:
-            after = decode_cursor(cursor)
-            if after is None:
+        after = decode_cursor(cursor) if cursor else None
+
+        def listing(session: Session) -> list[tuple[str, str, str, str]]:
+            user_id, team_id = _authorized(session, token, name)
+            if cursor and after is None:
                 raise Answer(400, "invalid cursor")
-        rows = await self._run(self.storage.list_packets, user_id, team_id, limit, after)
+            return session.list_packets(user_id, team_id, limit, after)
+
+        rows = await self.storage.batches.read(listing)
         listed = []
         for packet_id, key, goal, flags in rows[:limit]:
             item = {"created_at": seconds(key), "goal": goal, "id": packet_id}
@@ -222,15 +221,10 @@ class Server:
         moment = instant(created_at) if isinstance(created_at, str) else None
         # A lenient packet without a valid created_at is listed at the instant it arrived.
         key = created_key(moment) if moment is not None else created_key(time.time_ns())
-        outcome = await self._run(
-            self.storage.push,
-            user_id,
-            team_id,
+        listed_goal = goal.replace("\x00", "\ufffd")  # the listing's copy only: the packet keeps its goal
+        outcome = await self.storage.batches.write(
+            lambda session: session.push(user_id, team_id, packet_id, key, listed_goal, stored, ",".join(flags)),
             packet_id,
-            key,
-            goal.replace("\x00", "\ufffd"),  # the listing's copy only: the packet keeps its goal
-            stored,
-            ",".join(flags),
         )
         if outcome == "different":
             raise Answer(409, "a different packet is already stored under this id")
@@ -239,13 +233,18 @@ class Server:
         return json_response(201, {"id": packet_id})
 
     async def packet(self, request: Request) -> Response:
-        user_id = await self._caller(request)
-        packet_id = _packet_id(request)
+        token = _token(request.headers.get("authorization"))
         if request.method == "DELETE":
-            if not await self._run(self.storage.delete_packet, user_id, packet_id):
+            user_id = (await self.storage.batches.read(lambda session: _authorized(session, token, "")))[0]
+            if not await self._run(self.storage.delete_packet, user_id, _packet_id(request)):
                 raise Answer(404, "not found")
             return Response(status_code=204)
-        found = await self._run(self.storage.get_flagged, user_id, packet_id)
+
+        def reading(session: Session) -> tuple[bytes, str] | None:
+            user_id = _authorized(session, token, "")[0]
+            return session.get_flagged(user_id, _packet_id(request))
+
+        found = await self.storage.batches.read(reading)
         if found is None:
             raise Answer(404, "not found")
         body, flags = found
@@ -396,6 +395,29 @@ def _stored_form(report: cmp.Report, body: bytes) -> tuple[str, Any, str, bytes]
     if not isinstance(packet_id, str) or not 0 < len(packet_id) <= 64:
         raise Answer(400, "a packet let in leniently still needs an id: a string of 1 to 64 characters")
     return packet_id, data.get("created_at"), goal if isinstance(goal, str) else "", body
+
+
+def _token(header: str | None) -> str:
+    """The bearer token of an Authorization header; 401 for none."""
+    scheme, _, token = (header or "").partition(" ")
+    if scheme.lower() != "bearer" or not token:
+        raise Answer(401, "missing bearer token")
+    return token
+
+
+def _authorized(session: Session, token: str, team_name: str) -> tuple[str, str | None]:
+    """(the token's user, the id of the team ``team_name`` names, or None without one): 401 for a bad token,
+    404 for a team that does not exist or the user is not in. Run in the storage's batches."""
+    user_id = session.user_for_token(token)
+    if user_id is None:
+        raise Answer(401, "invalid token")
+    if not team_name:
+        return user_id, None
+    # A name no team can have is not looked up (PostgreSQL cannot even compare one with a NUL).
+    found = session.team_for(user_id, team_name) if TEAM_NAME.fullmatch(team_name) else None
+    if found is None:
+        raise Answer(404, "team not found")  # missing and not-a-member alike
+    return user_id, found[0].id
 
 
 def _packet_id(request: Request) -> str:
