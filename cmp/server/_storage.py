@@ -817,6 +817,8 @@ class Session:
 _BATCHES_MADE = threading.Lock()
 MAX_BATCH = 64
 
+_Answer = tuple["_Job", Any, BaseException | None]
+
 
 @dataclass(slots=True)
 class _Job:
@@ -827,12 +829,24 @@ class _Job:
     future: asyncio.Future[Any]
 
 
-class Batches:
-    """One thread and one database connection that run the hot requests' statements, in batches.
+@dataclass(slots=True)
+class _Inline:
+    """SQLite: one event loop's own connection, and the writes waiting for its next commit."""
 
-    The event loop hands a request's work over (:meth:`read`, :meth:`write`) and awaits it; the thread
-    takes every job waiting, runs the reads one by one, then every write in one transaction, and only
-    after its commit answers them (group commit: one commit, and one wake-up of the loop, a batch).
+    connection: Any
+    cursor: Any
+    pending: list[_Job]
+
+
+class Batches:
+    """The hot requests' statements (:class:`Session`) on connections of their own, writes group-committed.
+
+    On SQLite they run on the event loop's thread itself, on a connection of that loop's: a statement
+    takes microseconds there, and a thread per call (or a second thread at all) costs more in handing
+    the GIL to and fro than the statement. A read runs at once; a write waits for the end of the loop's
+    turn, when every write that came in that turn runs in one transaction. On PostgreSQL a statement
+    waits for the network, so one thread of their own runs them: it takes every job waiting, runs the
+    reads, then every write in one transaction (one wake-up of the loop a batch).
 
     Invariants, each as one request alone would have it:
     - a write is answered after the transaction that holds it committed, never before;
@@ -842,33 +856,107 @@ class Batches:
       ``different``);
     - when a batch's transaction fails, it is rolled back and each of its writes runs again in a
       transaction of its own: one write's failure is its own answer alone;
-    - a job is taken after its request arrived, so a token looked up in a batch is looked up later
-      than its request came (a revocation committed before is seen).
+    - work runs after its request arrived, so a token looked up is looked up later than its request
+      came (a revocation committed before is seen): no verdict outlives its batch.
+    tests/server/test_batches.py holds batched writes to what the same writes one by one give.
     """
 
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
+        self.inline = storage.dialect == "sqlite"
+        self._begin = "BEGIN IMMEDIATE" if self.inline else "BEGIN"
+        self._loops: dict[asyncio.AbstractEventLoop, _Inline] = {}
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._serve, name="cmp-server-batches", daemon=True)
-        self._thread.start()
+        self._thread: threading.Thread | None = None
+        if not self.inline:
+            self._thread = threading.Thread(target=self._serve, name="cmp-server-batches", daemon=True)
+            self._thread.start()
+
+    def _session(self, cursor: Any) -> Session:
+        return Session(cursor, self.storage.dialect, self.storage._dbapi_error)
 
     async def read(self, work: Callable[[Session], Any]) -> Any:
-        return await self._submit(work, False, "")
+        """``work``'s result, run on a session of its own (a token is looked up afresh)."""
+        if not self.inline:
+            return await self._submit(_Job(work, False, "", *_waiter()))
+        state = self._here()
+        try:
+            return work(self._session(state.cursor))
+        except DatabaseFailed:
+            self._drop(state)
+            raise
 
     async def write(self, work: Callable[[Session], Any], order: str) -> Any:
-        return await self._submit(work, True, order)
+        """``work``'s result, run in a write transaction, answered once it committed."""
+        job = _Job(work, True, order, *_waiter())
+        if not self.inline:
+            return await self._submit(job)
+        state = self._here()
+        if not state.pending:
+            job.loop.call_soon(self._flush, state)
+        state.pending.append(job)
+        return await job.future
 
-    async def _submit(self, work: Callable[[Session], Any], write: bool, order: str) -> Any:
+    def _here(self) -> _Inline:
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[Any] = loop.create_future()
-        self._jobs.put(_Job(work, write, order, loop, future))
-        return await future
+        state = self._loops.get(loop)
+        if state is None:
+            connection = self.storage.dedicated_connection()
+            state = self._loops[loop] = _Inline(connection, connection.cursor(), [])
+        return state
+
+    def _drop(self, state: _Inline) -> None:
+        """Forget a loop's connection (it may be broken): the next request connects anew."""
+        for loop, held in list(self._loops.items()):
+            if held is state:
+                del self._loops[loop]
+        _discard(state.connection)
+
+    def _flush(self, state: _Inline) -> None:
+        writes, state.pending = state.pending, []
+        answers = self._commit(self._session(state.cursor), writes)
+        if any(isinstance(error, DatabaseFailed) for _, _, error in answers):
+            self._drop(state)
+        _settle(answers)
+
+    def _commit(self, session: Session, writes: list[_Job]) -> list[_Answer]:
+        """Every write in one transaction, in packet id order; after a failure, each in one of its own."""
+        writes = sorted(writes, key=lambda job: job.order)
+        try:
+            session.execute(self._begin, {})
+            results = [job.work(session) for job in writes]
+            session.execute("COMMIT", {})
+        except Exception:  # run each alone, so that a failure is its own write's
+            _rollback(session)
+        else:
+            return [(job, result, None) for job, result in zip(writes, results, strict=True)]
+        answers = []
+        for job in writes:
+            try:
+                session.execute(self._begin, {})
+                answer = _outcome(job, session)
+                if answer[2] is None:
+                    session.execute("COMMIT", {})
+            except DatabaseFailed as exc:
+                answer = (job, None, exc)
+            if answer[2] is not None:
+                _rollback(session)
+            answers.append(answer)
+        return answers
+
+    async def _submit(self, job: _Job) -> Any:
+        self._jobs.put(job)
+        return await job.future
 
     def stop(self) -> None:
-        self._jobs.put(None)
-        self._thread.join(timeout=10)
+        if self._thread is not None:
+            self._jobs.put(None)
+            self._thread.join(timeout=10)
+        for state in list(self._loops.values()):
+            self._drop(state)
 
     def _serve(self) -> None:
+        """PostgreSQL's thread: every job waiting, reads first, then the writes in one transaction."""
         connection = None
         while True:
             job = self._jobs.get()
@@ -884,19 +972,26 @@ class Batches:
                     self._jobs.put(None)  # stop after this batch
                     break
                 batch.append(job)
-            answers: list[tuple[_Job, Any, BaseException | None]] = []
+            answers: list[_Answer] = []
             try:
                 if connection is None:
                     connection = self.storage.dedicated_connection()
-                self._run(connection, batch, answers)
-            except Exception as exc:  # the connection itself failed: every job answers it
+                cursor = connection.cursor()
+                try:
+                    answers += [_outcome(job, self._session(cursor)) for job in batch if not job.write]
+                    writes = [job for job in batch if job.write]
+                    if writes:
+                        answers += self._commit(self._session(cursor), writes)
+                finally:
+                    cursor.close()
+            except Exception as exc:  # the connection itself failed: every job not answered answers it
                 done = {id(answer[0]) for answer in answers}
                 failure = DatabaseFailed(f"the database failed: {type(exc).__name__}")
                 answers += [(job, None, failure) for job in batch if id(job) not in done]
             if connection is not None and any(isinstance(error, DatabaseFailed) for _, _, error in answers):
                 _discard(connection)  # it may be broken: the next batch connects anew
                 connection = None
-            by_loop: dict[asyncio.AbstractEventLoop, list[tuple[_Job, Any, BaseException | None]]] = {}
+            by_loop: dict[asyncio.AbstractEventLoop, list[_Answer]] = {}
             for answer in answers:
                 by_loop.setdefault(answer[0].loop, []).append(answer)
             for loop, answered in by_loop.items():
@@ -907,44 +1002,16 @@ class Batches:
         if connection is not None:
             _discard(connection)
 
-    def _run(self, connection: Any, batch: list[_Job], answers: list[tuple[_Job, Any, BaseException | None]]) -> None:
-        cursor = connection.cursor()
-        try:
-            session = Session(cursor, self.storage.dialect, self.storage._dbapi_error)
-            for job in batch:
-                if not job.write:
-                    answers.append(_outcome(job, session))
-            writes = sorted((job for job in batch if job.write), key=lambda job: job.order)
-            if not writes:
-                return
-            begin = "BEGIN" if self.storage.dialect == "postgresql" else "BEGIN IMMEDIATE"
-            try:
-                session.execute(begin, {})
-                results = [job.work(session) for job in writes]
-                session.execute("COMMIT", {})
-            except Exception:  # run each alone, so that a failure is its own write's
-                _rollback(session)
-                for job in writes:
-                    session.execute(begin, {})
-                    answer = _outcome(job, session)
-                    if answer[2] is None:
-                        try:
-                            session.execute("COMMIT", {})
-                        except DatabaseFailed as exc:
-                            answer = (job, None, exc)
-                    if answer[2] is not None:
-                        _rollback(session)
-                    answers.append(answer)
-                return
-            answers += [(job, result, None) for job, result in zip(writes, results, strict=True)]
-        finally:
-            cursor.close()
+
+def _waiter() -> tuple[asyncio.AbstractEventLoop, asyncio.Future[Any]]:
+    loop = asyncio.get_running_loop()
+    return loop, loop.create_future()
 
 
-def _outcome(job: _Job, session: Session) -> tuple[_Job, Any, BaseException | None]:
+def _outcome(job: _Job, session: Session) -> _Answer:
     try:
         return job, job.work(session), None
-    except Exception as exc:  # the request's own answer (a 500)
+    except Exception as exc:  # the request's own answer (an Answer, or a 500)
         return job, None, exc
 
 
@@ -962,7 +1029,7 @@ def _discard(connection: Any) -> None:
         pass
 
 
-def _settle(answered: list[tuple[_Job, Any, BaseException | None]]) -> None:
+def _settle(answered: list[_Answer]) -> None:
     for job, result, error in answered:
         if job.future.done():  # its request was cancelled (the client went away)
             continue
