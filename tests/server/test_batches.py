@@ -1,0 +1,181 @@
+"""The server's speed tricks against the plain way they stand in for, on the real engines.
+
+Batched writes (:class:`cmp.server._storage.Batches`: many pushes in one transaction) give what the
+same pushes one by one give (:meth:`Storage.push`, a transaction each); the listing's hand-made JSON
+is byte for byte :func:`json_response`'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cmp.server import Storage
+from cmp.server._app import json_response, listing_answer, listing_response
+from cmp.server._storage import Batches, DatabaseFailed, Session
+
+from .conftest import ENGINES, Postgres
+
+
+@pytest.fixture(params=ENGINES)
+def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Storage]:
+    if request.param == "sqlite":
+        db = str(tmp_path / "server.db")
+    else:
+        postgres: Postgres = request.getfixturevalue("postgres")
+        db = postgres.new_database()
+    made = Storage(db)
+    made.migrate()
+    try:
+        yield made
+    finally:
+        made.close()
+
+
+Push = tuple[str, str | None, str, bytes]  # user, team, id, body
+
+
+def _pushes(storage: Storage, seed: int) -> tuple[list[Push], list[str], str]:
+    """Pushes that collide: a few ids, two bodies, two users, personal and team scope, a deleted packet,
+    and one push into a team that does not exist (the database refuses it)."""
+    rng = random.Random(seed)
+    alice, bob = storage.create_user("alice"), storage.create_user("bob")
+    team = storage.create_team(alice, f"t{seed}-{uuid.uuid4().hex[:6]}")
+    assert team is not None
+    scopes = [(alice, None), (bob, None), (alice, team.id), (bob, team.id)]
+    ids = [f"01JBATCH{seed:04d}{n:014d}" for n in range(6)]
+    pushes = []
+    for _ in range(40):
+        user, team_id = rng.choice(scopes)
+        pushes.append((user, team_id, rng.choice(ids), rng.choice([b'{"v":1}', b'{"v":2}'])))
+    pushes.insert(rng.randrange(len(pushes)), (alice, "01JNOSUCHTEAM0000000000000", ids[0] + "x", b"{}"))
+    return pushes, ids, alice
+
+
+def _apply_one_by_one(storage: Storage, pushes: list[Push], prefix: str) -> list[str]:
+    outcomes = []
+    for user, team_id, packet_id, body in pushes:
+        try:
+            outcomes.append(storage.push(user, team_id, prefix + packet_id, KEY, "Goal.", body))
+        except DatabaseFailed:
+            outcomes.append("failed")
+    return outcomes
+
+
+async def _apply_batched(batches: Batches, pushes: list[Push], prefix: str) -> list[str]:
+    def work(push: Push) -> Any:
+        user, team_id, packet_id, body = push
+        return lambda session: session.push(user, team_id, prefix + packet_id, KEY, "Goal.", body)
+
+    # Submitted in one turn of the loop: one transaction on SQLite, as many as the thread takes on PostgreSQL.
+    answers = await asyncio.gather(
+        *(batches.write(work(push), prefix + push[2]) for push in pushes), return_exceptions=True
+    )
+    return ["failed" if isinstance(answer, DatabaseFailed) else str(answer) for answer in answers]
+
+
+KEY = "2026-04-21T10:00:00.000000000Z"
+
+
+def _rows(storage: Storage, prefix: str) -> list[tuple[Any, ...]]:
+    with storage.engine.connect() as conn:
+        rows = conn.exec_driver_sql(
+            "SELECT id, owner_id, team_id, body, deleted_at IS NULL FROM packets ORDER BY id"
+        ).all()
+    return [(row[0][len(prefix) :], *row[1:3], bytes(row[3]), row[4]) for row in rows if row[0].startswith(prefix)]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_batched_pushes_are_the_pushes_one_by_one(storage: Storage, seed: int) -> None:
+    pushes, ids, alice = _pushes(storage, seed)
+    # A packet of each namespace deleted first: a push into its scope brings it back, another is refused.
+    for prefix in ("one-", "batch-"):
+        assert storage.push(alice, None, prefix + ids[1], KEY, "Goal.", b'{"v":1}') == "stored"
+        assert storage.delete_packet(alice, prefix + ids[1])
+    one_by_one = _apply_one_by_one(storage, pushes, "one-")
+
+    async def batched() -> list[str]:
+        return await _apply_batched(storage.batches, pushes, "batch-")
+
+    assert asyncio.run(batched()) == one_by_one
+    assert "failed" in one_by_one and {"stored", "same", "different", "taken"} <= set(one_by_one)
+    assert _rows(storage, "batch-") == _rows(storage, "one-")
+
+
+def test_a_failed_write_fails_alone_and_its_batch_commits(storage: Storage) -> None:
+    user = storage.create_user("carol")
+
+    async def batched() -> list[Any]:
+        return await asyncio.gather(
+            storage.batches.write(lambda s: s.push(user, None, "01JALONE0000000000000000A1", KEY, "G.", b"{}"), "A1"),
+            storage.batches.write(
+                lambda s: s.push(user, "no-such-team", "01JALONE0000000000000000A2", KEY, "G.", b"{}"), "A2"
+            ),
+            storage.batches.write(lambda s: s.push(user, None, "01JALONE0000000000000000A3", KEY, "G.", b"{}"), "A3"),
+            return_exceptions=True,
+        )
+
+    first, failed, third = asyncio.run(batched())
+    assert (first, third) == ("stored", "stored")
+    assert isinstance(failed, DatabaseFailed) and str(failed).startswith("the database failed: ")
+    assert storage.get_packet(user, "01JALONE0000000000000000A1") == b"{}"
+    assert storage.get_packet(user, "01JALONE0000000000000000A2") is None
+
+
+def test_a_token_is_looked_up_afresh_for_each_request(storage: Storage) -> None:
+    """No verdict on a token outlives its request's batch: revoked between two requests, the second is refused."""
+    user = storage.create_user("dave")
+    token = storage.issue_token(user, "laptop")
+
+    async def lookup() -> str | None:
+        found: str | None = await storage.batches.read(lambda session: session.user_for_token(token))
+        return found
+
+    async def both() -> tuple[str | None, str | None]:
+        first = await lookup()
+        assert storage.revoke_token("laptop") == 1
+        return first, await lookup()
+
+    assert asyncio.run(both()) == (user, None)
+
+
+def test_a_session_runs_the_statements_its_storage_runs(storage: Storage) -> None:
+    user = storage.create_user("erin")
+    storage.push(user, None, "01JSESSION0000000000000001", KEY, "Goal.", b'{"a":1}', "not-conforming")
+    with storage._session() as session:
+        assert isinstance(session, Session)
+        assert session.get_flagged(user, "01JSESSION0000000000000001") == (b'{"a":1}', "not-conforming")
+        assert session.list_packets(user, None, 5, None) == storage.list_packets(user, None, 5, None)
+
+
+ODD_TEXT = st.text(st.characters(min_codepoint=0, max_codepoint=0x10FFFF, exclude_categories=()), max_size=12) | (
+    st.sampled_from(["<a&b>", "\u2028\u2029", '"\\', "\x00\x1f\x7f", "\ud800", "é ü 日本", ""])
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(ODD_TEXT, ODD_TEXT, ODD_TEXT, st.sampled_from(["", "not-conforming", "not-conforming,redaction"])),
+        max_size=4,
+    ),
+    next_cursor=st.none() | ODD_TEXT,
+)
+def test_the_listing_json_is_json_response_byte_for_byte(
+    rows: list[tuple[str, str, str, str]], next_cursor: str | None
+) -> None:
+    fast = listing_response(rows, next_cursor)
+    plain = json_response(200, listing_answer(rows, next_cursor))
+    assert fast.body == plain.body
+    assert fast.status_code == 200 and fast.headers["content-type"] == plain.headers["content-type"]
+    if rows and not any("\ud800" <= c <= "\udfff" for row in rows for c in "".join(row[:3])):
+        assert json.loads(fast.body)["packets"][0]["id"] == rows[0][0]
