@@ -209,11 +209,11 @@ class Server:
         cursor = request.query_params.get("cursor")
         after = decode_cursor(cursor) if cursor else None
 
-        def listing(session: Session) -> list[tuple[str, str, str, str]]:
-            user_id, team_id = _authorized(session, token, name)
+        async def listing(session: Session) -> list[tuple[str, str, str, str]]:
+            user_id, team_id = await _authorized(session, token, name)
             if cursor and after is None:
                 raise Answer(400, "invalid cursor")
-            return session.list_packets(user_id, team_id, limit, after)
+            return await session.list_packets(user_id, team_id, limit, after)
 
         rows = await self.storage.batches.read(listing)
         listed = [(packet_id, seconds(key), goal, flags) for packet_id, key, goal, flags in rows[:limit]]
@@ -267,9 +267,9 @@ class Server:
                 raise Answer(404, "not found")
             return Response(status_code=204)
 
-        def reading(session: Session) -> tuple[bytes, str] | None:
-            user_id = _authorized(session, token, "")[0]
-            return session.get_flagged(user_id, _packet_id(request))
+        async def reading(session: Session) -> tuple[bytes, str] | None:
+            user_id = (await _authorized(session, token, ""))[0]
+            return await session.get_flagged(user_id, _packet_id(request))
 
         found = await self.storage.batches.read(reading)
         if found is None:
@@ -432,16 +432,16 @@ def _token(header: str | None) -> str:
     return token
 
 
-def _authorized(session: Session, token: str, team_name: str) -> tuple[str, str | None]:
+async def _authorized(session: Session, token: str, team_name: str) -> tuple[str, str | None]:
     """(the token's user, the id of the team ``team_name`` names, or None without one): 401 for a bad token,
     404 for a team that does not exist or the user is not in. Run in the storage's batches."""
-    user_id = session.user_for_token(token)
+    user_id = await session.user_for_token(token)
     if user_id is None:
         raise Answer(401, "invalid token")
     if not team_name:
         return user_id, None
     # A name no team can have is not looked up (PostgreSQL cannot even compare one with a NUL).
-    found = session.team_for(user_id, team_name) if TEAM_NAME.fullmatch(team_name) else None
+    found = await session.team_for(user_id, team_name) if TEAM_NAME.fullmatch(team_name) else None
     if found is None:
         raise Answer(404, "team not found")  # missing and not-a-member alike
     return user_id, found[0].id

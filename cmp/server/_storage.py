@@ -12,18 +12,17 @@ import asyncio
 import base64
 import hashlib
 import os
-import queue
 import re
 import secrets
 import string
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from sqlalchemy import Connection, Engine, and_, create_engine, delete, event, exists, or_, select, update
 from sqlalchemy.engine import make_url
@@ -41,6 +40,7 @@ TOKEN_ALPHABET = string.digits + string.ascii_letters  # the reference's: 48 of 
 TOKEN_LENGTH = 48
 _MIGRATIONS = "cmp.server:migrations"
 
+T = TypeVar("T")
 PushOutcome = Literal["stored", "same", "different", "taken"]
 MoveOutcome = Literal["moved", "not found", "not pusher"]
 
@@ -238,6 +238,10 @@ class Storage:
                 yield Session(cursor, self.dialect, self._dbapi_error)
             finally:
                 cursor.close()
+
+    def conninfo(self) -> str:
+        """PostgreSQL: the URL as libpq reads it (psycopg's own connections, not SQLAlchemy's)."""
+        return make_url(self.url).set(drivername="postgresql").render_as_string(hide_password=False)
 
     @property
     def batches(self) -> Batches:
@@ -443,7 +447,7 @@ class Storage:
     def user_for_token(self, token: str) -> str | None:
         """The user a live token belongs to; None for an unknown, revoked or expired one."""
         with self._session() as session:
-            return session.user_for_token(token)
+            return finish(session.user_for_token(token))
 
     def list_tokens(self) -> list[TokenRow]:
         query = (
@@ -480,7 +484,7 @@ class Storage:
         """Store a judged packet's canonical ``body`` under its id, in the caller's scope (``team_id`` None:
         personal): :meth:`Session.push`, in a transaction of its own."""
         with self._session(write=True) as session:
-            return session.push(user_id, team_id, packet_id, key, goal, body, flags)
+            return finish(session.push(user_id, team_id, packet_id, key, goal, body, flags))
 
     def _insert_ignoring(self, table: Any, values: dict[str, Any]) -> Any:
         if self.dialect == "postgresql":
@@ -507,14 +511,14 @@ class Storage:
     def get_flagged(self, user_id: str, packet_id: str) -> tuple[bytes, str] | None:
         """:meth:`get_packet`'s bytes, and the packet's flags."""
         with self._session() as session:
-            return session.get_flagged(user_id, packet_id)
+            return finish(session.get_flagged(user_id, packet_id))
 
     def list_packets(
         self, user_id: str, team_id: str | None, limit: int, after: tuple[str, str] | None
     ) -> list[tuple[str, str, str, str]]:
         """(id, created_key, goal, flags) of live packets in one scope: :meth:`Session.list_packets`."""
         with self._session() as session:
-            return session.list_packets(user_id, team_id, limit, after)
+            return finish(session.list_packets(user_id, team_id, limit, after))
 
     def delete_packet(self, user_id: str, packet_id: str) -> bool:
         """Soft-delete: a personal packet by its owner, a team packet by its pusher or the team's owner."""
@@ -549,7 +553,7 @@ class Storage:
     def team_for(self, user_id: str, name: str) -> tuple[Team, str] | None:
         """The team ``name`` and the caller's role in it; None when it does not exist or the caller is not in it."""
         with self._session() as session:
-            return session.team_for(user_id, name)
+            return finish(session.team_for(user_id, name))
 
     def create_team(self, user_id: str, name: str) -> Team | None:
         """A new team owned by the caller; None when the name is taken."""
@@ -726,51 +730,56 @@ _DIALECT_STATEMENTS: dict[str, dict[str, str]] = {}
 
 
 class Session:
-    """The hot statements on one DBAPI cursor. A driver's error is :class:`DatabaseFailed`, by its type alone.
+    """The hot statements on one cursor: a DBAPI one, or psycopg's asynchronous one. A driver's error is
+    :class:`DatabaseFailed`, by its type alone. Its methods are coroutines either way; on a synchronous
+    cursor they never suspend, and :func:`finish` runs them to their end at once.
 
     Within one session a token is looked up once (``user_for_token`` remembers it): a session lives for
-    one request, or one batch of requests that had all arrived before it began, so a revocation that
+    one request, or one batch of writes that had all arrived before it began, so a revocation that
     committed before a request arrived is always seen."""
 
-    def __init__(self, cursor: Any, dialect: str, errors: type[Exception]) -> None:
+    def __init__(self, cursor: Any, dialect: str, errors: type[Exception], *, asynchronous: bool = False) -> None:
         self.cursor = cursor
         self.errors = errors
+        self.asynchronous = asynchronous
         if dialect not in _DIALECT_STATEMENTS:
             _DIALECT_STATEMENTS[dialect] = _statements(dialect)
         self.sql = _DIALECT_STATEMENTS[dialect]
         self._users: dict[str, str | None] = {}
 
-    def execute(self, name: str, params: dict[str, Any]) -> Any:
+    async def execute(self, name: str, params: dict[str, Any], fetch: str = "") -> Any:
+        """Run a statement (by name, or a bare one such as COMMIT); ``fetch`` "one" or "all" its rows."""
         try:
-            self.cursor.execute(self.sql.get(name, name), params)
+            if self.asynchronous:
+                await self.cursor.execute(self.sql.get(name, name), params)
+                if fetch:
+                    return await (self.cursor.fetchone() if fetch == "one" else self.cursor.fetchall())
+            else:
+                self.cursor.execute(self.sql.get(name, name), params)
+                if fetch:
+                    return self.cursor.fetchone() if fetch == "one" else self.cursor.fetchall()
         except self.errors as exc:
             raise DatabaseFailed(f"the database failed: {type(exc).__name__}") from None
         return self.cursor
 
-    def fetchone(self, name: str, params: dict[str, Any]) -> Any:
-        try:
-            return self.execute(name, params).fetchone()
-        except self.errors as exc:
-            raise DatabaseFailed(f"the database failed: {type(exc).__name__}") from None
-
-    def user_for_token(self, token: str) -> str | None:
+    async def user_for_token(self, token: str) -> str | None:
         """The user a live token belongs to; None for an unknown, revoked or expired one."""
         if token not in self._users:
-            row = self.fetchone("token", {"hash": hash_token(token), "now": stamp(now())})
+            row = await self.execute("token", {"hash": hash_token(token), "now": stamp(now())}, "one")
             self._users[token] = None if row is None else str(row[0])
         return self._users[token]
 
-    def team_for(self, user_id: str, name: str) -> tuple[Team, str] | None:
+    async def team_for(self, user_id: str, name: str) -> tuple[Team, str] | None:
         """The team ``name`` and the caller's role in it; None when it does not exist or the caller is not in it."""
-        row = self.fetchone("team", {"name": name, "user": user_id})
+        row = await self.execute("team", {"name": name, "user": user_id}, "one")
         return None if row is None else (Team(row[0], row[1], row[2], row[3]), row[4])
 
-    def get_flagged(self, user_id: str, packet_id: str) -> tuple[bytes, str] | None:
+    async def get_flagged(self, user_id: str, packet_id: str) -> tuple[bytes, str] | None:
         """The canonical bytes and flags of a live packet the caller may read; None otherwise (whatever the reason)."""
-        row = self.fetchone("get", {"id": packet_id, "user": user_id})
+        row = await self.execute("get", {"id": packet_id, "user": user_id}, "one")
         return None if row is None else (bytes(row[0]), row[1])
 
-    def list_packets(
+    async def list_packets(
         self, user_id: str, team_id: str | None, limit: int, after: tuple[str, str] | None
     ) -> list[tuple[str, str, str, str]]:
         """(id, created_key, goal, flags) of live packets in one scope, newest instant first, then id; ``after``
@@ -780,12 +789,9 @@ class Session:
         if after is not None:
             name += " after"
             params["after_key"], params["after_id"] = after
-        try:
-            return [(row[0], row[1], row[2], row[3]) for row in self.execute(name, params).fetchall()]
-        except self.errors as exc:
-            raise DatabaseFailed(f"the database failed: {type(exc).__name__}") from None
+        return [(row[0], row[1], row[2], row[3]) for row in await self.execute(name, params, "all")]
 
-    def push(
+    async def push(
         self, user_id: str, team_id: str | None, packet_id: str, key: str, goal: str, body: bytes, flags: str = ""
     ) -> PushOutcome:
         """Store a judged packet's canonical ``body`` under its id, in the caller's scope (``team_id`` None:
@@ -803,50 +809,61 @@ class Session:
             "created_key": key,
             "flags": flags,
         }
-        if self.execute("insert", values).rowcount == 1:
+        if (await self.execute("insert", values)).rowcount == 1:
             return "stored"
-        owner_id, held_team_id, deleted_at, held_body = self.fetchone("held", {"id": packet_id})
+        owner_id, held_team_id, deleted_at, held_body = await self.execute("held", {"id": packet_id}, "one")
         if held_team_id != team_id or (team_id is None and owner_id != user_id):
             return "taken"
         if deleted_at is not None:
-            self.execute("revive", values)
+            await self.execute("revive", values)
             return "stored"
         return "same" if bytes(held_body) == body else "different"
 
 
-_BATCHES_MADE = threading.Lock()
-MAX_BATCH = 64
+def finish(coroutine: Coroutine[Any, Any, T]) -> T:
+    """A :class:`Session` coroutine's result on a synchronous cursor, where it never suspends."""
+    try:
+        coroutine.send(None)
+    except StopIteration as finished:
+        result: T = finished.value
+        return result
+    coroutine.close()
+    raise RuntimeError("a session on a synchronous cursor suspended")
 
-_Answer = tuple["_Job", Any, BaseException | None]
+
+_BATCHES_MADE = threading.Lock()
+READERS = 4  # PostgreSQL: connections a loop reads on at once
+Work = Callable[[Session], Coroutine[Any, Any, Any]]
 
 
 @dataclass(slots=True)
-class _Job:
-    work: Callable[[Session], Any]
-    write: bool
+class _Write:
+    work: Work
     order: str  # writes run in this order within a batch: a push's packet id
-    loop: asyncio.AbstractEventLoop
     future: asyncio.Future[Any]
 
 
 @dataclass(slots=True)
-class _Inline:
-    """SQLite: one event loop's own connection, and the writes waiting for its next commit."""
+class _Loop:
+    """One event loop's connections, and the writes waiting for its next commit."""
 
-    connection: Any
-    cursor: Any
-    pending: list[_Job]
+    writer: Any = None
+    readers: list[Any] = field(default_factory=list)  # PostgreSQL's idle reading connections
+    opened: int = 0  # PostgreSQL's reading connections, idle or not
+    idle: asyncio.Condition | None = None
+    pending: list[_Write] = field(default_factory=list)
+    committing: bool = False
 
 
 class Batches:
-    """The hot requests' statements (:class:`Session`) on connections of their own, writes group-committed.
+    """The hot requests' statements (:class:`Session`) on each event loop's own connections, their writes
+    group-committed. No thread: a thread per call, or one thread for them all, costs more in handing the
+    GIL to and fro than the statements themselves.
 
-    On SQLite they run on the event loop's thread itself, on a connection of that loop's: a statement
-    takes microseconds there, and a thread per call (or a second thread at all) costs more in handing
-    the GIL to and fro than the statement. A read runs at once; a write waits for the end of the loop's
-    turn, when every write that came in that turn runs in one transaction. On PostgreSQL a statement
-    waits for the network, so one thread of their own runs them: it takes every job waiting, runs the
-    reads, then every write in one transaction (one wake-up of the loop a batch).
+    On SQLite a statement takes microseconds, so it runs on the loop's thread, on the loop's connection:
+    a read at once; a write at the end of the loop's turn, when every write that came in that turn runs
+    in one transaction. On PostgreSQL they go through psycopg's asynchronous connections: reads on up to
+    ``READERS`` at once; writes on one, each transaction taking every write that waits when it begins.
 
     Invariants, each as one request alone would have it:
     - a write is answered after the transaction that holds it committed, never before;
@@ -857,7 +874,7 @@ class Batches:
     - when a batch's transaction fails, it is rolled back and each of its writes runs again in a
       transaction of its own: one write's failure is its own answer alone;
     - work runs after its request arrived, so a token looked up is looked up later than its request
-      came (a revocation committed before is seen): no verdict outlives its batch.
+      came (a revocation committed before is seen): no verdict outlives its request.
     tests/server/test_batches.py holds batched writes to what the same writes one by one give.
     """
 
@@ -865,178 +882,180 @@ class Batches:
         self.storage = storage
         self.inline = storage.dialect == "sqlite"
         self._begin = "BEGIN IMMEDIATE" if self.inline else "BEGIN"
-        self._loops: dict[asyncio.AbstractEventLoop, _Inline] = {}
-        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-        if not self.inline:
-            self._thread = threading.Thread(target=self._serve, name="cmp-server-batches", daemon=True)
-            self._thread.start()
+        self._loops: dict[asyncio.AbstractEventLoop, _Loop] = {}
 
     def _session(self, cursor: Any) -> Session:
-        return Session(cursor, self.storage.dialect, self.storage._dbapi_error)
+        return Session(cursor, self.storage.dialect, self.storage._dbapi_error, asynchronous=not self.inline)
 
-    async def read(self, work: Callable[[Session], Any]) -> Any:
+    async def read(self, work: Work) -> Any:
         """``work``'s result, run on a session of its own (a token is looked up afresh)."""
-        if not self.inline:
-            return await self._submit(_Job(work, False, "", *_waiter()))
         state = self._here()
+        if self.inline:
+            if state.writer is None:
+                state.writer = self.storage.dedicated_connection()
+            try:
+                return finish(work(self._session(state.writer.cursor())))
+            except DatabaseFailed:
+                _discard(state.writer)
+                state.writer = None
+                raise
+        connection = await self._reader(state)
         try:
-            return work(self._session(state.cursor))
+            async with connection.cursor() as cursor:
+                result = await work(self._session(cursor))
         except DatabaseFailed:
-            self._drop(state)
+            _discard(connection)
+            connection = None
+            raise
+        finally:
+            await self._release(state, connection)
+        return result
+
+    async def _reader(self, state: _Loop) -> Any:
+        assert state.idle is not None
+        async with state.idle:
+            while not state.readers and state.opened >= READERS:
+                await state.idle.wait()
+            if state.readers:
+                return state.readers.pop()
+            state.opened += 1
+        try:
+            return await self._connect()
+        except BaseException:
+            await self._release(state, None)
             raise
 
-    async def write(self, work: Callable[[Session], Any], order: str) -> Any:
-        """``work``'s result, run in a write transaction, answered once it committed."""
-        job = _Job(work, True, order, *_waiter())
-        if not self.inline:
-            return await self._submit(job)
-        state = self._here()
-        if not state.pending:
-            job.loop.call_soon(self._flush, state)
-        state.pending.append(job)
-        return await job.future
+    async def _release(self, state: _Loop, connection: Any) -> None:
+        assert state.idle is not None
+        async with state.idle:
+            if connection is None:
+                state.opened -= 1
+            else:
+                state.readers.append(connection)
+            state.idle.notify()
 
-    def _here(self) -> _Inline:
+    async def _connect(self) -> Any:
+        import psycopg
+
+        try:
+            return await psycopg.AsyncConnection.connect(self.storage.conninfo(), autocommit=True)
+        except psycopg.Error as exc:
+            raise DatabaseFailed(f"the database failed: {type(exc).__name__}") from None
+
+    async def write(self, work: Work, order: str) -> Any:
+        """``work``'s result, run in a write transaction, answered once it committed."""
+        state = self._here()
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        state.pending.append(_Write(work, order, future))
+        if not state.committing:
+            state.committing = True
+            if self.inline:
+                asyncio.get_running_loop().call_soon(self._commit_inline, state)
+            else:
+                asyncio.get_running_loop().create_task(self._commit_async(state))
+        return await future
+
+    def _here(self) -> _Loop:
         loop = asyncio.get_running_loop()
         state = self._loops.get(loop)
         if state is None:
-            connection = self.storage.dedicated_connection()
-            state = self._loops[loop] = _Inline(connection, connection.cursor(), [])
+            state = self._loops[loop] = _Loop(idle=None if self.inline else asyncio.Condition())
         return state
 
-    def _drop(self, state: _Inline) -> None:
-        """Forget a loop's connection (it may be broken): the next request connects anew."""
-        for loop, held in list(self._loops.items()):
-            if held is state:
-                del self._loops[loop]
-        _discard(state.connection)
-
-    def _flush(self, state: _Inline) -> None:
-        writes, state.pending = state.pending, []
-        answers = self._commit(self._session(state.cursor), writes)
+    def _commit_inline(self, state: _Loop) -> None:
+        writes, state.pending, state.committing = state.pending, [], False
+        try:
+            if state.writer is None:
+                state.writer = self.storage.dedicated_connection()
+            answers = finish(self._commit(self._session(state.writer.cursor()), writes))
+        except Exception as exc:  # the connection itself failed: every write answers it
+            answers = [(write, None, DatabaseFailed(f"the database failed: {type(exc).__name__}")) for write in writes]
         if any(isinstance(error, DatabaseFailed) for _, _, error in answers):
-            self._drop(state)
+            _discard(state.writer)  # it may be broken: the next write connects anew
+            state.writer = None
         _settle(answers)
 
-    def _commit(self, session: Session, writes: list[_Job]) -> list[_Answer]:
-        """Every write in one transaction, in packet id order; after a failure, each in one of its own."""
-        writes = sorted(writes, key=lambda job: job.order)
+    async def _commit_async(self, state: _Loop) -> None:
         try:
-            session.execute(self._begin, {})
-            results = [job.work(session) for job in writes]
-            session.execute("COMMIT", {})
+            while state.pending:
+                writes, state.pending = state.pending, []
+                try:
+                    if state.writer is None:
+                        state.writer = await self._connect()
+                    async with state.writer.cursor() as cursor:
+                        answers = await self._commit(self._session(cursor), writes)
+                except Exception as exc:  # the connection itself failed: every write answers it
+                    failure = DatabaseFailed(f"the database failed: {type(exc).__name__}")
+                    answers = [(write, None, failure) for write in writes]
+                if any(isinstance(error, DatabaseFailed) for _, _, error in answers):
+                    _discard(state.writer)
+                    state.writer = None
+                _settle(answers)
+        finally:
+            state.committing = False
+
+    async def _commit(self, session: Session, writes: list[_Write]) -> list[_Answer]:
+        """Every write in one transaction, in packet id order; after a failure, each in one of its own."""
+        writes = sorted(writes, key=lambda write: write.order)
+        try:
+            await session.execute(self._begin, {})
+            results = [await write.work(session) for write in writes]
+            await session.execute("COMMIT", {})
         except Exception:  # run each alone, so that a failure is its own write's
-            _rollback(session)
+            await _rollback(session)
         else:
-            return [(job, result, None) for job, result in zip(writes, results, strict=True)]
-        answers = []
-        for job in writes:
+            return [(write, result, None) for write, result in zip(writes, results, strict=True)]
+        answers: list[_Answer] = []
+        for write in writes:
             try:
-                session.execute(self._begin, {})
-                answer = _outcome(job, session)
-                if answer[2] is None:
-                    session.execute("COMMIT", {})
-            except DatabaseFailed as exc:
-                answer = (job, None, exc)
-            if answer[2] is not None:
-                _rollback(session)
+                await session.execute(self._begin, {})
+                answer: _Answer = (write, await write.work(session), None)
+                await session.execute("COMMIT", {})
+            except Exception as exc:  # the request's own answer (a 500)
+                answer = (write, None, exc)
+                await _rollback(session)
             answers.append(answer)
         return answers
 
-    async def _submit(self, job: _Job) -> Any:
-        self._jobs.put(job)
-        return await job.future
-
     def stop(self) -> None:
-        if self._thread is not None:
-            self._jobs.put(None)
-            self._thread.join(timeout=10)
-        for state in list(self._loops.values()):
-            self._drop(state)
-
-    def _serve(self) -> None:
-        """PostgreSQL's thread: every job waiting, reads first, then the writes in one transaction."""
-        connection = None
-        while True:
-            job = self._jobs.get()
-            if job is None:
-                break
-            batch = [job]
-            while len(batch) < MAX_BATCH:
-                try:
-                    job = self._jobs.get_nowait()
-                except queue.Empty:
-                    break
-                if job is None:
-                    self._jobs.put(None)  # stop after this batch
-                    break
-                batch.append(job)
-            answers: list[_Answer] = []
-            try:
-                if connection is None:
-                    connection = self.storage.dedicated_connection()
-                cursor = connection.cursor()
-                try:
-                    answers += [_outcome(job, self._session(cursor)) for job in batch if not job.write]
-                    writes = [job for job in batch if job.write]
-                    if writes:
-                        answers += self._commit(self._session(cursor), writes)
-                finally:
-                    cursor.close()
-            except Exception as exc:  # the connection itself failed: every job not answered answers it
-                done = {id(answer[0]) for answer in answers}
-                failure = DatabaseFailed(f"the database failed: {type(exc).__name__}")
-                answers += [(job, None, failure) for job in batch if id(job) not in done]
-            if connection is not None and any(isinstance(error, DatabaseFailed) for _, _, error in answers):
-                _discard(connection)  # it may be broken: the next batch connects anew
-                connection = None
-            by_loop: dict[asyncio.AbstractEventLoop, list[_Answer]] = {}
-            for answer in answers:
-                by_loop.setdefault(answer[0].loop, []).append(answer)
-            for loop, answered in by_loop.items():
-                try:
-                    loop.call_soon_threadsafe(_settle, answered)
-                except RuntimeError:  # that loop closed: nobody waits for these answers
-                    pass
-        if connection is not None:
-            _discard(connection)
+        """Close every loop's connections (PostgreSQL's without their loop, which may be gone)."""
+        for state in self._loops.values():
+            for connection in [state.writer, *state.readers]:
+                if connection is not None:
+                    _discard(connection)
+        self._loops.clear()
 
 
-def _waiter() -> tuple[asyncio.AbstractEventLoop, asyncio.Future[Any]]:
-    loop = asyncio.get_running_loop()
-    return loop, loop.create_future()
+_Answer = tuple[_Write, Any, BaseException | None]
 
 
-def _outcome(job: _Job, session: Session) -> _Answer:
+async def _rollback(session: Session) -> None:
     try:
-        return job, job.work(session), None
-    except Exception as exc:  # the request's own answer (an Answer, or a 500)
-        return job, None, exc
-
-
-def _rollback(session: Session) -> None:
-    try:
-        session.execute("ROLLBACK", {})
+        await session.execute("ROLLBACK", {})
     except DatabaseFailed:
         pass
 
 
 def _discard(connection: Any) -> None:
+    """Close a connection; an asynchronous one at libpq's level, which needs no event loop."""
     try:
-        connection.close()
+        pgconn = getattr(connection, "pgconn", None)
+        if pgconn is not None:
+            pgconn.finish()
+        else:
+            connection.close()
     except Exception:  # a broken connection may fail to close too
         pass
 
 
 def _settle(answered: list[_Answer]) -> None:
-    for job, result, error in answered:
-        if job.future.done():  # its request was cancelled (the client went away)
+    for write, result, error in answered:
+        if write.future.done():  # its request was cancelled (the client went away)
             continue
         if error is not None:
-            job.future.set_exception(error)
+            write.future.set_exception(error)
         else:
-            job.future.set_result(result)
+            write.future.set_result(result)
 
 
 class _InviteGone(Exception):

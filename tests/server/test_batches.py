@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from cmp.server import Storage
 from cmp.server._app import _indented, json_response, listing_answer
-from cmp.server._storage import Batches, DatabaseFailed, Session
+from cmp.server._storage import Batches, DatabaseFailed, Session, finish
 
 from .conftest import ENGINES, Postgres
 
@@ -153,8 +153,8 @@ def test_a_session_runs_the_statements_its_storage_runs(storage: Storage) -> Non
     storage.push(user, None, "01JSESSION0000000000000001", KEY, "Goal.", b'{"a":1}', "not-conforming")
     with storage._session() as session:
         assert isinstance(session, Session)
-        assert session.get_flagged(user, "01JSESSION0000000000000001") == (b'{"a":1}', "not-conforming")
-        assert session.list_packets(user, None, 5, None) == storage.list_packets(user, None, 5, None)
+        assert finish(session.get_flagged(user, "01JSESSION0000000000000001")) == (b'{"a":1}', "not-conforming")
+        assert finish(session.list_packets(user, None, 5, None)) == storage.list_packets(user, None, 5, None)
 
 
 ODD_TEXT = st.text(st.characters(min_codepoint=0, max_codepoint=0x10FFFF, exclude_categories=()), max_size=12) | (
