@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 DEFAULT_ADDR = "127.0.0.1:8080"
 _HINT = (
     "the server needs its libraries (the server extra): "
-    "pip install 'starlette>=0.37' 'uvicorn>=0.30' 'sqlalchemy>=2.0' 'alembic>=1.13' 'psycopg[binary]>=3.1'"
+    "pip install 'starlette>=0.37' 'uvicorn[standard]>=0.30' 'sqlalchemy>=2.0' 'alembic>=1.13' 'psycopg[binary]>=3.1'"
 )
 
 
