@@ -268,8 +268,15 @@ class Server:
             return Response(status_code=204)
 
         async def reading(session: Session) -> tuple[bytes, str] | None:
-            user_id = (await _authorized(session, token, ""))[0]
-            return await session.get_flagged(user_id, _packet_id(request))
+            try:
+                packet_id = _packet_id(request)
+            except Answer:  # an id no packet can have is not looked up; a bad token still goes first
+                await _authorized(session, token, "")
+                raise
+            user_id, found = await session.token_and_packet(token, packet_id)
+            if user_id is None:
+                raise Answer(401, "invalid token")
+            return found
 
         found = await self.storage.batches.read(reading)
         if found is None:

@@ -12,6 +12,7 @@ import json
 import random
 import uuid
 from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +156,33 @@ def test_a_session_runs_the_statements_its_storage_runs(storage: Storage) -> Non
         assert isinstance(session, Session)
         assert finish(session.get_flagged(user, "01JSESSION0000000000000001")) == (b'{"a":1}', "not-conforming")
         assert finish(session.list_packets(user, None, 5, None)) == storage.list_packets(user, None, 5, None)
+
+
+def test_a_get_in_one_statement_is_the_token_then_the_packet(storage: Storage) -> None:
+    """token_and_packet's one statement answers as user_for_token, then get_flagged for that user."""
+    owner, member, stranger = (storage.create_user(name) for name in ("owner", "member", "stranger"))
+    team = storage.create_team(owner, "one-statement")
+    assert team is not None
+    code, _ = storage.create_invite(team.id, owner)
+    assert storage.accept_invite(code, member) is not None
+    storage.push(owner, None, "01JONESTMT0000000000000001", KEY, "G.", b'{"p":1}')
+    storage.push(owner, team.id, "01JONESTMT0000000000000002", KEY, "G.", b'{"t":1}', "redaction")
+    storage.push(owner, None, "01JONESTMT0000000000000003", KEY, "G.", b'{"d":1}')
+    storage.delete_packet(owner, "01JONESTMT0000000000000003")
+    tokens = [storage.issue_token(user, "t") for user in (owner, member, stranger)]
+    expired = storage.issue_token(owner, "old", datetime.now(timezone.utc) - timedelta(days=1))
+    ids = [f"01JONESTMT000000000000000{n}" for n in range(1, 5)]
+    for token in [*tokens, expired, "x" * 48]:
+        for packet_id in ids:
+            with storage._session() as session:
+                user = finish(session.user_for_token(token))
+                expected = (user, None if user is None else finish(session.get_flagged(user, packet_id)))
+            with storage._session() as session:
+                assert finish(session.token_and_packet(token, packet_id)) == expected
+    with storage._session() as session:
+        assert finish(session.token_and_packet(tokens[1], ids[1])) == (member, (b'{"t":1}', "redaction"))
+        assert finish(session.token_and_packet(tokens[2], ids[0])) == (stranger, None)
+        assert finish(session.token_and_packet(expired, ids[0])) == (None, None)
 
 
 ODD_TEXT = st.text(st.characters(min_codepoint=0, max_codepoint=0x10FFFF, exclude_categories=()), max_size=12) | (
