@@ -9,6 +9,7 @@ A token is printed once, alone on stdout; everything else goes to stderr.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import logging
 import os
@@ -208,7 +209,7 @@ def worker_app() -> Any:
 def _app(settings: dict[str, Any], db: str | Storage) -> Any:
     from cmp.server import create_app
 
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _TurnHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
     logger = logging.getLogger("cmp.server")  # the access log's parent too
     logger.addHandler(handler)
@@ -221,3 +222,35 @@ def _app(settings: dict[str, Any], db: str | Storage) -> Any:
         lenient=settings["lenient"],
         metrics=settings["metrics"],
     )
+
+
+class _TurnHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """The access log on stderr, written once a turn of the event loop: one write for the lines of every
+    request that turn finished, not a write (a system call) a request. Off the loop, or at exit, at once."""
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        self._lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            line = self.format(record) + "\n"
+        except Exception:
+            self.handleError(record)
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not on the loop's thread: nothing will come to write it later
+            self.stream.write(line)
+            self.stream.flush()
+            return
+        if not self._lines:
+            loop.call_soon(self.flush)
+        self._lines.append(line)
+
+    def flush(self) -> None:
+        with self.lock:  # type: ignore[union-attr]
+            lines, self._lines = self._lines, []
+            if lines:
+                self.stream.write("".join(lines))
+            super().flush()
