@@ -4,6 +4,7 @@ Every rule that must hold under concurrency is one statement the database serial
 insert that does nothing on a taken id, an invite consumed by an update that only an
 unconsumed, unexpired row matches. SQLite write transactions begin IMMEDIATE (the write lock
 first, so two writers never deadlock upgrading a read lock); PostgreSQL's row locks do the rest.
+The statements every push, get and list runs are :class:`Session`'s, run by :class:`Batches`.
 """
 
 from __future__ import annotations
@@ -179,7 +180,8 @@ def shown_url(url: str) -> str:
 
 
 class Storage:
-    """A server database. Methods are synchronous (the app runs them in worker threads)."""
+    """A server database. Methods are synchronous (the app runs the rarer ones in worker threads); what
+    every request runs, the app runs through :attr:`batches`."""
 
     def __init__(self, db: str | os.PathLike[str] | None = None) -> None:
         self.url = database_url(db)
