@@ -29,6 +29,7 @@ from cmp.integrations.starlette import BODY_DEADLINE, PacketRejected, read_body
 from cmp.server._metrics import CONTENT_TYPE as METRICS_TYPE
 from cmp.server._metrics import Metrics
 from cmp.server._storage import (
+    DatabaseFailed,
     Session,
     Storage,
     StorageError,
@@ -481,7 +482,8 @@ def _endpoint(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Re
             return answer
         except (SQLAlchemyError, StorageError) as exc:
             # The type alone: a driver's message can quote the statement's parameters (packet text).
-            error_log.error("database error: %s", type(exc).__name__)
+            # DatabaseFailed's message is the driver error's type already.
+            error_log.error("database error: %s", exc if isinstance(exc, DatabaseFailed) else type(exc).__name__)
             return _error(500, "internal error")
 
     return answered
