@@ -85,8 +85,8 @@ _string = json.encoder.encode_basestring  # ensure_ascii=False's string encoder,
 
 
 def _indented(value: Any, indent: str) -> str:
-    """``json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)``, five times faster: ``indent``
-    makes json.dumps use its pure-Python encoder (most of a list of 50's time), so the layout is written
+    """``json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)``, twice as fast: ``indent`` makes
+    json.dumps use its pure-Python encoder (140 µs of a list of 50, 76 µs here), so the layout is written
     here and each string goes through the C encoder. Invariant: the same text for every answer this
     server gives (objects with string keys, arrays, strings, numbers, booleans, null);
     tests/server/test_batches.py compares the two on arbitrary such values."""
@@ -96,12 +96,15 @@ def _indented(value: Any, indent: str) -> str:
     if isinstance(value, dict):
         if not value:
             return "{}"
-        members = ",\n".join(f"{inner}{_string(key)}: {_indented(value[key], inner)}" for key in sorted(value))
+        members = ",\n".join(
+            f"{inner}{_string(key)}: {_string(item) if type(item) is str else _indented(item, inner)}"
+            for key, item in sorted(value.items())
+        )
         return f"{{\n{members}\n{indent}}}"
     if isinstance(value, (list, tuple)):
         if not value:
             return "[]"
-        items = ",\n".join(inner + _indented(item, inner) for item in value)
+        items = ",\n".join(inner + (_string(item) if type(item) is str else _indented(item, inner)) for item in value)
         return f"[\n{items}\n{indent}]"
     return json.dumps(value)  # null, a boolean, a number
 
