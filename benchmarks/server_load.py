@@ -4,18 +4,20 @@
     python benchmarks/server_load.py --engine postgresql --processes 2
     python benchmarks/server_load.py --db postgresql://cmp@host/bench --packets 50000
 
-Each run makes a new database of ``--packets`` packets (one user's, personal scope), starts
-``--processes`` servers on it (``python -m cmp server``), and drives each scenario with wrk
-(``-t2 -c8 -d10s`` in all, shared among the processes; Debian's package ``wrk``): a push of a
+Each run makes a new database of ``--packets`` packets (one user's, personal scope), starts a
+server on it with ``--processes`` worker processes on one port (``python -m cmp server --workers N``),
+and drives each scenario with wrk (``wrk -t2 -c8 -d10s --latency``; Debian's package ``wrk``): a push of a
 typical 4.2 KB packet under a fresh id per request, a get by id of a random stored packet, a
 list of 50. Without ``--db``, PostgreSQL is one this script starts (initdb, as the tests do).
-Prints a Markdown table. Nothing here asserts a time.
+Prints a Markdown table, with the load average over each scenario (the machine may be shared).
+Nothing here asserts a time.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import signal
@@ -104,31 +106,22 @@ def scripts(folder: Path, count: int) -> dict[str, Path]:
     return {"push": push, "get by id": get, "list of 50": Path()}
 
 
-def run_wrk(
-    bases: list[str], token: str, script: Path, scenario: str, duration: int
-) -> tuple[float, float, float, int]:
-    """(requests per second, p50 ms, p99 ms, non-2xx answers) over all processes, -t2 -c8 in all."""
-    threads, connections = max(1, 2 // len(bases)), max(1, 8 // len(bases))
-    running = []
-    for number, base in enumerate(bases):
-        command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{duration}s", "--latency"]
-        command += ["-H", f"Authorization: Bearer {token}"]
-        url = base + "/v1/packets?limit=50" if scenario == "list of 50" else base
-        if scenario != "list of 50":
-            command += ["-s", str(script)]
-        command += [url, "--", f"{number:04d}"]
-        running.append(subprocess.Popen(command, stdout=subprocess.PIPE, text=True))
-    rate = p50 = p99 = 0.0
-    errors = 0
-    for process in running:
-        out, _ = process.communicate()
-        rate += float(_RATE.search(out).group(1))  # type: ignore[union-attr]
-        scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}
-        latencies = {m.group(1): float(m.group(2)) * scale[m.group(3)] for m in _LATENCY.finditer(out)}
-        p50, p99 = max(p50, latencies.get("50", 0.0)), max(p99, latencies.get("99", 0.0))
-        found = _ERRORS.search(out)
-        errors += int(found.group(1)) if found else 0
-    return rate, p50, p99, errors
+def run_wrk(base: str, token: str, script: Path, scenario: str, duration: int) -> tuple[float, float, float, int]:
+    """(requests per second, p50 ms, p99 ms, non-2xx answers): ``wrk -t2 -c8`` on one server."""
+    command = ["wrk", "-t2", "-c8", f"-d{duration}s", "--latency", "-H", f"Authorization: Bearer {token}"]
+    if scenario != "list of 50":
+        command += ["-s", str(script)]
+    command += [
+        base + "/v1/packets?limit=50" if scenario == "list of 50" else base,
+        "--",
+        f"{time.time_ns() % 10**4:04d}",
+    ]
+    out = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True).stdout
+    rate = float(_RATE.search(out).group(1))  # type: ignore[union-attr]
+    scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}
+    latencies = {m.group(1): float(m.group(2)) * scale[m.group(3)] for m in _LATENCY.finditer(out)}
+    found = _ERRORS.search(out)
+    return rate, latencies.get("50", 0.0), latencies.get("99", 0.0), int(found.group(1)) if found else 0
 
 
 def main() -> int:
@@ -164,32 +157,28 @@ def main() -> int:
         storage.analyze()  # as autovacuum would, in time, on a server that grew to this size
         print(f"{args.packets:,} packets stored in {time.perf_counter() - started:.1f} s", file=sys.stderr)
         storage.close()
-        servers, bases = [], []
-        for _ in range(args.processes):
-            from tests.server.conftest import free_port, wait_until_up
+        from tests.server.conftest import free_port, wait_until_up
 
-            port = free_port()
-            log = folder / f"server-{port}.log"
-            with log.open("wb") as stderr:
-                server = subprocess.Popen(
-                    [sys.executable, "-m", "cmp", "server", "--db", db, "--addr", f"127.0.0.1:{port}"],
-                    stdout=subprocess.DEVNULL,
-                    stderr=stderr,
-                    cwd=ROOT,
-                )
-            servers.append(server)
-            bases.append(f"http://127.0.0.1:{port}")
-            wait_until_up(bases[-1], server, log)
+        port = free_port()
+        log = folder / "server.log"
+        command = [sys.executable, "-m", "cmp", "server", "--db", db, "--addr", f"127.0.0.1:{port}"]
+        with log.open("wb") as stderr:
+            server = subprocess.Popen(
+                [*command, "--workers", str(args.processes)], stdout=subprocess.DEVNULL, stderr=stderr, cwd=ROOT
+            )
+        base = f"http://127.0.0.1:{port}"
         try:
-            print(f"| {args.engine}, {args.processes} process(es) | req/s | p50 ms | p99 ms | non-2xx |")
-            print("|---|---|---|---|---|")
+            wait_until_up(base, server, log)
+            print(f"| {args.engine}, {args.processes} process(es) | req/s | p50 ms | p99 ms | non-2xx | load average |")
+            print("|---|---|---|---|---|---|")
             for scenario, script in scripts(folder, args.packets).items():
-                rate, p50, p99, errors = run_wrk(bases, token, script, scenario, args.duration)
-                print(f"| {scenario} | {rate:,.0f} | {p50:.2f} | {p99:.2f} | {errors} |")
+                before = os.getloadavg()[0]
+                rate, p50, p99, errors = run_wrk(base, token, script, scenario, args.duration)
+                load = f"{before:.1f} to {os.getloadavg()[0]:.1f}"
+                print(f"| {scenario} | {rate:,.0f} | {p50:.2f} | {p99:.2f} | {errors} | {load} |", flush=True)
         finally:
-            for server in servers:
-                server.send_signal(signal.SIGTERM)
-                server.wait(timeout=15)
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=30)
     finally:
         if postgres is not None:
             postgres.stop()

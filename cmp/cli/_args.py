@@ -925,6 +925,13 @@ def _server_command(commands: argparse._SubParsersAction[_Parser], prog: str) ->
         action="store_true",
         help="store a packet whose only errors are schema errors, as it came, flagged not-conforming",
     )
+    server_cmd.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=1,
+        metavar="N",
+        help="serve from N processes on the one address (default 1; on PostgreSQL, one per core)",
+    )
     actions = server_cmd.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
     described = (
         ("migrate", "apply the schema migrations the database lacks"),

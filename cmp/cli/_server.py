@@ -9,11 +9,13 @@ A token is printed once, alone on stdout; everything else goes to stderr.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import logging
 import os
 import sys
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 from cmp._toolkit import visible
 from cmp.cli._output import EXIT_FAIL, EXIT_USAGE, Output, error_line
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
 DEFAULT_ADDR = "127.0.0.1:8080"
 _HINT = (
     "the server needs its libraries (the server extra): "
-    "pip install 'starlette>=0.37' 'uvicorn>=0.30' 'sqlalchemy>=2.0' 'alembic>=1.13' 'psycopg[binary]>=3.1'"
+    "pip install 'starlette>=0.37' 'uvicorn[standard]>=0.30' 'sqlalchemy>=2.0' 'alembic>=1.13' 'psycopg[binary]>=3.1'"
 )
 
 
@@ -150,41 +152,105 @@ def _issue_token(args: argparse.Namespace, out: Output, storage: Storage) -> int
     return 0
 
 
+_WORKER_SETTINGS = "CMP_SERVER_WORKER_SETTINGS"  # --workers: how each worker process makes its app
+
+
 def _serve(args: argparse.Namespace, storage: Storage, address: tuple[str, int]) -> int:
     import uvicorn
-
-    from cmp.server import create_app
 
     host, port = address
     if not storage.has_users():
         error_line("the database has no users: run 'core-memory-packet server init' first")
         return EXIT_FAIL
-    external = args.external_url or os.environ.get("CMP_SERVER_EXTERNAL_URL") or None
-    app = create_app(
-        storage,
-        external_url=external,
-        trust_proxy=args.trust_proxy,
-        redaction=args.redaction,
-        lenient=args.lenient,
-        metrics=args.metrics,
-    )
-    handler = logging.StreamHandler(sys.stderr)
+    workers = getattr(args, "workers", 1)
+    if workers > 1 and args.metrics:
+        error_line("--metrics counts one process's requests: use it with --workers 1")
+        return EXIT_USAGE
+    settings = {
+        "db": storage.url,
+        "external_url": args.external_url or os.environ.get("CMP_SERVER_EXTERNAL_URL") or None,
+        "trust_proxy": args.trust_proxy,
+        "redaction": args.redaction,
+        "lenient": args.lenient,
+        "metrics": args.metrics,
+    }
+    shown_host = f"[{host}]" if ":" in host else host
+    processes = f", {workers} processes" if workers > 1 else ""
+    _note(f"core-memory-packet server listening on http://{shown_host}:{port} (database: {storage.shown}{processes})")
+    options: dict[str, Any] = {
+        "host": host,
+        "port": port,
+        # Forwarded headers are the app's to read, and only with --trust-proxy: uvicorn's own reading
+        # would take them from any local client.
+        "proxy_headers": False,
+        "server_header": False,
+        "access_log": False,
+        "log_level": "warning",
+        "timeout_graceful_shutdown": 5,
+    }
+    if workers == 1:
+        uvicorn.run(_app(settings, storage), **options)
+        return 0
+    # uvicorn's own workers: processes it starts (and restarts) on one listening socket; each makes its
+    # app from the settings, handed down through the environment (a process each: nothing shared but
+    # the database).
+    storage.close()
+    os.environ[_WORKER_SETTINGS] = json.dumps(settings)
+    uvicorn.run("cmp.cli._server:worker_app", factory=True, workers=workers, **options)
+    return 0
+
+
+def worker_app() -> Any:
+    """One worker process's app (``--workers``), from the settings its parent left in the environment."""
+    settings = json.loads(os.environ[_WORKER_SETTINGS])
+    return _app(settings, settings["db"])
+
+
+def _app(settings: dict[str, Any], db: str | Storage) -> Any:
+    from cmp.server import create_app
+
+    handler = _TurnHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
     logger = logging.getLogger("cmp.server")  # the access log's parent too
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
-    shown_host = f"[{host}]" if ":" in host else host
-    _note(f"core-memory-packet server listening on http://{shown_host}:{port} (database: {storage.shown})")
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        # Forwarded headers are the app's to read, and only with --trust-proxy: uvicorn's own reading
-        # would take them from any local client.
-        proxy_headers=False,
-        server_header=False,
-        access_log=False,
-        log_level="warning",
-        timeout_graceful_shutdown=5,
+    return create_app(
+        db,
+        external_url=settings["external_url"],
+        trust_proxy=settings["trust_proxy"],
+        redaction=settings["redaction"],
+        lenient=settings["lenient"],
+        metrics=settings["metrics"],
     )
-    return 0
+
+
+class _TurnHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """The access log on stderr, written once a turn of the event loop: one write for the lines of every
+    request that turn finished, not a write (a system call) a request. Off the loop, or at exit, at once."""
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        self._lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            line = self.format(record) + "\n"
+        except Exception:
+            self.handleError(record)
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not on the loop's thread: nothing will come to write it later
+            self.stream.write(line)
+            self.stream.flush()
+            return
+        if not self._lines:
+            loop.call_soon(self.flush)
+        self._lines.append(line)
+
+    def flush(self) -> None:
+        with self.lock:  # type: ignore[union-attr]
+            lines, self._lines = self._lines, []
+            if lines:
+                self.stream.write("".join(lines))
+            super().flush()

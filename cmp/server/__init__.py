@@ -26,7 +26,7 @@ try:
 except ImportError as exc:  # pragma: no cover - the extra is installed where this is tested
     raise ImportError(
         "cmp.server needs its libraries "
-        "(the server extra): pip install 'starlette>=0.37' 'uvicorn>=0.30' 'sqlalchemy>=2.0' 'alembic>=1.13' 'psycopg[binary]>=3.1'"  # noqa: E501
+        "(the server extra): pip install 'starlette>=0.37' 'uvicorn[standard]>=0.30' 'sqlalchemy>=2.0' 'alembic>=1.13' 'psycopg[binary]>=3.1'"  # noqa: E501
     ) from exc
 
 __all__ = [

@@ -4,16 +4,18 @@ expiring, stored only as hashes; one-line errors, never a traceback."""
 from __future__ import annotations
 
 import hashlib
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 from sqlalchemy import select
 
 from cmp.server import Storage
 from cmp.server._schema import tokens
-from tests.server.conftest import cli
+from tests.server.conftest import cli, free_port, wait_until_up
 
 
 def test_tokens_issued_listed_and_revoked(tmp_path: Path) -> None:
@@ -101,3 +103,34 @@ def test_the_core_library_loads_none_of_the_servers_libraries() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert done.stdout.strip() == "[]"
+
+
+def test_workers_serve_one_address_from_several_processes(tmp_path: Path) -> None:
+    """--workers 2: two processes answer on the one port, over one database (a push through one
+    connection is read through others, whichever process each lands on); SIGTERM stops them all."""
+    db = str(tmp_path / "server.db")
+    token = cli("server", "init", "--db", db).stdout.strip()
+    refused = cli("server", "--db", db, "--workers", "2", "--metrics", check=False)
+    assert refused.returncode == 2
+    assert refused.stderr.endswith(": --metrics counts one process's requests: use it with --workers 1\n")
+    port = free_port()
+    log = tmp_path / "server.log"
+    with log.open("wb") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "cmp", "server", "--db", db, "--addr", f"127.0.0.1:{port}", "--workers", "2"],
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_up(base, process, log)
+        packet = (Path(__file__).resolve().parents[2] / "examples" / "typical-v0.2.json").read_bytes()
+        headers = {"Authorization": f"Bearer {token}"}
+        assert httpx.post(base + "/v1/packets", content=packet, headers=headers).status_code == 201
+        packet_id = httpx.get(base + "/v1/packets", headers=headers).json()["packets"][0]["id"]
+        answers = {httpx.get(f"{base}/v1/packets/{packet_id}", headers=headers).status_code for _ in range(20)}
+        assert answers == {200}
+        assert "2 processes" in log.read_text()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=20) == 0

@@ -5,6 +5,7 @@ redaction off; the body deadline; the app mounted in another app; a start refuse
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import threading
 import time
@@ -214,3 +215,28 @@ def test_the_writer_rule_refuses_a_credential_in_any_string(storage: Storage) ->
         assert GHP not in refused.text
     with serving(create_app(storage, redaction="off")) as base:
         assert httpx.post(f"{base}/v1/packets", content=body, headers=headers).status_code == 201
+
+
+def test_a_database_failure_is_500_logged_by_type_and_the_next_request_reconnects(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A statement the database refuses (here: its packets table gone under the server) is 500 for
+    that request alone, logged by the driver error's type (never its text); once the table is back,
+    the server's own connection, discarded on the failure, is made anew and answers."""
+    storage = Storage(tmp_path / "server.db")
+    storage.migrate()
+    headers = {"Authorization": "Bearer " + storage.init()}
+    try:
+        with serving(create_app(storage)) as base, caplog.at_level(logging.ERROR, logger="cmp.server"):
+            assert httpx.get(base + "/v1/packets", headers=headers).status_code == 200
+            with storage.engine.begin() as conn:
+                conn.exec_driver_sql("ALTER TABLE packets RENAME TO packets_away")
+            failed = httpx.get(base + "/v1/packets", headers=headers)
+            assert (failed.status_code, failed.json()) == (500, {"error": "internal error"})
+            assert "database error: the database failed: OperationalError" in caplog.text
+            assert "packets" not in caplog.text
+            with storage.engine.begin() as conn:
+                conn.exec_driver_sql("ALTER TABLE packets_away RENAME TO packets")
+            assert httpx.get(base + "/v1/packets", headers=headers).json() == {"packets": []}
+    finally:
+        storage.close()
