@@ -7,6 +7,7 @@ with ``--allow-unredacted`` keeps its secret in the file, never in the listing.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 from typing import Any
 
@@ -96,12 +97,13 @@ def run_ls(args: argparse.Namespace, out: Output) -> int:
         return EXIT_USAGE
     try:
         store = _store(args)
-        packets = store.list(tag=args.tag, text=args.grep, limit=args.limit)
         problems = store.problems()
+        # One packet read at a time: memory holds one packet, however many the store holds.
+        packets = itertools.islice(store.packets(tag=args.tag, text=args.grep), args.limit)
     except StoreError as exc:
         error_line(f"ls: {exc}")
         return EXIT_USAGE
-    shown = [_displayed(packet) for packet in packets]
+    shown = map(_displayed, packets)
     if args.format == "json":
         document: dict[str, Any] = {
             "packets": [
