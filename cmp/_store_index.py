@@ -60,8 +60,12 @@ def settled(info: os.stat_result, read_after_ns: int) -> bool:
 
 
 def _cache_folder() -> Path | None:
-    """``$XDG_CACHE_HOME`` (or ``~/.cache``; ``%LOCALAPPDATA%`` on Windows)/core-memory-packet/stores."""
-    base = os.environ.get("XDG_CACHE_HOME", "") if os.name != "nt" else os.environ.get("LOCALAPPDATA", "")
+    """``$XDG_CACHE_HOME`` (or ``~/.cache``)/core-memory-packet/stores; None where there is no
+    index: on Windows, whose ctime is the creation time, an edit that kept the size and put
+    the mtime back would go unseen."""
+    if os.name == "nt":
+        return None
+    base = os.environ.get("XDG_CACHE_HOME", "")
     if not os.path.isabs(base):
         try:
             base = str(Path.home() / ".cache")
@@ -118,7 +122,7 @@ def goal_of(entry: Entry) -> str | None:
         return None
     try:
         goal = json.loads(entry.goal)
-    except ValueError:
+    except (ValueError, RecursionError):  # an index this module did not write
         return None
     return goal if type(goal) is str else None
 

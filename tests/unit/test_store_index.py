@@ -45,8 +45,9 @@ def packet(number: int, **members: object) -> cmp.Packet:
         "next_step": "Time it on a snapshot.",
     }
     values.update(members)
-    if isinstance(values.get("tags"), tuple):
-        values["tags"] = list(values["tags"])  # type: ignore[arg-type]
+    tags = values.get("tags")
+    if isinstance(tags, tuple):
+        values["tags"] = [*tags]  # the model takes a JSON array
     return cmp.Packet.from_dict(values)
 
 
@@ -351,6 +352,8 @@ def test_an_index_that_does_not_fit_on_the_disk_leaves_nothing_and_reading_works
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout == f"{ulid(5)} {ulid(4)} {ulid(5)} 1\n"
     assert index_files(cache) == []  # the part-written index was removed
+    unlimited = subprocess.run([sys.executable, "-c", _FULL_DISK.replace("(64, 64)", "(-1, -1)"), str(settled)])
+    assert unlimited.returncode == 0 and len(index_files(cache)) == 1  # with room, the same read writes it
 
 
 def test_a_temporary_index_left_by_a_stopped_reader_is_removed_later(settled: Path, cache: Path) -> None:
@@ -376,6 +379,8 @@ def test_without_a_cache_folder_to_write_the_store_reads_its_files(
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")  # not absolute: ~/.cache, as the XDG rules say
     monkeypatch.setenv("HOME", str(blocker))
     assert cmp.Store(settled).list(limit=1) == [LEAKY]
+    monkeypatch.setenv("HOME", str(tmp_path))  # a home folder: the same read writes the index there
+    assert cmp.Store(settled).list(limit=1) == [LEAKY] and len(index_files(tmp_path / ".cache")) == 1
 
 
 # Stores of their own.
