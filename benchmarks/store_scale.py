@@ -3,6 +3,7 @@ and ``resume`` over a store of 10 typical, 1,500 big and 10,000 small packets.
 
     python benchmarks/store_scale.py              # every store, 5 rounds
     python benchmarks/store_scale.py --rounds 3 --stores 10,10000
+    python benchmarks/store_scale.py --before ../old   # and an older checkout's, taking turns
 
 Each command runs as its own process (``python -m cmp``; ``latest`` is ``cmp.Store(S).latest()``
 under ``python -c``), the commands taking turns in every round; the median time and the
@@ -71,9 +72,10 @@ def write_store(folder: Path, count: int, template: dict[str, Any]) -> int:
 
 
 def run(argv: list[str], env: dict[str, str]) -> tuple[float, int]:
-    """Seconds and peak resident KiB of one run of ``argv`` (its output thrown away)."""
+    """Seconds and peak resident KiB of one run of ``argv`` (its output thrown away), in the
+    checkout ``env`` names: ``python -m`` and ``-c`` look in the working folder first."""
     start = time.perf_counter()
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=env["PYTHONPATH"])
     assert process.stderr is not None
     errors = process.stderr.read()
     _, status, usage = os.wait4(process.pid, 0)
@@ -93,12 +95,16 @@ def commands(store: Path) -> dict[str, list[str]]:
     }
 
 
-def report(counts: list[int], rounds: int) -> str:
+def report(counts: list[int], rounds: int, before: Path | None) -> str:
+    """The table; with ``before`` (another checkout of this project), its columns beside, the two
+    taking turns in every round so that a machine whose speed drifts moves both alike."""
     rows = []
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         cache = folder / "cache"
         env = {**os.environ, "XDG_CACHE_HOME": str(cache), "PYTHONPATH": str(HERE.parent)}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # both checkouts start from their bytecode, as installed ones do
+        sides = {"after": env} if before is None else {"before": {**env, "PYTHONPATH": str(before)}, "after": env}
         stores: dict[int, tuple[Path, str]] = {}
         for count in counts:
             kind, make = STORES[count]
@@ -115,27 +121,30 @@ def report(counts: list[int], rounds: int) -> str:
             for command, argv in runs.items():
                 shutil.rmtree(cache, ignore_errors=True)
                 first[command] = run(argv, env)[0]
-            times: dict[str, list[float]] = {command: [] for command in runs}
-            peaks: dict[str, int] = dict.fromkeys(runs, 0)
+            times: dict[tuple[str, str], list[float]] = {(side, command): [] for side in sides for command in runs}
+            peaks: dict[tuple[str, str], int] = dict.fromkeys(times, 0)
             for _ in range(rounds):
                 for command, argv in runs.items():
-                    elapsed, peak = run(argv, env)
-                    times[command].append(elapsed)
-                    peaks[command] = max(peaks[command], peak)
+                    for side, side_env in sides.items():
+                        elapsed, peak = run(argv, side_env)
+                        times[side, command].append(elapsed)
+                        peaks[side, command] = max(peaks[side, command], peak)
             for command in runs:
-                rows.append(
-                    f"| {label} | {command} | {statistics.median(times[command]) * 1000:,.0f} | "
-                    f"{first[command] * 1000:,.0f} | {peaks[command] / 1024:,.0f} |"
-                )
+                cells = [
+                    f"{statistics.median(times[side, command]) * 1000:,.0f} | {peaks[side, command] / 1024:,.0f}"
+                    for side in sides
+                ]
+                rows.append(f"| {label} | {command} | {' | '.join(cells)} | {first[command] * 1000:,.0f} |")
     machine = (
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     )
+    header = "".join(f" {side} ms | {side} peak RSS MB |" for side in sides)
     return "\n".join(
         [
             f"{machine}; `core-memory-packet --version` takes {statistics.median(start_up) * 1000:.0f} ms.",
             "",
-            "| store | command | median ms | first (no index) ms | peak RSS MB |",
-            "|---|---|---:|---:|---:|",
+            f"| store | command |{header} first run (no index) ms |",
+            "|---|---|" + "---:|---:|" * len(sides) + "---:|",
             *rows,
         ]
     )
@@ -147,8 +156,11 @@ def main() -> int:
     parser.add_argument(
         "--stores", default=",".join(map(str, STORES)), help="packet counts, of " + ", ".join(map(str, STORES))
     )
+    parser.add_argument(
+        "--before", type=Path, metavar="CHECKOUT", help="another checkout to time beside this one (e.g. git archive)"
+    )
     args = parser.parse_args()
-    print(report([int(count) for count in args.stores.split(",")], args.rounds))
+    print(report([int(count) for count in args.stores.split(",")], args.rounds, args.before))
     return 0
 
 

@@ -29,7 +29,7 @@ SETTLE_NS = 2_000_000_000
 # An index not rewritten for this long most likely belongs to a store that is gone.
 _UNUSED_AFTER = 30 * 24 * 3600
 _TEMPORARY_AFTER = 15 * 60
-# More bytes than an entry takes: a 1,024-character goal all \\u escapes, 16 tags, the numbers.
+# More bytes than a line takes: a 1,024-character goal all \uXXXX escapes, 16 tags, the numbers.
 _ENTRY_BYTES = 16_384
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
 _OPEN = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
@@ -143,7 +143,8 @@ def save(folder: os.stat_result, entries: dict[str, Entry]) -> None:
     try:
         os.makedirs(cache, mode=0o700, exist_ok=True)
         _prune(cache)
-        # No fsync: an index cut short by a crash ends in a line cut short, and is written again.
+        # No fsync: an index cut short by a crash is a shorter one (each line is checked on its own),
+        # or ends in a line cut short, which makes it none; either way it is written again.
         with os.fdopen(os.open(temporary, _CREATE, 0o600), "wb") as stream:
             stream.writelines(lines)
         os.replace(temporary, cache / _name(folder))
