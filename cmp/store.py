@@ -7,8 +7,12 @@ and no id names a path outside the folder. It promises:
 - A file is never overwritten, rewritten or deleted: a save writes and syncs a temporary
   file, then links it in under its name, which fails if the name is taken. Two writers of
   one packet both succeed; of different packets under one id, exactly one does.
-- Reading never changes anything; a file the store cannot serve is reported by
-  :meth:`Store.problems` and left where it is.
+- Reading never changes anything in the folder; a file the store cannot serve is reported
+  by :meth:`Store.problems` and left where it is.
+- Reading a large store does not read every file: an index in the user's cache folder
+  (``cmp._store_index``) records what each packet file held, and counts only while the
+  file's inode, size and time stamps are unchanged. Every other file is read, so a file
+  added, removed or edited by hand or by another process is seen.
 - No read takes more than 32,769 bytes of a file, and no message quotes a redaction
   match: hits are named by field and category only.
 """
@@ -17,21 +21,24 @@ from __future__ import annotations
 
 import builtins
 import errno
+import itertools
+import json
 import os
 import re
 import secrets
 import stat
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from cmp import _store_index as index
 from cmp._canonical import dumps, file_bytes
-from cmp._chain import chain
+from cmp._chain import _cycles
 from cmp._display import describe, display_name, visible
 from cmp._files import link_new, sync_folder, write_synced
 from cmp._intake import MAX_PACKET_BYTES
-from cmp._messages import quote
+from cmp._messages import quote, withheld
 from cmp._pipeline import check, redact
 from cmp._redaction._hit import Redaction, RedactionError
 from cmp._resume import ResumeBlock, Style, resume_block
@@ -46,6 +53,7 @@ if TYPE_CHECKING:
 # A ULID: 26 characters of upper-case Crockford base32, the first at most 7 (128 bits).
 _ULID = re.compile(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
 _SUFFIX = ".json"
+_PACKET_FILE = re.compile(r"[0-7][0-9A-HJKMNP-TV-Z]{25}\.json")
 # A save's temporary file. One older than STALE_AFTER was left by a writer that stopped
 # mid-write (no save takes that long); a younger one may be in flight and is passed over.
 _TEMPORARY = re.compile(r"\.cmp-store-[0-7][0-9A-HJKMNP-TV-Z]{25}-[0-9a-f]{16}\.tmp")
@@ -139,8 +147,15 @@ def default_store_path(cwd: str | os.PathLike[str] | None = None, environ: Mappi
     return project_folder(start) / ".cmp" / "packets"
 
 
-def _sort_key(packet: Packet) -> tuple[int, str]:
-    return (instant(packet.created_at) or 0, packet.id)
+def _entry(packet: Packet, key: index.Key) -> index.Entry:
+    """What the index keeps of a served packet: its order and parent, and no text a redaction pattern matches."""
+    return index.Entry(
+        key,
+        instant(packet.created_at) or 0,
+        packet.parent_id if is_store_id(packet.parent_id) else "",  # no other parent_id names a stored packet
+        None if any(withheld(tag) for tag in packet.tags) else packet.tags,
+        None if withheld(packet.goal) else json.dumps(packet.goal),
+    )
 
 
 class Store:
@@ -151,6 +166,8 @@ class Store:
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = default_store_path() if path is None else Path(path)
+        # The index as the last read left it, and the folder (device, inode) it is of.
+        self._known: tuple[tuple[int, int], dict[str, index.Entry]] | None = None
         try:
             os.fsencode(self.path)
         except UnicodeEncodeError:  # a lone surrogate: no file system has such a name
@@ -267,7 +284,7 @@ class Store:
 
     def _same_or_conflict(self, id: str, final: Path, canonical: bytes) -> SaveResult:
         try:
-            stored = _read(final)
+            stored, _ = _read(final)
         except OSError as exc:
             raise StoreError(
                 f"cannot save: {display_name(str(final))} is already there and cannot be read: {describe(exc)}"
@@ -288,7 +305,7 @@ class Store:
         is no ULID), :class:`StoreError` if its file is not one the store serves (naming why)."""
         path = self._file(id)
         try:
-            data = _read(path)
+            data, _ = _read(path)
         except FileNotFoundError:
             raise PacketNotFound(f"no packet {id} in store {self._shown()}") from None
         except OSError as exc:
@@ -302,91 +319,147 @@ class Store:
             raise StoreError(f"{display_name(str(path))}: not served: {problem}")
         return packet
 
-    def _scan(self) -> tuple[list[Packet], list[StoreProblem]]:
-        """Every packet the store serves, and every file it does not (in file-name order)."""
+    def _listing(self) -> Iterator[os.DirEntry[str]]:
+        """The folder's entries, one at a time; :class:`StoreError` if it cannot be read."""
         try:
             with os.scandir(self.path) as listing:
-                entries = sorted(listing, key=lambda entry: entry.name)
+                yield from listing
         except FileNotFoundError:
-            return [], []  # a store that does not exist yet holds nothing
+            return  # a store that does not exist yet holds nothing
         except OSError as exc:
             raise self._unreadable(exc) from None
-        served: list[Packet] = []
-        problems: list[StoreProblem] = []
-        holders: dict[str, str] = {}  # packet id -> the name of the file that serves it
-        misnamed: list[tuple[Path, str]] = []  # files holding a packet under another name
-        now = time.time()
-        for entry in entries:
-            path = Path(entry.path)
-            message = _foreign(entry, now)
+
+    def _survey(self) -> tuple[dict[str, index.Entry], builtins.list[StoreProblem]]:
+        """What each served file holds (by packet id), and every file the store does not serve
+        (in file-name order). A file the index knows unchanged is not read; the index is
+        written again when it no longer says what the files hold."""
+        try:
+            folder = os.stat(self.path)
+        except OSError:
+            folder = None  # the listing says why, if it is anything but a store not made yet
+        where = None if folder is None else (folder.st_dev, folder.st_ino)
+        if self._known is not None and self._known[0] == where:
+            known = self._known[1]
+        else:
+            known = {} if folder is None or not stat.S_ISDIR(folder.st_mode) else index.load(folder)
+        served: dict[str, index.Entry] = {}
+        recorded: dict[str, index.Entry] = {}  # what the index will say: entries that still hold, settled reads
+        read = 0  # settled files read, which the index did not know
+        problems: builtins.list[StoreProblem] = []
+        misnamed: builtins.list[tuple[Path, str]] = []  # files holding a packet under another name
+        now = time.time_ns()
+        for entry in self._listing():
+            message = _foreign(entry, now / 1e9)
             if message == "":
                 continue  # a save in flight
             if message is None:
+                id = entry.name[: -len(_SUFFIX)]
+                held = known.get(id)
+                if held is not None and held.key == index.key_of(entry.stat(follow_symlinks=False)):
+                    served[id] = recorded[id] = held
+                    continue
                 try:
-                    data = _read(path)
+                    data, info = _read(entry.path)
                 except FileNotFoundError:
                     continue  # gone since the listing: nothing to serve, nothing to report
                 except OSError as exc:
                     message = f"cannot read: {describe(exc)}"
                 else:
-                    packet, message, held = _judged(entry.name[: -len(_SUFFIX)], data)
+                    packet, message, other = _judged(id, data)
                     if packet is not None:
-                        served.append(packet)
-                        holders[packet.id] = entry.name
+                        served[id] = _entry(packet, index.key_of(info))
+                        if index.settled(info, now):
+                            recorded[id] = served[id]
+                            read += 1
                         continue
-                    if held is not None:
-                        misnamed.append((path, held))  # said once every file is read: it may be a duplicate
+                    if other is not None:  # said once every file is read: it may be a duplicate
+                        misnamed.append((self.path / entry.name, other))
                         continue
-            problems.append(StoreProblem(path, message))
-        for path, held in misnamed:
-            also = f", which {holders[held]} holds too" if held in holders else ""
-            problems.append(StoreProblem(path, f"holds the packet with id {held}{also}: the file name is not its id"))
+            problems.append(StoreProblem(self.path / entry.name, message))
+        for path, other in misnamed:
+            also = f", which {other}.json holds too" if other in served else ""
+            problems.append(StoreProblem(path, f"holds the packet with id {other}{also}: the file name is not its id"))
         problems.sort(key=lambda problem: problem.path.name)
+        if folder is not None and where is not None:
+            if read or len(recorded) != len(known):
+                index.save(folder, recorded)
+            self._known = (where, recorded)
         return served, problems
+
+    def _served(self, id: str) -> Packet | None:
+        """The packet the file of ``id`` holds now, if the store serves it (None: gone or changed since)."""
+        try:
+            data, _ = _read(self._file(id))
+        except OSError:
+            return None
+        return _judged(id, data)[0]
+
+    def packets(self, *, tag: str | None = None, text: str | None = None) -> Iterator[Packet]:
+        """The packets :meth:`list` gives, newest first, read one at a time as they are asked for:
+        memory holds one packet, not the store. The folder is listed when this is called; a file
+        removed or made unservable before its turn is passed over."""
+        wanted = None if text is None else text.casefold()
+        served, _ = self._survey()
+        order = sorted(
+            (
+                (entry.order, id)
+                for id, entry in served.items()
+                if (tag is None or entry.tags is None or tag in entry.tags)
+                and (wanted is None or (goal := index.goal_of(entry)) is None or wanted in goal.casefold())
+            ),
+            reverse=True,
+        )
+        return (
+            packet
+            for _, id in order
+            if (packet := self._served(id)) is not None
+            and (tag is None or tag in packet.tags)
+            and (wanted is None or wanted in packet.goal.casefold())
+        )
 
     def list(self, *, tag: str | None = None, text: str | None = None, limit: int | None = None) -> list[Packet]:
         """The stored packets, newest first (created_at as an instant, then id, both descending).
 
         ``tag``: only packets with that tag; ``text``: only those whose goal holds it, ignoring
         case; ``limit``: at most that many. Files that :meth:`problems` reports are left out.
+        Only the packets returned are read whole (:meth:`packets` gives them one at a time).
         """
         if limit is not None and limit < 0:
             raise ValueError(f"limit is a count, not {limit}")
-        packets, _ = self._scan()
-        if tag is not None:
-            packets = [packet for packet in packets if tag in packet.tags]
-        if text is not None:
-            wanted = text.casefold()
-            packets = [packet for packet in packets if wanted in packet.goal.casefold()]
-        packets.sort(key=_sort_key, reverse=True)
-        return packets if limit is None else packets[:limit]
+        return [*itertools.islice(self.packets(tag=tag, text=text), limit)]
 
     # Below Store.list, "list" in the class body names that method: hence builtins.list.
     def problems(self) -> builtins.list[StoreProblem]:
         """Every file in the folder the store does not serve, and why, in file-name order; and
         each packet of a parent_id cycle (served, but never a head). Nothing is changed."""
-        packets, problems = self._scan()
-        for cycle in chain(packets).cycles:
-            for index in cycle:
+        served, problems = self._survey()
+        ids = [*served]
+        position = {id: number for number, id in enumerate(ids)}
+        for cycle in _cycles([position.get(served[id].parent_id) for id in ids], ids):
+            for number in cycle:
                 problems.append(
                     StoreProblem(
-                        self._file(packets[index].id),
+                        self._file(ids[number]),
                         f"its parent_id chain comes back to it (a cycle of {len(cycle)} packet"
                         f"{'s' if len(cycle) != 1 else ''}): no head, so no resume, ever picks it",
                     )
                 )
         return sorted(problems, key=lambda problem: problem.path.name)
 
+    def _heads(self) -> Iterator[Packet]:
+        served, _ = self._survey()
+        named = {entry.parent_id for entry in served.values()}
+        order = sorted(((entry.order, id) for id, entry in served.items() if id not in named), reverse=True)
+        return (packet for _, id in order if (packet := self._served(id)) is not None)
+
     def heads(self) -> builtins.list[Packet]:
         """The packets no stored packet continues (:func:`cmp.chain`'s heads), newest first."""
-        packets, _ = self._scan()
-        report = chain(packets)
-        return sorted((packets[index] for index in report.heads), key=_sort_key, reverse=True)
+        return [*self._heads()]
 
     def latest(self) -> Packet | None:
-        """The newest head (:meth:`heads`), or None for a store with none."""
-        heads = self.heads()
-        return heads[0] if heads else None
+        """The newest head (:meth:`heads`), or None for a store with none. Reads one packet file
+        (and those the index does not know unchanged)."""
+        return next(self._heads(), None)
 
     def resume(
         self,
@@ -410,8 +483,9 @@ class Store:
         )
 
 
-def _read(path: Path) -> bytes:
-    """At most 32,769 bytes of the regular file ``path``, not following a link, never blocking on a FIFO."""
+def _read(path: str | os.PathLike[str]) -> tuple[bytes, os.stat_result]:
+    """At most 32,769 bytes of the regular file ``path``, not following a link, never blocking on a
+    FIFO; and the file's status before the read (what the index records of what was read)."""
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
     fd = os.open(path, flags)
     with os.fdopen(fd, "rb") as stream:
@@ -419,7 +493,7 @@ def _read(path: Path) -> bytes:
         if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, "not a regular file")
         os.set_blocking(fd, True)
-        return stream.read(_READ_LIMIT)
+        return stream.read(_READ_LIMIT), info
 
 
 def _judged(id: str, data: bytes) -> tuple[Packet | None, str, str | None]:
@@ -448,6 +522,8 @@ def _foreign(entry: os.DirEntry[str], now: float) -> str | None:
         info = entry.stat(follow_symlinks=False)
     except OSError as exc:
         return f"cannot read: {describe(exc)}"
+    if stat.S_ISREG(info.st_mode) and _PACKET_FILE.fullmatch(name):
+        return None  # most entries: one test first
     if _TEMPORARY.fullmatch(name) and stat.S_ISREG(info.st_mode):
         # A minute's slack for a clock set back.
         if -60 <= now - info.st_mtime <= STALE_AFTER:

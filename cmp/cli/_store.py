@@ -7,6 +7,7 @@ with ``--allow-unredacted`` keeps its secret in the file, never in the listing.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 from typing import Any
 
@@ -113,12 +114,13 @@ def run_ls(args: argparse.Namespace, out: Output) -> int:
         return EXIT_USAGE
     try:
         store = _store(args)
-        packets = store.list(tag=args.tag, text=args.grep, limit=args.limit)
         problems = store.problems()
+        # One packet read at a time: memory holds one packet, however many the store holds.
+        packets = itertools.islice(store.packets(tag=args.tag, text=args.grep), args.limit)
     except StoreError as exc:
         error_line(f"ls: {exc}")
         return EXIT_USAGE
-    shown = [_displayed(packet) for packet in packets]
+    shown = map(_displayed, packets)
     if args.format == "json":
         document: dict[str, Any] = {
             "packets": [
@@ -135,9 +137,11 @@ def run_ls(args: argparse.Namespace, out: Output) -> int:
         }
         out.document(json.dumps(document, indent=2, ensure_ascii=False))
     else:
-        for packet in shown:
+        listed = 0
+        for packet in shown:  # lazy: one packet at a time, so counted as it goes
             out.line(f"{packet.id}  {packet.created_at}  {_cut(_shown(packet.goal), GOAL_SHOWN)}")
-        if not shown and not problems and args.limit != 0:  # nothing on stdout: say why, as MCP's ls does
+            listed += 1
+        if not listed and not problems and args.limit != 0:  # nothing on stdout: say why, as MCP's ls does
             filtered = args.tag is not None or args.grep is not None
             where = display_name(str(store.path))
             error_line(

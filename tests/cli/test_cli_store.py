@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -220,3 +221,49 @@ def test_each_store_command_has_help_that_fits_80_columns(command: str) -> None:
     assert done.returncode == 0 and "--store PATH" in done.stdout
     assert max(len(line) for line in done.stdout.splitlines()) <= 80
     assert f"\nexamples:\n  python -m cmp {command if command != 'save' else 'new'} " in done.stdout
+
+
+def test_ls_and_resume_answer_the_same_with_the_index_as_without(tmp_path: Path) -> None:
+    """The index in the cache folder changes no answer: not once written, not after a hand edit
+    that keeps a file's size and mtime, not when the index itself is garbage."""
+    store = tmp_path / "store"
+    for number in range(12):
+        members: dict[str, object] = {"tags": ["export"] if number % 3 else []}
+        if number % 4:
+            members["parent_id"] = ulid(number - 1)
+        saved = run_cli("save", str(packet_file(tmp_path, number, **members)), "--store", str(store))
+        assert saved.returncode == 0
+    (store / f"{ulid(40)}.json").write_text("{}")
+    time.sleep(2.1)  # the files settle: the index records them
+    cache, no_cache = tmp_path / "cache", tmp_path / "blocker"
+    no_cache.write_text("a file: no cache folder can be made under it\n")
+    runs = [
+        ("ls",),
+        ("ls", "--limit", "3"),
+        ("ls", "--tag", "export", "--grep", "FIX 1"),
+        ("ls", "--format", "json"),
+        ("resume", "--quiet"),
+        ("resume", ulid(5), "--style", "xml", "--quiet"),
+    ]
+
+    def answers(where: Path) -> list[tuple[int, str, str]]:
+        env = environment(XDG_CACHE_HOME=str(where))
+        done = [run_cli(*run, "--store", str(store), env=env, text=True) for run in runs]
+        return [(one.returncode, one.stdout, one.stderr) for one in done]
+
+    plain = answers(no_cache / "cache")
+    assert plain[0][0] == 1 and plain[0][1].startswith(ulid(11)) and "Traceback" not in "".join(map(str, plain))
+    assert answers(cache) == plain
+    (index,) = (cache / "core-memory-packet" / "stores").iterdir()
+    assert len(index.read_text().splitlines()) == 1 + 12
+    assert answers(cache) == plain  # read from the index
+    # A hand edit: the oldest packet made the newest, in as many bytes, its mtime put back.
+    oldest = store / f"{ulid(0)}.json"
+    before = oldest.stat()
+    oldest.write_bytes(oldest.read_bytes().replace(b"2026-04-21T10:00:00Z", b"2026-04-21T10:59:00Z"))
+    os.utime(oldest, ns=(before.st_atime_ns, before.st_mtime_ns))
+    edited = answers(no_cache / "cache")
+    assert edited[0][1].startswith(ulid(0)) and edited != plain
+    assert answers(cache) == edited
+    index.write_bytes(b"core-memory-packet store index 1\n" + b"\x00garbage " * 50)
+    assert answers(cache) == edited

@@ -59,7 +59,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ),
     ("cmp._audit.rules",),  # what the audit finds in a stored packet: check's findings, and its row's or file's
     ("cmp._resume",),  # the resume block: a judged, scrubbed packet as the next session's context
-    ("cmp.store",),  # the local store: a folder of packet files, checked and chained as they are read
+    # the local store: a folder of packet files, checked and chained as they are read; its index of what
+    # each file held, a cache it checks against the files
+    ("cmp.store", "cmp._store_index"),
     ("cmp", "cmp._toolkit"),  # the public API; what the CLI and the integrations use beyond it
     # the team server's client, over the public API: its errors and the login it finds; the HTTP calls; its names
     ("cmp.client._errors", "cmp.client._credentials"),

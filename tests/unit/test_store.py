@@ -408,6 +408,7 @@ _WRITER = """
 import os, resource, signal, sys
 import cmp
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
+sys.dont_write_bytecode = True  # under the limit, a module imported later would leave a cut-short .pyc
 store = cmp.Store(sys.argv[1])
 store.save(cmp.Packet.new(goal="Small.", next_step="Fits."))
 resource.setrlimit(resource.RLIMIT_FSIZE, (200, 200))
