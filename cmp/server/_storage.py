@@ -316,7 +316,8 @@ class Storage:
     def check_ready(self) -> None:
         """StorageError unless the database is at the newest schema (a server refuses to start otherwise)."""
         if self.path is not None and not self.path.exists():  # reading would make an empty file
-            raise StorageError(f"no database at {self.path}: run 'core-memory-packet server init' first")
+            # A missing file is I/O, as a path that cannot be opened: exit 2 in the CLI.
+            raise DatabaseUnavailable(f"no database at {self.path}: run 'core-memory-packet server init' first")
         current, head = self.revision(), self.head()
         if current != head:
             raise StorageError(

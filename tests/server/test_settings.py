@@ -120,7 +120,8 @@ def test_a_database_needing_migration_is_refused(tmp_path: Path) -> None:
         create_app(empty.as_posix())
     refused = cli("server", "--db", str(empty), "--addr", f"127.0.0.1:{free_port()}", check=False)
     assert refused.returncode == 1 and "run 'core-memory-packet server migrate' first" in refused.stderr
-    assert "no database at" in cli("server", "--db", str(tmp_path / "none.db"), check=False).stderr
+    missing = cli("server", "--db", str(tmp_path / "none.db"), check=False)
+    assert missing.returncode == 2 and "no database at" in missing.stderr
     assert not (tmp_path / "none.db").exists()
 
 
