@@ -10,6 +10,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,17 @@ require("mcp")  # the test extra installs it; skipped without it, failed under C
 
 AWS = "AKIA" + "IOSFODNN7EXAMPLE"  # AWS's documented example key, built at run time
 UNSTORED = "01J9X8K2QZ7N4M0WXYZV3R8ABC"  # a ULID no test stores
+
+
+def recorder(client: Any, answers: list[str]) -> Callable[[str, dict[str, Any]], Awaitable[Any]]:
+    """``client.call_tool``, keeping each answer's text and structured content in ``answers``."""
+
+    async def call(name: str, arguments: dict[str, Any]) -> Any:
+        result = await client.call_tool(name, arguments)
+        answers.append(text_of(result) + json.dumps(result.structured_content))
+        return result
+
+    return call
 
 
 def stored(store: Path) -> list[str]:
@@ -129,11 +141,7 @@ def test_a_packet_with_a_credential_is_refused_and_the_key_never_answered(tmp_pa
     answers: list[str] = []
 
     async def steps(client: Any) -> None:
-        async def call(name: str, arguments: dict[str, Any]) -> Any:
-            result = await client.call_tool(name, arguments)
-            answers.append(text_of(result) + json.dumps(result.structured_content))
-            return result
-
+        call = recorder(client, answers)
         refused = refusal(await call("save", {"packet": text}))
         assert {(hit["field"], hit["found"]) for hit in refused["redactions"]} == {
             ("goal", "AKIA…"),
@@ -356,11 +364,7 @@ def test_new_and_save_refuse_a_key_outside_the_scanned_fields_and_check_warns(tm
     answers: list[str] = []
 
     async def steps(client: Any) -> None:
-        async def call(name: str, arguments: dict[str, Any]) -> Any:
-            result = await client.call_tool(name, arguments)
-            answers.append(text_of(result) + json.dumps(result.structured_content))
-            return result
-
+        call = recorder(client, answers)
         refused = refusal(await call("save", {"packet": text}))
         assert [(hit["field"], hit["category"], hit["found"]) for hit in refused["redactions"]] == [
             ("provenance.author_human", "aws-key", "AKIA…")
